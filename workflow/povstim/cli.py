@@ -1,0 +1,79 @@
+"""The ``povstim`` command line: one subcommand per pipeline stage.
+
+Every Snakemake rule calls one of these subcommands, and users can run any
+stage by hand. A stage module exposes ``add_arguments(parser)`` and
+``run(args) -> int | None``; it is imported only when its subcommand runs, so
+``povstim --help`` stays fast and one stage's heavy imports (torch, bambi)
+never slow down another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from . import __version__
+from .io import PovstimError
+
+# name -> (module, one-line help). Order is pipeline order.
+STAGES: dict[str, tuple[str, str]] = {
+    "synth": ("povstim.synth.cli", "generate a synthetic corpus with gold CoNLL-U and DPE labels"),
+    "download": ("povstim.sources.download_cli", "download a source's files (checksummed, resumable)"),
+    "clean": ("povstim.sources.clean_cli", "clean a downloaded source to one sentence per line"),
+    "assemble": ("povstim.corpus.cli", "assemble a corpus of a word budget from a source mixture"),
+    "parse": ("povstim.parse.cli", "parse a corpus shard to CoNLL-U (gold, spacy or stanza)"),
+    "filter": ("povstim.filter.cli", "find direct positive evidence (DPE) and write the audit dpe.tsv"),
+    "condition": ("povstim.conditions.cli", "build a training condition (BABY-F, BABY, WIKI) with train/dev split"),
+    "tokenize": ("povstim.tokenizer.cli", "train a byte-level BPE tokenizer on a training corpus"),
+    "vocab-study": ("povstim.tokenizer.study_cli", "corpus token counts per vocab size (POSH Table 9)"),
+    "train": ("povstim.train.cli", "train one language model (GPT-2 family or BabyBERTa)"),
+    "benchmark": ("povstim.benchmarks.cli", "generate or import a minimal-pair benchmark suite"),
+    "score": ("povstim.scoring.cli", "score minimal pairs with a model (and its checkpoints)"),
+    "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
+    "figures": ("povstim.figures.cli", "draw the paper's figures from the analysis outputs"),
+}
+
+
+def build_parser(stage: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="povstim",
+        description="Reproducible poverty-of-the-stimulus experiments: corpora -> models -> results. "
+        "Each subcommand runs one pipeline stage; `povstim SUBCOMMAND --help` documents it.",
+    )
+    parser.add_argument("--version", action="version", version=f"povstim {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="stage", metavar="SUBCOMMAND")
+    for name, (module, help_text) in STAGES.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == stage:
+            importlib.import_module(module).add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    stage = next((a for a in argv if not a.startswith("-")), None)
+    if stage is not None and stage not in STAGES:
+        stage = None
+    parser = build_parser(stage)
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if args.stage is None:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(STAGES[args.stage][0])
+    try:
+        return int(module.run(args) or 0)
+    except PovstimError as exc:
+        print(f"povstim {args.stage}: error: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,122 @@
+"""Loading and validating an experiment config.
+
+The schema is split by top-level section: ``workflow/schemas/config.schema.yaml``
+lists the sections, and ``workflow/schemas/config/<section>.schema.yaml`` holds
+each one, so the stage that owns a section owns its schema. Every object is
+closed (``additionalProperties: false``), so a misspelled key is an error that
+names it instead of a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from .io import PovstimError
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+
+
+def load_schema() -> dict:
+    root = yaml.safe_load((SCHEMA_DIR / "config.schema.yaml").read_text())
+    for section in list(root.get("properties", {})):
+        part = SCHEMA_DIR / "config" / f"{section}.schema.yaml"
+        if part.exists():
+            root["properties"][section] = yaml.safe_load(part.read_text())
+    return root
+
+
+def _path_str(path) -> str:
+    return ".".join(str(p) for p in path) or "<top level>"
+
+
+def _subschema_at(schema: dict, path) -> dict:
+    """Follow an error's path through properties/patternProperties/additionalProperties."""
+    node = schema
+    for key in path:
+        if not isinstance(node, dict):
+            return {}
+        props = node.get("properties", {})
+        if isinstance(key, str) and key in props:
+            node = props[key]
+        elif isinstance(node.get("additionalProperties"), dict):
+            node = node["additionalProperties"]
+        elif "patternProperties" in node:
+            node = next(iter(node["patternProperties"].values()))
+        elif "items" in node:
+            node = node["items"]
+        else:
+            return {}
+    return node if isinstance(node, dict) else {}
+
+
+def _describe(error: jsonschema.ValidationError, schema: dict, source: str) -> str:
+    where = _path_str(error.absolute_path)
+    if error.validator == "additionalProperties":
+        allowed = sorted(_subschema_at(schema, error.absolute_path).get("properties", {}))
+        extra = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []
+        msgs = []
+        for key in extra:
+            full = f"{where}.{key}" if error.absolute_path else key
+            hint = difflib.get_close_matches(key, allowed, n=1)
+            tip = f" (did you mean '{hint[0]}'?)" if hint else ""
+            msgs.append(f"unknown config key '{full}'{tip}; allowed here: {', '.join(allowed)}")
+        if msgs:
+            return f"{source}: " + "; ".join(msgs)
+    return f"{source}: config key '{where}': {error.message}"
+
+
+def validate(config: dict, source: str = "config") -> dict:
+    """Validate and return the config, raising PovstimError naming the bad key."""
+    schema = load_schema()
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    if errors:
+        raise PovstimError("\n".join(_describe(e, schema, source) for e in errors[:5]))
+    check_references(config, source)
+    return config
+
+
+def check_references(config: dict, source: str = "config") -> None:
+    """Cross-section checks a JSON schema cannot express."""
+    sources = config.get("sources", {})
+    corpora = config.get("corpora", {})
+    for name, corpus in corpora.items():
+        for src in corpus.get("mixture", {}):
+            if src not in sources:
+                raise PovstimError(
+                    f"{source}: corpora.{name}.mixture names source '{src}', which is not under sources "
+                    f"(known: {', '.join(sorted(sources))})"
+                )
+    for name, cond in config.get("conditions", {}).items():
+        if cond["from"] not in corpora:
+            raise PovstimError(
+                f"{source}: conditions.{name}.from is '{cond['from']}', which is not under corpora "
+                f"(known: {', '.join(sorted(corpora))})"
+            )
+    known_archs = set(config.get("archs", {}))
+    for name, arch in config.get("archs", {}).items():
+        for size in arch.get("sizes", []) or []:
+            if str(size) not in [str(s) for s in config.get("sizes", [])]:
+                raise PovstimError(f"{source}: archs.{name}.sizes names size '{size}', which is not in sizes")
+    for name, cond in config.get("conditions", {}).items():
+        for size in cond.get("sizes", []) or []:
+            if str(size) not in [str(s) for s in config.get("sizes", [])]:
+                raise PovstimError(f"{source}: conditions.{name}.sizes names size '{size}', which is not in sizes")
+    if not known_archs:
+        raise PovstimError(f"{source}: archs is empty: name at least one architecture")
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        config = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise PovstimError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(config, dict):
+        raise PovstimError(f"{path}: expected a mapping of config keys at the top level")
+    return validate(config, source=str(path))

@@ -1,0 +1,114 @@
+"""Small I/O helpers shared by every stage.
+
+Outputs are always written atomically (temp file in the same folder, then
+``os.replace``) so a killed job never leaves a half-written file that a later
+run could mistake for a finished one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Iterable, Iterator
+
+
+class PovstimError(Exception):
+    """An error caused by the user's input or config; printed without a traceback."""
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it into place on success."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8"):
+    """Open a file for writing that only appears at ``path`` once closed without error."""
+    with atomic_path(path) as tmp:
+        kwargs = {} if "b" in mode else {"encoding": encoding, "newline": "\n"}
+        with open(tmp, mode, **kwargs) as fh:
+            yield fh
+
+
+def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> int:
+    """Write one item per line (UTF-8, '\\n'), atomically; return the line count."""
+    n = 0
+    with atomic_write(path) as fh:
+        for line in lines:
+            fh.write(line)
+            fh.write("\n")
+            n += 1
+    return n
+
+
+def read_lines(path: str | os.PathLike) -> list[str]:
+    """Read a one-item-per-line UTF-8 file, dropping the trailing newline of each line."""
+    with open(path, encoding="utf-8") as fh:
+        return [line.rstrip("\n") for line in fh]
+
+
+def write_json(path: str | os.PathLike, obj) -> None:
+    with atomic_write(path) as fh:
+        json.dump(obj, fh, indent=2, sort_keys=True, default=str)
+        fh.write("\n")
+
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMbB]?)\s*$")
+_SIZE_MULT = {"": 1, "k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
+
+
+def parse_size(size: str | int) -> int:
+    """'300k' -> 300000, '10M' -> 10000000, 5000 -> 5000."""
+    if isinstance(size, int):
+        return size
+    m = _SIZE_RE.match(str(size))
+    if not m:
+        raise PovstimError(f"cannot read size {size!r}: use a word count like 300k, 10M or 5000")
+    value = float(m.group(1)) * _SIZE_MULT[m.group(2).lower()]
+    return int(round(value))
+
+
+def code_hash(*parts: str | os.PathLike) -> str:
+    """Hash the Python sources of the given modules/packages (paths).
+
+    Rules put this in ``params`` so editing a stage's code reruns that stage
+    and everything downstream, and nothing upstream.
+    """
+    h = hashlib.sha256()
+    files: list[Path] = []
+    for part in parts:
+        p = Path(part)
+        if p.is_dir():
+            files.extend(sorted(p.rglob("*.py")))
+        elif p.exists():
+            files.append(p)
+        else:
+            raise FileNotFoundError(f"code_hash: no such module path {p}")
+    for f in sorted(set(files)):
+        h.update(f.name.encode())
+        h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -1,0 +1,73 @@
+"""The experiment plan: which corpora, conditions, models and scores a config asks for.
+
+The Snakefile stays thin by asking this module for every list of targets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Model:
+    arch: str
+    condition: str
+    size: str
+    seed: int
+
+    @property
+    def path(self) -> str:
+        return f"{self.arch}/{self.condition}/{self.size}/seed{self.seed}"
+
+
+def sizes(config: dict) -> list[str]:
+    return [str(s) for s in config["sizes"]]
+
+
+def condition_sizes(config: dict, condition: str) -> list[str]:
+    allowed = config["conditions"][condition].get("sizes")
+    return [s for s in sizes(config) if not allowed or s in [str(a) for a in allowed]]
+
+
+def models(config: dict) -> list[Model]:
+    out = []
+    for arch, spec in config["archs"].items():
+        arch_sizes = [str(s) for s in spec.get("sizes") or []]
+        for condition in config["conditions"]:
+            for size in condition_sizes(config, condition):
+                if arch_sizes and size not in arch_sizes:
+                    continue
+                for seed in config["seeds"]:
+                    out.append(Model(arch, condition, size, int(seed)))
+    return out
+
+
+def filtered_corpora(config: dict) -> list[tuple[str, str]]:
+    """(corpus, size) pairs that some condition filters, so they need parsing."""
+    pairs = []
+    for condition, spec in config["conditions"].items():
+        if spec.get("filter"):
+            for size in condition_sizes(config, condition):
+                pair = (spec["from"], size)
+                if pair not in pairs:
+                    pairs.append(pair)
+    return pairs
+
+
+def condition_meta(config: dict) -> dict[str, dict]:
+    """What the analysis needs to know about each condition (POSH Table 12 predictors).
+
+    ``filtered`` is true only when DPE is removed and not put back (BABY-F);
+    ``source`` is the corpus the condition is built from (baby vs wiki).
+    """
+    meta = {}
+    for name, spec in config["conditions"].items():
+        meta[name] = {
+            "source": spec["from"],
+            "filtered": bool(spec.get("filter")) and not spec.get("reinsert"),
+        }
+    return meta
+
+
+def suites(config: dict) -> list[str]:
+    return list(config.get("benchmarks", {}))
