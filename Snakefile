@@ -29,7 +29,12 @@ from povstim import config as povstim_config, plan  # noqa: E402
 from povstim.io import PovstimError, code_hash  # noqa: E402
 
 
-configfile: "config.yaml"
+# `--configfile X.yaml` replaces the embedded default instead of being merged
+# into it (a merge would leak the default's synthetic sources into a real
+# experiment).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config.yaml"
 
 
 try:

@@ -1,0 +1,180 @@
+"""Integration tests: the real Snakemake DAG on a tiny config.
+
+One project copy runs the whole DAG once (module-scoped fixture); the other
+tests dry-run against that finished copy to check what an edit reruns, and a
+second copy reruns up to the item scores to check byte-identical outputs.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "configs" / "tiny.yaml"
+PROJECT_PARTS = ["Snakefile", "rules", "workflow", "envs"]
+
+
+def copy_project(dst: Path, config: dict | Path = TINY) -> Path:
+    """A self-contained copy of the workflow (so editing its code is safe)."""
+    dst.mkdir(parents=True, exist_ok=True)
+    for part in PROJECT_PARTS:
+        src = REPO / part
+        if src.is_dir():
+            shutil.copytree(src, dst / part, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        else:
+            shutil.copy2(src, dst / part)
+    if isinstance(config, Path):
+        shutil.copy2(config, dst / "config.yaml")
+    else:
+        (dst / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    return dst
+
+
+def snakemake(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)  # the Snakefile puts the copy's own workflow/ first
+    cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "2",
+           "--resources", "gpu=1", *args]
+    proc = subprocess.run(cmd, cwd=project, capture_output=True, text=True, env=env)
+    if check and proc.returncode != 0:
+        logs = "\n".join(
+            f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((project / "logs").rglob("*.log"))
+            if p.stat().st_size
+        ) if (project / "logs").exists() else ""
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-6000:]}\n{logs}")
+    return proc
+
+
+def scheduled_rules(proc: subprocess.CompletedProcess) -> dict[str, int]:
+    """Parse the 'Job stats' table of a dry run into {rule: count}."""
+    out = proc.stdout + proc.stderr
+    counts: dict[str, int] = {}
+    in_table = False
+    for line in out.splitlines():
+        if line.startswith("Job stats"):
+            in_table = True
+            continue
+        if in_table:
+            m = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+            if m and m.group(1) != "total":
+                counts[m.group(1)] = int(m.group(2))
+            elif line.strip().startswith("total"):
+                break
+    return counts
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory) -> Path:
+    project = copy_project(tmp_path_factory.mktemp("run_a"))
+    snakemake(project, "results/figures")
+    return project
+
+
+def test_dry_run_lists_the_whole_dag(tmp_path):
+    project = copy_project(tmp_path / "p")
+    jobs = scheduled_rules(snakemake(project, "-n", "results/figures"))
+    for rule in ["synth", "assemble", "parse", "filter", "condition", "tokenizer", "train",
+                 "benchmark", "score", "analyze", "figures"]:
+        assert jobs.get(rule, 0) >= 1, f"rule {rule} missing from the DAG: {jobs}"
+    # tiny.yaml: 3 conditions x 2 sizes x 1 seed x 1 arch
+    assert jobs["train"] == 6
+    assert jobs["parse"] == 2 * 2  # baby at 2 sizes, 2 shards each
+
+
+def test_full_run_makes_figures(finished):
+    figures = list((finished / "results" / "figures").glob("*.png"))
+    assert len(figures) >= 2
+    assert list((finished / "results" / "figures").glob("*.pdf"))
+    acc = (finished / "results" / "analysis" / "accuracy.csv").read_text()
+    assert "baby-f" in acc and "wiki" in acc
+
+
+def test_nothing_to_do_after_a_full_run(finished):
+    jobs = scheduled_rules(snakemake(finished, "-n", "results/figures"))
+    assert jobs == {}, jobs
+
+
+def test_changing_a_training_parameter_reruns_only_training_and_downstream(finished, tmp_path):
+    config = yaml.safe_load((finished / "config.yaml").read_text())
+    config["training"]["lr"] = config["training"]["lr"] * 2
+    alt = tmp_path / "alt.yaml"
+    alt.write_text(yaml.safe_dump(config))
+    jobs = scheduled_rules(snakemake(finished, "-n", "--configfile", str(alt), "results/figures"))
+    assert set(jobs) == {"train", "score", "analyze", "figures"}, jobs
+    assert jobs["train"] == 6
+
+
+def test_editing_a_stage_module_reruns_that_stage_and_downstream_only(finished):
+    filter_pkg = finished / "workflow" / "povstim" / "filter"
+    target = sorted(filter_pkg.glob("*.py"))[0]
+    original = target.read_text()
+    try:
+        target.write_text(original + "\n# an edit\n")
+        jobs = scheduled_rules(snakemake(finished, "-n", "results/figures"))
+    finally:
+        target.write_text(original)
+    assert "filter" in jobs and "condition" in jobs and "train" in jobs
+    assert not {"synth", "assemble", "parse"} & set(jobs), jobs
+    # wiki is not filtered: its condition, tokenizer and models are untouched
+    assert jobs["condition"] == 2 * 2  # baby-f and baby at 2 sizes
+
+
+def test_same_config_gives_byte_identical_outputs(finished, tmp_path):
+    project = copy_project(tmp_path / "run_b")
+    scores = sorted(p.relative_to(finished) for p in (finished / "results" / "scores").rglob("*.parquet"))
+    assert scores
+    snakemake(project, *map(str, scores))
+    compared = 0
+    for pattern in ["results/corpus/**/*.txt", "results/tokenizers/**/tokenizer.json",
+                    "results/benchmarks/**/*.jsonl", "results/scores/**/*.parquet",
+                    "results/filter/**/dpe.tsv"]:
+        for a in finished.glob(pattern):
+            b = project / a.relative_to(finished)
+            assert b.exists(), b
+            assert filecmp.cmp(a, b, shallow=False), f"{a.relative_to(finished)} differs between runs"
+            compared += 1
+    assert compared >= 20
+
+
+def test_size_larger_than_corpus_is_a_clear_error(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["sizes"] = ["8k", "5M"]
+    project = copy_project(tmp_path / "p", config)
+    proc = snakemake(project, "results/corpus/baby/5M/base.txt", check=False)
+    assert proc.returncode != 0
+    log = (project / "logs" / "assemble" / "baby" / "5M.log").read_text()
+    assert "cds" in log and "available" in log
+    assert "Traceback" not in log
+    assert not (project / "results" / "corpus" / "baby" / "5M" / "base.txt").exists()
+
+
+def test_empty_corpus_after_filtering_is_a_clear_error(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["sources"]["cds"]["dpe_rate"] = {"question_formation": 0.6, "binding": 0.4}
+    config["filter"] = {"mode": "posh", "rules": ["question_formation", "binding"]}
+    project = copy_project(tmp_path / "p", config)
+    proc = snakemake(project, "results/corpus/baby-f/8k/train.txt", check=False)
+    assert proc.returncode != 0
+    log = (project / "logs" / "condition" / "baby-f" / "8k.log").read_text()
+    assert "empty" in log.lower()
+    assert "Traceback" not in log
+
+
+def test_unknown_arch_family_stops_before_any_job(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["archs"]["gpt2-nano"]["family"] = "gpt5"
+    project = copy_project(tmp_path / "p", config)
+    proc = snakemake(project, "-n", "results/figures", check=False)
+    assert proc.returncode != 0
+    assert "archs.gpt2-nano.family" in proc.stdout + proc.stderr
