@@ -1,4 +1,3 @@
-import re
 # povstim: corpora -> language models -> poverty-of-the-stimulus results.
 #
 #   snakemake --cores 8 --resources gpu=1 results/figures
@@ -11,6 +10,7 @@ import re
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -19,11 +19,7 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 WORKFLOW_DIR = Path(workflow.basedir) / "workflow"
-# Rules run the checkout's own code, whether or not the package is installed.
 sys.path.insert(0, str(WORKFLOW_DIR))
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    [str(WORKFLOW_DIR)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-)
 
 from povstim import config as povstim_config, plan  # noqa: E402
 from povstim.io import PovstimError, code_hash  # noqa: E402
@@ -42,17 +38,10 @@ try:
 except PovstimError as exc:
     raise WorkflowError(str(exc)) from None
 
-POVSTIM = f'"{sys.executable}" -m povstim'
+# Rules run the checkout's own code (workflow/povstim), whether or not the
+# package is installed, with the Python that runs Snakemake.
+POVSTIM = f'PYTHONPATH="{WORKFLOW_DIR}" "{sys.executable}" -m povstim'
 PKG = WORKFLOW_DIR / "povstim"
-
-
-def code(*modules):
-    """Hash of the named povstim modules/subpackages plus the shared helpers."""
-    return code_hash(PKG / "io.py", *(PKG / m for m in modules))
-
-
-def as_json(obj):
-    return json.dumps(obj, sort_keys=True)
 
 
 wildcard_constraints:

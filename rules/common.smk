@@ -1,6 +1,15 @@
 # Input functions and target lists shared by the rule files. Logic lives in
 # povstim.plan (tested Python); these are thin adapters to wildcards.
 
+def code(*modules):
+    """Hash of the named povstim modules/subpackages plus the shared helpers."""
+    return code_hash(PKG / "io.py", *(PKG / m for m in modules))
+
+
+def as_json(obj):
+    return json.dumps(obj, sort_keys=True)
+
+
 SYNTHETIC_SOURCES = [s for s, spec in config["sources"].items() if spec["kind"] == "synthetic"]
 REAL_SOURCES = [s for s, spec in config["sources"].items() if spec["kind"] != "synthetic"]
 MODELS = plan.models(config)
