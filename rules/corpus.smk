@@ -9,7 +9,7 @@ rule synth:
         source=one_of(SYNTHETIC_SOURCES),
     params:
         spec=lambda wc: as_json(config["sources"][wc.source]),
-        code=code("synth", "parse/conllu.py"),
+        code=code("synth", "lexicon.py", "parse/conllu.py"),
     log:
         "logs/synth/{source}.log",
     benchmark:

@@ -1,0 +1,127 @@
+"""Corpus assembly: word budget, mixture shares, determinism, nesting, order, errors, stats."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from povstim.cli import main
+from povstim.corpus.assemble import assemble, corpus_stats, quotas
+from povstim.io import PovstimError
+
+
+def _source(tag: str, n: int, q_every: int = 4) -> list[str]:
+    # lengths 3..9 words; every q_every-th line a question; the line number is in the text
+    return [f"{tag} line {i:05d} " + " ".join(["w"] * (i % 7)) + ("?" if i % q_every == 0 else ".")
+            for i in range(n)]
+
+
+A = _source("aa", 4000)
+B = _source("bb", 3000, q_every=10**9)
+SOURCES = {"a": A, "b": B}
+MIX = {"a": 0.7, "b": 0.3}
+
+
+def _words(lines):
+    return sum(len(x.split()) for x in lines)
+
+
+def test_budget_and_mixture_shares():
+    out, stats = assemble(SOURCES, MIX, 10_000, seed=1)
+    assert 10_000 <= _words(out) < 10_000 + 2 * 10  # at most one sentence over per source
+    wa = _words([x for x in out if x.startswith("aa")])
+    wb = _words([x for x in out if x.startswith("bb")])
+    assert 7_000 <= wa < 7_010 and 3_000 <= wb < 3_010
+    assert stats["sources"]["a"]["words"] == wa and stats["sources"]["b"]["quota_words"] == 3_000
+    assert stats["words"] == wa + wb and stats["sentences"] == len(out)
+
+
+def test_quotas_add_up_and_normalise():
+    assert quotas({"x": 2, "y": 1, "z": 1}, 1001) == {"x": 501, "y": 250, "z": 250}
+    assert sum(quotas({"x": 1, "y": 1, "z": 1}, 10).values()) == 10
+    with pytest.raises(PovstimError, match="positive"):
+        quotas({"x": 0}, 10)
+
+
+def test_deterministic_for_a_seed_and_seed_matters():
+    a1, _ = assemble(SOURCES, MIX, 8_000, seed=3)
+    a2, _ = assemble(SOURCES, MIX, 8_000, seed=3)
+    b, _ = assemble(SOURCES, MIX, 8_000, seed=4)
+    assert a1 == a2 and a1 != b
+
+
+def test_smaller_sizes_are_nested_in_larger_ones():
+    sizes = [2_000, 5_000, 12_000, 20_000]
+    outs = [set(assemble(SOURCES, MIX, s, seed=7)[0]) for s in sizes]
+    for small, big in zip(outs, outs[1:]):
+        assert small < big
+
+
+def test_source_order_is_kept_and_sources_interleave():
+    out, _ = assemble(SOURCES, MIX, 9_000, seed=2)
+    for tag in ("aa", "bb"):
+        nums = [int(x.split()[2]) for x in out if x.startswith(tag)]
+        assert nums == sorted(nums) and len(nums) > 100
+    # both sources appear in each half of the corpus (interleaved, not concatenated)
+    half = len(out) // 2
+    assert {x[:2] for x in out[:half]} == {"aa", "bb"} == {x[:2] for x in out[half:]}
+    # selection is a sample across the whole source, not its first lines
+    nums = [int(x.split()[2]) for x in out if x.startswith("aa")]
+    assert nums[-1] > 3_500
+
+
+def test_too_large_size_names_source_needed_and_available():
+    with pytest.raises(PovstimError) as exc:
+        assemble(SOURCES, MIX, 100_000, seed=1)
+    msg = str(exc.value)
+    assert "'a'" in msg and "70,000" in msg and f"{_words(A):,}" in msg
+
+
+def test_mixture_and_inputs_must_match():
+    with pytest.raises(PovstimError, match="no --input gives it"):
+        assemble({"a": A}, MIX, 1_000, seed=1)
+    with pytest.raises(PovstimError, match="not in the mixture"):
+        assemble(SOURCES, {"a": 1.0}, 1_000, seed=1)
+
+
+def test_stats_match_table4_quantities():
+    lines = ["Is it red?", "It is red.", "Who is it?", "Go."]
+    st = corpus_stats(lines)
+    assert st == {"sentences": 4, "words": 10, "words_per_sentence": 2.5, "questions": 2, "question_share": 0.5}
+    out, stats = assemble(SOURCES, MIX, 6_000, seed=1)
+    for key, value in corpus_stats(out).items():
+        assert stats[key] == value
+
+
+def test_cli_writes_corpus_and_stats(tmp_path, capsys):
+    pa, pb = tmp_path / "a.txt", tmp_path / "b.txt"
+    pa.write_text("\n".join(A) + "\n", encoding="utf-8")
+    pb.write_text("\n".join(B) + "\n\n", encoding="utf-8")  # a blank line is skipped
+    out, stats = tmp_path / "c" / "base.txt", tmp_path / "c" / "stats.json"
+    args = ["assemble", "--input", f"a={pa}", f"b={pb}", "--mixture", json.dumps(MIX), "--words", "5k",
+            "--seed", "1", "--out", str(out), "--stats", str(stats)]
+    assert main(args) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    st = json.loads(stats.read_text())
+    assert lines == assemble(SOURCES, MIX, 5_000, seed=1)[0]
+    assert st["sentences"] == len(lines) and st["size"] == "5k" and st["budget_words"] == 5_000
+    assert 0 < st["sources"]["a"]["question_share"] < 0.5 and st["sources"]["b"]["question_share"] == 0
+    first = out.read_bytes()
+    assert main(args) == 0 and out.read_bytes() == first
+
+    # too large: clear error, nothing written
+    big = tmp_path / "big.txt"
+    args_big = args[:]
+    args_big[args_big.index("5k")] = "1M"
+    args_big[args_big.index(str(out))] = str(big)
+    assert main(args_big) == 1
+    err = capsys.readouterr().err
+    assert "source 'a'" in err and "700,000" in err and not big.exists()
+
+    assert main(["assemble", "--input", "nopath", "--mixture", "{}", "--words", "1k", "--out", str(big),
+                 "--stats", str(stats)]) == 1
+    assert "expected NAME=PATH" in capsys.readouterr().err
+    assert main(["assemble", "--input", f"a={tmp_path / 'missing.txt'}", "--mixture", '{"a": 1}', "--words", "1k",
+                 "--out", str(big), "--stats", str(stats)]) == 1
+    assert "no such file" in capsys.readouterr().err

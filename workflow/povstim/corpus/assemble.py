@@ -1,0 +1,137 @@
+"""Assemble a corpus of a word budget from a mixture of cleaned sources.
+
+Rules (see docs/corpus.md):
+
+* Words are whitespace tokens of a line (``len(line.split())``).
+* Shares are normalised; source ``s`` gets a quota of ``share_s * budget``
+  words (rounded so the quotas add up to the budget exactly).
+* Each source's lines are visited in a seeded random permutation that does
+  not depend on the budget; the selection is the shortest prefix of that
+  permutation whose words reach the quota. So for the same seed every smaller
+  corpus is a subset of every larger one (nested sizes), and the corpus has at
+  least ``budget`` words (it overshoots by less than one sentence per source).
+* Selected lines keep their source's own order (age-ordered sources stay age
+  ordered), and sources are interleaved by relative position (a line at 30%
+  of its source's selection comes out at about 30% of the corpus).
+* A quota larger than a source's words is a PovstimError naming the source,
+  the words needed and the words available.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..io import PovstimError
+
+
+def read_source(name: str, path: str | Path) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = [line.rstrip("\r\n") for line in fh]
+    except FileNotFoundError:
+        raise PovstimError(f"assemble: source {name!r}: no such file {path}") from None
+    except UnicodeDecodeError as exc:
+        raise PovstimError(f"assemble: source {name!r}: {path} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    return [line for line in lines if line.strip()]
+
+
+def quotas(mixture: Mapping[str, float], budget: int) -> dict[str, int]:
+    """Split ``budget`` words over sources by share (largest-remainder rounding)."""
+    if budget < 1:
+        raise PovstimError(f"assemble: word budget must be positive, got {budget}")
+    if not mixture:
+        raise PovstimError("assemble: the mixture is empty")
+    for name, share in mixture.items():
+        if not isinstance(share, (int, float)) or isinstance(share, bool) or share <= 0:
+            raise PovstimError(f"assemble: mixture share of {name!r} must be a positive number, got {share!r}")
+    total = float(sum(mixture.values()))
+    exact = {n: budget * s / total for n, s in mixture.items()}
+    out = {n: int(v) for n, v in exact.items()}
+    left = budget - sum(out.values())
+    for n in sorted(exact, key=lambda n: (-(exact[n] - out[n]), n))[:left]:
+        out[n] += 1
+    return out
+
+
+def _permutation(name: str, n: int, seed: int) -> np.ndarray:
+    # Seeded by the corpus seed and the source name (crc32 is stable across runs,
+    # unlike hash()), so two sources of one corpus get different orders.
+    rng = np.random.default_rng([int(seed), zlib.crc32(name.encode("utf-8"))])
+    return rng.permutation(n)
+
+
+def word_counts(lines: Sequence[str]) -> np.ndarray:
+    return np.fromiter((len(line.split()) for line in lines), dtype=np.int64, count=len(lines))
+
+
+def select(name: str, lines: Sequence[str], quota: int, seed: int, counts: np.ndarray | None = None) -> list[int]:
+    """Indices (in source order) of the lines a source contributes."""
+    if counts is None:
+        counts = word_counts(lines)
+    available = int(counts.sum())
+    if quota > available:
+        raise PovstimError(
+            f"assemble: source {name!r} has {available:,} words ({len(lines):,} sentences) but this size "
+            f"needs {quota:,} words from it; use a smaller size or more text for {name!r}"
+        )
+    if quota == 0:
+        return []
+    order = _permutation(name, len(lines), seed)
+    cum = np.cumsum(counts[order])
+    k = int(np.searchsorted(cum, quota, side="left")) + 1  # shortest prefix reaching the quota
+    return sorted(order[:k].tolist())
+
+
+def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float], budget: int,
+             seed: int) -> tuple[list[str], dict]:
+    """Return (corpus lines, stats) for ``budget`` words of ``mixture`` over ``sources``."""
+    missing = sorted(set(mixture) - set(sources))
+    if missing:
+        raise PovstimError(f"assemble: mixture names source {missing[0]!r} but no --input gives it "
+                           f"(inputs: {', '.join(sorted(sources)) or 'none'})")
+    unused = sorted(set(sources) - set(mixture))
+    if unused:
+        raise PovstimError(f"assemble: --input {unused[0]!r} is not in the mixture ({', '.join(sorted(mixture))})")
+    q = quotas(mixture, budget)
+    keyed: list[tuple[float, int, str]] = []
+    per_source = {}
+    total = float(sum(mixture.values()))
+    for rank, name in enumerate(mixture):
+        lines = sources[name]
+        counts = word_counts(lines)
+        idx = select(name, lines, q[name], seed, counts)
+        chosen = [lines[i] for i in idx]
+        n = len(chosen)
+        keyed.extend(((j + 0.5) / n, rank, line) for j, line in enumerate(chosen))
+        words = int(counts[idx].sum()) if n else 0
+        st = _stats(n, words, sum(1 for line in chosen if line.rstrip().endswith("?")))
+        st.update(share=round(mixture[name] / total, 6), quota_words=q[name],
+                  available_words=int(counts.sum()), available_sentences=len(lines))
+        per_source[name] = st
+    if len(mixture) > 1:
+        keyed.sort(key=lambda x: (x[0], x[1]))
+    out = [line for _, _, line in keyed]
+    stats = _stats(len(out), sum(st["words"] for st in per_source.values()),
+                   sum(st["questions"] for st in per_source.values()))
+    stats.update(budget_words=budget, seed=seed, sources=per_source)
+    return out, stats
+
+
+def _stats(n: int, words: int, questions: int) -> dict:
+    return {
+        "sentences": n,
+        "words": words,
+        "words_per_sentence": round(words / n, 3) if n else 0.0,
+        "questions": questions,
+        "question_share": round(questions / n, 4) if n else 0.0,
+    }
+
+
+def corpus_stats(lines: Sequence[str]) -> dict:
+    """POSH Table 4 statistics: #sentences, words, words/sentence, questions and their share."""
+    return _stats(len(lines), sum(len(line.split()) for line in lines),
+                  sum(1 for line in lines if line.rstrip().endswith("?")))
