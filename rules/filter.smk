@@ -1,4 +1,9 @@
 # Parse -> DPE filter (POSH App. C) -> training conditions.
+# The surface prefilter (which sentences get parsed) lives in the parse
+# package, so editing the rules reruns the filter but not the parse.
+
+# stanza uses a GPU when one is free: count it against --resources gpu=N.
+PARSE_GPU = 1 if config.get("parser", {}).get("backend") == "stanza" and config.get("parser", {}).get("device", "auto") != "cpu" else 0
 
 
 rule parse:
@@ -9,13 +14,17 @@ rule parse:
         "results/parse/{corpus}/{size}/{shard}.conllu",
     params:
         parser=as_json(config.get("parser", {})),
-        filter=as_json(config.get("filter", {})),
+        # Only the enabled rules decide what the prefilter spares: a mode or
+        # audit change must not rerun the parse.
+        filter=as_json({"rules": config.get("filter", {}).get("rules", ["question_formation", "binding"])}),
         n_shards=N_SHARDS,
         code=code("parse"),
     log:
         "logs/parse/{corpus}/{size}/{shard}.log",
     benchmark:
         "benchmarks/parse/{corpus}/{size}/{shard}.tsv"
+    resources:
+        gpu=PARSE_GPU,
     conda:
         "../envs/corpus.yaml"
     shell:
@@ -31,9 +40,12 @@ rule filter:
     output:
         dpe="results/filter/{corpus}/{size}/dpe.tsv",
         summary="results/filter/{corpus}/{size}/summary.json",
+        sanity_qf="results/filter/{corpus}/{size}/sanity_question_formation.tsv",
+        sanity_binding="results/filter/{corpus}/{size}/sanity_binding.tsv",
     params:
         filter=as_json(config.get("filter", {})),
-        code=code("filter"),
+        audit_dir=subpath(output.summary, parent=True),
+        code=code("filter", "parse"),
     log:
         "logs/filter/{corpus}/{size}.log",
     benchmark:
@@ -41,8 +53,8 @@ rule filter:
     conda:
         "../envs/corpus.yaml"
     shell:
-        "{POVSTIM} filter {input.shards} --parser gold --params {params.filter:q}"
-        " --out {output.dpe} --summary {output.summary} > {log} 2>&1"
+        "{POVSTIM} filter {input.shards} --base {input.text} --params {params.filter:q}"
+        " --out {output.dpe} --summary {output.summary} --audit-dir {params.audit_dir} > {log} 2>&1"
 
 
 def condition_inputs(wildcards):
@@ -64,7 +76,7 @@ rule condition:
         dpe=lambda wc, input: f"--dpe {input.dpe}" if "dpe" in input.keys() else "",
         reinsert=lambda wc: as_json(condition_spec(wc).get("reinsert", {})),
         split=as_json(config.get("split", {})),
-        code=code("conditions"),
+        code=code("conditions", "filter"),
     log:
         "logs/condition/{condition}/{size}.log",
     benchmark:
@@ -75,3 +87,25 @@ rule condition:
         "{POVSTIM} condition --base {input.base} {params.dpe} --reinsert {params.reinsert:q}"
         " --split {params.split:q} --out-train {output.train} --out-dev {output.dev}"
         " --stats {output.stats} > {log} 2>&1"
+
+
+rule condition_table:
+    """Counts and measured DPE rates of every condition x size, one TSV."""
+    input:
+        [
+            f"results/corpus/{c}/{s}/condition.json"
+            for c in config["conditions"]
+            for s in plan.condition_sizes(config, c)
+        ],
+    output:
+        "results/corpus/conditions.tsv",
+    params:
+        code=code("conditions"),
+    log:
+        "logs/condition/table.log",
+    benchmark:
+        "benchmarks/condition/table.tsv"
+    conda:
+        "../envs/corpus.yaml"
+    shell:
+        "{POVSTIM} condition --table {input} --out-table {output} > {log} 2>&1"

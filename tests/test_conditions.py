@@ -1,0 +1,137 @@
+"""BABY-F / BABY / WIKI conditions and the train/dev split."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from povstim.conditions.build import build, split
+from povstim.io import PovstimError
+
+
+def povstim(*args):
+    return subprocess.run([sys.executable, "-m", "povstim", *map(str, args)], capture_output=True, text=True)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    """2,000 sentences; every 40th is question-formation DPE, every 50th (not 40th) binding DPE."""
+    lines, rows = [], ["sent_id\tphenomenon\trule\ttokens\tsentence"]
+    for i in range(2000):
+        if i % 40 == 0:
+            text = f"Is the boy who is smiling number {i} happy?"
+            rows.append(f"{i}\tquestion_formation\tqf\t3:boy|6:smiling\t{text}")
+        elif i % 50 == 0:
+            text = f"The girl said that boy {i} hurt himself."
+            rows.append(f"{i}\tbinding\tb\t2:girl\t{text}")
+        else:
+            text = f"Plain sentence number {i}."
+        lines.append(text)
+    (tmp_path / "base.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "dpe.tsv").write_text("\n".join(rows) + "\n")
+    return tmp_path
+
+
+def make(corpus, name, *extra):
+    d = corpus / name
+    r = povstim("condition", "--base", corpus / "base.txt", *extra, "--split", '{"dev_fraction": 0.1, "seed": 3}',
+                "--out-train", d / "train.txt", "--out-dev", d / "dev.txt", "--stats", d / "condition.json")
+    assert r.returncode == 0, r.stderr
+    return (d / "train.txt").read_text().splitlines(), (d / "dev.txt").read_text().splitlines(), \
+        json.loads((d / "condition.json").read_text())
+
+
+def test_baby_f_baby_wiki(corpus):
+    rates = {"question_formation": 0.01, "binding": 0.004}
+    ftrain, fdev, fstats = make(corpus, "baby-f", "--dpe", corpus / "dpe.tsv")
+    btrain, bdev, bstats = make(corpus, "baby", "--dpe", corpus / "dpe.tsv", "--reinsert", json.dumps(rates))
+    wtrain, wdev, wstats = make(corpus, "wiki")
+    n_dpe = 50 + 30
+    assert fstats["n_sentences"] == 2000 - n_dpe == len(ftrain) + len(fdev)
+    assert not any("smiling" in s or "himself" in s for s in ftrain + fdev)
+    # BABY: same sentence count as BABY-F, DPE rate as configured.
+    assert bstats["n_sentences"] == fstats["n_sentences"] == len(btrain) + len(bdev)
+    n = bstats["n_sentences"]
+    baby = btrain + bdev
+    assert sum("smiling" in s for s in baby) == round(0.01 * n) == bstats["dpe_count"]["question_formation"]
+    assert sum("himself" in s for s in baby) == round(0.004 * n)
+    for phen, rate in rates.items():
+        assert abs(bstats["dpe_rate"][phen] - rate) <= 0.5 / n
+    assert bstats["n_replaced"] == sum(bstats["reinserted"].values())
+    # WIKI: the base as is; splits are deterministic, disjoint and of the configured size.
+    assert sorted(wtrain + wdev) == sorted((corpus / "base.txt").read_text().splitlines())
+    assert len(wdev) == 200 and not set(wdev) & set(wtrain)
+    # BABY and BABY-F share the dev sentences they have in common (hash-ranked split).
+    assert len(set(fdev) & set(bdev)) >= 0.9 * len(fdev)
+    again = make(corpus, "baby2", "--dpe", corpus / "dpe.tsv", "--reinsert", json.dumps(rates))
+    assert again[:2] == (btrain, bdev)
+
+
+def test_too_few_dpe_sentences_says_available_and_needed(corpus):
+    d = corpus / "x"
+    r = povstim("condition", "--base", corpus / "base.txt", "--dpe", corpus / "dpe.tsv",
+                "--reinsert", '{"binding": 0.05}', "--out-train", d / "t", "--out-dev", d / "d", "--stats", d / "s")
+    assert r.returncode == 1
+    assert "needs 96 DPE sentences" in r.stderr and "only 30" in r.stderr
+    assert not d.exists() or not any(d.iterdir())
+
+
+def test_empty_corpus_after_filtering_is_an_error():
+    with pytest.raises(PovstimError, match="filtered corpus is empty"):
+        build(3, {0: ["binding"], 1: ["binding"], 2: ["question_formation"]}, {}, 0)
+    with pytest.raises(PovstimError, match="needs"):
+        build(10, {0: ["binding"]}, {"binding": 0.5}, 0)
+    with pytest.raises(PovstimError, match="no DPE audit"):
+        build(10, None, {"binding": 0.1}, 0)
+
+
+def test_bad_dpe_audit_names_the_line(corpus):
+    (corpus / "bad.tsv").write_text("sent_id\tphenomenon\trule\ttokens\tsentence\n99999\tbinding\tb\tx\ty\n")
+    r = povstim("condition", "--base", corpus / "base.txt", "--dpe", corpus / "bad.tsv",
+                "--out-train", corpus / "t", "--out-dev", corpus / "d", "--stats", corpus / "s")
+    assert r.returncode == 1 and "bad.tsv:2" in r.stderr and "99999" in r.stderr
+
+
+def test_split_is_exact_and_seeded():
+    ids = list(range(1000))
+    train, dev = split(ids, 0.05, 1)
+    assert len(dev) == 50 and sorted(train + dev) == ids and train == sorted(train)
+    assert split(ids, 0.05, 1) == (train, dev) and split(ids, 0.05, 2)[1] != dev
+    with pytest.raises(PovstimError, match="at least 2"):
+        split([4], 0.1, 0)
+
+
+def test_baby_puts_back_targeted_evidence_first(corpus):
+    """A posh audit marks the removals a strict rule also flags; BABY puts those back first."""
+    rows = (corpus / "dpe.tsv").read_text().splitlines()
+    extra = [f"{i}\tquestion_formation\tqf_strict_subject_relative_question\t3:boy\tx" for i in range(0, 2000, 80)]
+    (corpus / "dpe.tsv").write_text("\n".join(rows + extra) + "\n")
+    train, dev, stats = make(corpus, "baby", "--dpe", corpus / "dpe.tsv", "--reinsert", '{"question_formation": 0.01}')
+    assert stats["reinsert_pool"] == {"question_formation": {"targeted": 25, "other": 25}}
+    back = [int(s.split()[-2]) for s in train + dev if "smiling" in s]
+    assert len(back) == 19 == round(0.01 * stats["n_sentences"]) and all(i % 80 == 0 for i in back)
+    assert stats["reinserted_targeted"] == {"question_formation": 19}
+    # More than the targeted evidence: all of it, then other removals.
+    train, dev, stats = make(corpus, "baby2", "--dpe", corpus / "dpe.tsv", "--reinsert", '{"question_formation": 0.02}')
+    back = [int(s.split()[-2]) for s in train + dev if "smiling" in s]
+    assert len(back) == 38 and sum(i % 80 == 0 for i in back) == 25
+    assert stats["reinserted_targeted"] == {"question_formation": 25}
+
+
+def test_condition_table_gathers_counts_and_rates(corpus):
+    rates = '{"question_formation": 0.01}'
+    make(corpus, "baby-f/20k", "--dpe", corpus / "dpe.tsv")
+    make(corpus, "baby/20k", "--dpe", corpus / "dpe.tsv", "--reinsert", rates)
+    r = povstim("condition", "--table", corpus / "baby/20k/condition.json", corpus / "baby-f/20k/condition.json",
+                "--out-table", corpus / "conditions.tsv")
+    assert r.returncode == 0, r.stderr
+    head, *rows = [line.split("\t") for line in (corpus / "conditions.tsv").read_text().splitlines()]
+    table = {(row[0], row[1]): dict(zip(head, row)) for row in rows}
+    assert set(table) == {("baby", "20k"), ("baby-f", "20k")}
+    assert table["baby", "20k"]["n_sentences"] == table["baby-f", "20k"]["n_sentences"] == "1920"
+    assert float(table["baby", "20k"]["dpe_rate_question_formation"]) == round(19 / 1920, 8)
+    assert table["baby", "20k"]["config_rate_question_formation"] == "0.01"
+    assert float(table["baby-f", "20k"]["dpe_rate_question_formation"]) == 0.0

@@ -1,0 +1,83 @@
+"""``povstim filter`` by hand: CoNLL-U or text input, the audit columns, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+FIXTURE = Path(__file__).parent / "fixtures" / "conllu" / "rules.conllu"
+
+
+def povstim(*args):
+    return subprocess.run([sys.executable, "-m", "povstim", *map(str, args)], capture_output=True, text=True)
+
+
+def rows(path):
+    return [line.split("\t") for line in Path(path).read_text().splitlines()]
+
+
+def test_posh_audit_marks_targeted_evidence_and_leaks(tmp_path):
+    r = povstim("filter", FIXTURE, "--out", tmp_path / "dpe.tsv", "--summary", tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    got = rows(tmp_path / "dpe.tsv")
+    assert got[0] == ["sent_id", "phenomenon", "rule", "tokens", "sentence"]
+    posh = {(int(x[0]), x[1]) for x in got[1:] if "posh" in x[2]}
+    strict = {(int(x[0]), x[1]) for x in got[1:] if "strict" in x[2]}
+    assert posh == {(0, "question_formation"), (1, "question_formation"), (2, "question_formation"),
+                    (3, "question_formation"), (4, "question_formation"), (10, "question_formation"),
+                    (6, "binding"), (7, "binding"), (8, "binding")}
+    assert strict == {(0, "question_formation"), (1, "question_formation"), (10, "question_formation"),
+                      (6, "binding"), (7, "binding")}
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["n_removed"] == 9 and s["per_phenomenon"] == {"question_formation": 6, "binding": 3}
+    assert s["targeted"]["also_strict"] == {"question_formation": 3, "binding": 2}
+    assert s["targeted"]["strict_not_removed_ids"] == []
+    assert s["gold"]["strict"]["any"] == {"tp": 5, "fp": 0, "fn": 0, "n_gold": 5, "precision": 1.0, "recall": 1.0}
+    assert s["gold"]["posh"]["any"] == {"tp": 5, "fp": 4, "fn": 0, "n_gold": 5, "precision": 0.555556, "recall": 1.0}
+
+
+def test_mode_and_rules_flags_override_params(tmp_path):
+    r = povstim("filter", FIXTURE, "--params", '{"mode": "posh"}', "--mode", "strict", "--rules", "binding,wanna",
+                "--out", tmp_path / "dpe.tsv", "--summary", tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    got = rows(tmp_path / "dpe.tsv")[1:]
+    assert {(int(x[0]), x[1], x[2]) for x in got} == {
+        (6, "binding", "binding_strict_two_animate_antecedents"),
+        (7, "binding", "binding_strict_two_animate_antecedents"),
+        (11, "wanna", "wanna_wh_question_want_to"),
+    }
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["mode"] == "strict" and s["rules"] == ["binding", "wanna"] and s["targeted"]["also_strict"] is None
+
+
+def test_text_input_with_gold_parser(tmp_path):
+    (tmp_path / "in.txt").write_text("The dog is running.\nMary's dad likes himself.\n")
+    r = povstim("filter", tmp_path / "in.txt", "--parser", "gold", "--gold", FIXTURE, "--mode", "strict",
+                "--out", tmp_path / "dpe.tsv", "--summary", tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    assert rows(tmp_path / "dpe.tsv")[1:] == [
+        ["1", "binding", "binding_strict_two_animate_antecedents", "5:himself|1:Mary|3:dad", "Mary's dad likes himself."]]
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["n_sentences"] == 2 and s["n_parsed"] == 1 and s["parse"]["backend"] == "gold"
+
+
+def test_bad_inputs_are_clear_errors(tmp_path):
+    r = povstim("filter", tmp_path / "missing.conllu", "--out", tmp_path / "dpe.tsv")
+    assert r.returncode == 1 and "missing.conllu does not exist" in r.stderr
+    (tmp_path / "bad.conllu").write_text("# sent_id = 0\n1\tword\t_\n\n")
+    r = povstim("filter", tmp_path / "bad.conllu", "--out", tmp_path / "dpe.tsv")
+    assert r.returncode == 1 and "bad.conllu:2" in r.stderr and "10 tab-separated" in r.stderr
+    r = povstim("filter", FIXTURE, "--params", '{"rules": ["qf"]}', "--out", tmp_path / "dpe.tsv")
+    assert r.returncode == 1 and "unknown rule" in r.stderr
+    r = povstim("filter", FIXTURE, "--params", "{mode: posh}", "--out", tmp_path / "dpe.tsv")
+    assert r.returncode == 1 and "--params: not valid JSON" in r.stderr
+    assert not (tmp_path / "dpe.tsv").exists()
+
+
+def test_a_rule_shared_by_both_modes_gives_one_row(tmp_path):
+    r = povstim("filter", FIXTURE, "--rules", "wanna", "--out", tmp_path / "dpe.tsv", "--summary", tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    assert [x[:3] for x in rows(tmp_path / "dpe.tsv")[1:]] == [["11", "wanna", "wanna_wh_question_want_to"]]
+    assert json.loads((tmp_path / "s.json").read_text())["targeted"]["also_strict"] == {"wanna": 0}

@@ -1,0 +1,118 @@
+"""The DPE rules (POSH App. C `posh` mode and the targeted `strict` mode) on hand-written CoNLL-U.
+
+Each fixture sentence says what each mode must find (``# expect = posh:... strict:...``),
+including the near misses: a relative clause on the object, a declarative with a subject
+relative, a reflexive with one antecedent.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from povstim.io import PovstimError
+from povstim.parse.conllu import Sentence, Token, read_file
+from povstim.filter.rules import RULES, Settings, find_dpe, needs_parse
+
+FIXTURE = Path(__file__).parent / "fixtures" / "conllu" / "rules.conllu"
+SENTS = read_file(FIXTURE)
+
+
+def expected(sent: Sentence, mode: str) -> set[str]:
+    spec = dict(part.split(":") for part in sent.meta["expect"].split())
+    return set() if spec[mode] == "-" else set(spec[mode].split(","))
+
+
+@pytest.mark.parametrize("mode", ["posh", "strict"])
+@pytest.mark.parametrize("sent", SENTS, ids=[s.text for s in SENTS])
+def test_rules_on_hand_written_conllu(sent, mode):
+    found = {m.phenomenon for m in find_dpe(sent, Settings(mode=mode))}
+    assert found == expected(sent, mode), sent.text
+
+
+def by_text(text: str) -> Sentence:
+    return next(s for s in SENTS if s.text == text)
+
+
+def test_posh_question_formation_reports_nsubj_and_relcl_tokens():
+    (m,) = find_dpe(by_text("Is the boy who is smiling happy?"), Settings())
+    assert m.rule == "qf_posh_interrogative_nsubj_before_relcl"
+    assert m.tokens_str() == "3:boy|6:smiling"
+
+
+def test_near_miss_object_relative_is_only_a_posh_removal():
+    s = by_text("Did the girl see the dog that is barking?")
+    assert [m.phenomenon for m in find_dpe(s, Settings(mode="posh"))] == ["question_formation"]
+    assert find_dpe(s, Settings(mode="strict")) == []
+
+
+def test_near_miss_declarative_subject_relative_is_posh_only_because_of_who():
+    s = by_text("The boy who is smiling is happy.")
+    assert find_dpe(s, Settings(mode="strict")) == []
+    (m,) = find_dpe(s, Settings(mode="posh"))
+    assert m.phenomenon == "question_formation"  # App. C: a wh-word anywhere makes it "interrogative"
+    # The same declarative with "that" instead of "who" is no question in either mode.
+    for t in s.tokens:
+        if t.form == "who":
+            t.form = t.lemma = "that"
+    s.meta["text"] = "The boy that is smiling is happy."
+    assert find_dpe(s, Settings(mode="posh")) == []
+
+
+def test_near_miss_reflexive_with_one_antecedent_is_kept_in_both_modes():
+    s = by_text("The boy hurt himself.")
+    assert find_dpe(s, Settings(mode="posh")) == find_dpe(s, Settings(mode="strict")) == []
+
+
+def test_strict_binding_needs_animate_antecedents_posh_counts_any_noun():
+    s = by_text("The boy put the ball near himself.")
+    (m,) = find_dpe(s, Settings(mode="posh"))
+    assert m.tokens_str() == "7:himself|2:boy|5:ball"
+    assert find_dpe(s, Settings(mode="strict")) == []
+    # Configured animate nouns extend the lexicon: a ball that counts as animate makes it DPE.
+    assert [m.phenomenon for m in find_dpe(s, Settings.from_params({"mode": "strict", "animate_nouns": ["ball"]}))] == ["binding"]
+
+
+def test_wanna_rule_is_off_by_default_and_switched_on_from_config():
+    s = by_text("Who do you wanna see?")
+    assert find_dpe(s, Settings()) == []
+    (m,) = find_dpe(s, Settings.from_params({"rules": ["question_formation", "binding", "wanna"]}))
+    assert (m.phenomenon, m.rule, m.tokens_str()) == ("wanna", "wanna_wh_question_want_to", "1:Who|4:wanna")
+
+
+def test_unknown_rule_and_mode_are_clear_errors():
+    with pytest.raises(PovstimError, match="unknown rule.*'qf'.*available: binding, question_formation, wanna"):
+        Settings.from_params({"rules": ["qf"]})
+    with pytest.raises(PovstimError, match="filter.mode"):
+        Settings.from_params({"mode": "lenient"})
+
+
+def test_every_rule_has_both_modes_and_a_surface_test():
+    for name, rule in RULES.items():
+        assert set(rule.modes) == {"posh", "strict"}, name
+        assert rule.surface is not None, name
+
+
+def test_prefilter_passes_every_fixture_sentence_a_rule_removes():
+    all_rules = tuple(RULES)
+    for s in SENTS:
+        hit = any(find_dpe(s, Settings(mode=m, rules=all_rules)) for m in ("posh", "strict"))
+        if hit:
+            assert needs_parse(s.text, all_rules), s.text
+    assert not needs_parse("The dog is running.")
+    assert not needs_parse("Go!")
+    assert needs_parse("Is the boy who is smiling happy?")
+    assert needs_parse("The girl said that the boy hurt himself.")
+
+
+def test_malformed_cyclic_tree_does_not_hang():
+    toks = [
+        Token(1, "Is", upos="AUX", head=3, deprel="cop"),
+        Token(2, "boy", upos="NOUN", head=3, deprel="nsubj"),
+        Token(3, "happy", upos="ADJ", head=2, deprel="acl:relcl"),
+        Token(4, "?", upos="PUNCT", head=3, deprel="punct"),
+    ]
+    s = Sentence(toks, {"text": "Is boy happy?"})
+    assert find_dpe(s, Settings(mode="strict")) == []
+    assert [m.phenomenon for m in find_dpe(s, Settings(mode="posh"))] == ["question_formation"]

@@ -1,0 +1,124 @@
+"""The filter on the synthetic corpus with gold parses, against the generator's own DPE labels.
+
+Acceptance: recall 1.0 in both modes, precision >= 0.95 in strict mode, and the surface
+prefilter never spares a sentence the parse-based rules would remove.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+
+from povstim.filter.audit import evaluate
+from povstim.filter.rules import RULES, Settings, find_dpe, needs_parse
+from povstim.parse.conllu import read_file
+
+
+def povstim(*args):
+    r = subprocess.run([sys.executable, "-m", "povstim", *map(str, args)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    d = tmp_path_factory.mktemp("synth")
+    for register, seed in (("child", 5), ("adult", 6)):
+        povstim("synth", "--register", register, "--sentences", 4000, "--seed", seed,
+                "--dpe-rate", '{"question_formation": 0.04, "binding": 0.025}',
+                "--out-text", d / f"{register}.txt", "--out-conllu", d / f"{register}.conllu")
+    # One base corpus mixing both registers, parsed in two shards by the gold backend.
+    lines = (d / "child.txt").read_text().splitlines() + (d / "adult.txt").read_text().splitlines()
+    (d / "base.txt").write_text("\n".join(lines) + "\n")
+    gold = [d / "child.conllu", d / "adult.conllu"]
+    for shard in (0, 1):
+        povstim("parse", "--input", d / "base.txt", "--gold", *gold, "--params", '{"backend": "gold"}',
+                "--filter-params", "{}", "--shard", shard, "--n-shards", 2, "--out", d / f"{shard}.conllu")
+    return d
+
+
+@pytest.fixture(scope="module")
+def sentences(synth):
+    return read_file(synth / "0.conllu") + read_file(synth / "1.conllu")
+
+
+@pytest.mark.parametrize("mode", ["posh", "strict"])
+def test_recall_and_precision_against_generator_labels(sentences, mode):
+    ev = evaluate(sentences, Settings(mode=mode))
+    for phen, c in ev["per_phenomenon"].items():
+        assert c["n_gold"] >= 100, (phen, c)
+        assert c["recall"] == 1.0, (mode, phen, c)
+        if mode == "strict":
+            assert c["precision"] >= 0.95, (phen, c)
+    if mode == "posh":  # App. C over-filters: it must remove strictly more than the evidence
+        assert ev["n_removed"] > ev["any"]["n_gold"]
+
+
+def test_strict_holds_without_gold_animacy_features(sentences):
+    """Real parsers give no Animacy feature: the animate-noun lexicon alone must do as well."""
+    stripped = []
+    for s in sentences:
+        toks = [replace(t, feats="|".join(kv for kv in t.feats.split("|") if not kv.startswith("Animacy=")) or "_")
+                for t in s.tokens]
+        stripped.append(replace(s, tokens=toks))
+    ev = evaluate(stripped, Settings(mode="strict"))
+    for phen, c in ev["per_phenomenon"].items():
+        assert c["recall"] == 1.0 and c["precision"] >= 0.95, (phen, c)
+
+
+def test_prefilter_never_spares_a_sentence_a_rule_removes(sentences):
+    all_rules = tuple(RULES)
+    n_hit = n_spared = 0
+    for s in sentences:
+        passes = needs_parse(s.text, all_rules)
+        n_spared += not passes
+        for mode in ("posh", "strict"):
+            if find_dpe(s, Settings(mode=mode, rules=all_rules)):
+                n_hit += 1
+                assert passes, (mode, s.text)
+    assert n_hit > 300 and n_spared > len(sentences) // 5  # it really spares something
+
+
+def test_filter_cli_on_gold_shards(synth, sentences):
+    out, summary = synth / "dpe.tsv", synth / "summary.json"
+    povstim("filter", synth / "0.conllu", synth / "1.conllu", "--base", synth / "base.txt",
+            "--params", '{"mode": "strict"}', "--out", out, "--summary", summary, "--audit-dir", synth / "audit")
+    rows = [line.split("\t") for line in out.read_text().splitlines()]
+    assert rows[0] == ["sent_id", "phenomenon", "rule", "tokens", "sentence"]
+    base = (synth / "base.txt").read_text().splitlines()
+    for sid, phen, rule, toks, text in rows[1:]:
+        assert base[int(sid)] == text and phen in ("question_formation", "binding") and ":" in toks
+    s = json.loads(summary.read_text())
+    assert s["n_sentences"] == len(base) and s["prefilter"]["n_misses"] == 0
+    assert s["prefilter"]["n_spared"] == sum(x.meta["prefilter"] == "spared" for x in sentences)
+    assert s["n_removed"] == len({r[0] for r in rows[1:]})
+    assert s["gold"]["strict"]["any"]["recall"] == 1.0 and s["gold"]["posh"]["any"]["recall"] == 1.0
+    assert s["per_rule"]["qf_strict_subject_relative_question"] == s["per_phenomenon"]["question_formation"]
+    # App. C sanity-check samples: survivors only, questions with two auxiliaries / reflexives.
+    removed = {int(r[0]) for r in rows[1:]}
+    qf = (synth / "audit" / "sanity_question_formation.tsv").read_text().splitlines()[1:]
+    assert qf and s["sanity"]["question_formation"]["n_sampled"] == len(qf)
+    for line in qf:
+        sid, text = line.split("\t")
+        assert int(sid) not in removed and text.endswith("?")
+    refl = (synth / "audit" / "sanity_binding.tsv").read_text().splitlines()[1:]
+    assert refl and all("self" in line or "selves" in line for line in refl)
+    # Byte-identical rerun.
+    first = out.read_bytes(), summary.read_bytes()
+    povstim("filter", synth / "0.conllu", synth / "1.conllu", "--base", synth / "base.txt",
+            "--params", '{"mode": "strict"}', "--out", out, "--summary", summary, "--audit-dir", synth / "audit")
+    assert (out.read_bytes(), summary.read_bytes()) == first
+
+
+def test_filter_detects_stale_shards(synth, tmp_path):
+    base = (synth / "base.txt").read_text().splitlines()
+    base[3] = "Something else entirely."
+    (tmp_path / "base.txt").write_text("\n".join(base) + "\n")
+    r = subprocess.run([sys.executable, "-m", "povstim", "filter", synth / "0.conllu", "--base", tmp_path / "base.txt",
+                        "--out", tmp_path / "dpe.tsv"], capture_output=True, text=True)
+    assert r.returncode == 1 and "sent_id 3" in r.stderr and "stale" in r.stderr
+    assert not (tmp_path / "dpe.tsv").exists()

