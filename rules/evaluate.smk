@@ -19,7 +19,7 @@ rule benchmark:
     params:
         spec=lambda wc: as_json(config["benchmarks"][wc.suite]),
         corpora=lambda wc, input: " ".join(f"--corpus {p}" for p in input),
-        code=code("benchmarks"),
+        code=code("benchmarks", "lexicon.py"),
     log:
         "logs/benchmark/{suite}.log",
     benchmark:
@@ -44,6 +44,7 @@ rule score:
             {"arch": wc.arch, "condition": wc.condition, "size": wc.size, "seed": int(wc.seed)}
         ),
         code=code("scoring"),
+    threads: 2
     resources:
         gpu=1,
     log:
@@ -54,4 +55,34 @@ rule score:
         "../envs/train.yaml"
     shell:
         "{POVSTIM} score --model {params.model_dir} --suite {input.suite} --params {params.scoring:q}"
+        " --meta {params.meta:q} --threads {threads} --out {output} > {log} 2>&1"
+
+
+# Corpus baselines scored like models (BabyBERTa word frequency; Kneser-Ney
+# n-gram), trained on a condition's training text. Not in the default targets:
+# ask for them by path, e.g. results/scores/ngram/baby/50k/seed0/posh.parquet.
+ruleorder: score_baseline > score
+
+
+rule score_baseline:
+    input:
+        suite="results/benchmarks/{suite}",
+        corpus="results/corpus/{condition}/{size}/train.txt",
+    output:
+        "results/scores/{baseline}/{condition}/{size}/seed0/{suite}.parquet",
+    wildcard_constraints:
+        baseline="unigram|ngram",
+    params:
+        meta=lambda wc: as_json(
+            {"arch": wc.baseline, "condition": wc.condition, "size": wc.size, "seed": 0}
+        ),
+        code=code("scoring"),
+    log:
+        "logs/score/{baseline}/{condition}/{size}/seed0/{suite}.log",
+    benchmark:
+        "benchmarks/score/{baseline}/{condition}/{size}/seed0/{suite}.tsv"
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "{POVSTIM} score --baseline {wildcards.baseline} --corpus {input.corpus} --suite {input.suite}"
         " --meta {params.meta:q} --out {output} > {log} 2>&1"

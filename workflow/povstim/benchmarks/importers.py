@@ -1,0 +1,223 @@
+"""Importers: existing minimal-pair suites into the benchmark schema.
+
+- ``blimp``: BLiMP jsonl (``sentence_good``, ``sentence_bad``, ``UID``, ``pairID``,
+  ``linguistics_term``); a file or a folder of files.
+- ``zorro``: Zorro txt, one sentence per line, odd lines (1st, 3rd, ...)
+  ungrammatical and even lines grammatical; paradigm = file name.
+- ``scamp``: SCaMP tsv, ``good<TAB>bad`` per line; paradigm = file name.
+- ``posh``: the POSH-BENCH release format, one sentence per line, bad then good;
+  paradigm = file name.
+- ``jsonl`` / ``csv``: generic files with named columns (``columns`` maps
+  ``good, bad, paradigm, category, item_id`` to column names; ``good`` and
+  ``bad`` are required, the rest optional).
+
+Categories follow POSH Table 10 for the phenomena it lists; other paradigms
+keep the suite's own grouping (BLiMP ``linguistics_term``, Zorro's phenomenon
+prefix), so cross-suite comparison happens exactly where Table 10 says.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from ..io import PovstimError
+from .suite import Pair, category_for, posh_paradigm_name
+
+FORMATS = ("blimp", "zorro", "scamp", "posh", "jsonl", "csv")
+_DEFAULT_EXT = {"blimp": ".jsonl", "zorro": ".txt", "scamp": ".tsv", "posh": ".txt", "jsonl": ".jsonl", "csv": ".csv"}
+
+
+def _files(path: Path, kind: str) -> list[Path]:
+    if path.is_dir():
+        ext = _DEFAULT_EXT[kind]
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(ext))
+        if not files:
+            raise PovstimError(f"{kind} suite folder {path} holds no *{ext} files")
+        return files
+    if not path.exists():
+        raise PovstimError(f"{kind} suite {path} does not exist")
+    return [path]
+
+
+def _read_text_lines(path: Path) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = [line.rstrip("\r\n") for line in fh]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PovstimError(f"cannot read {path}: {exc}") from None
+    while lines and not lines[-1].strip():
+        lines.pop()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            raise PovstimError(f"{path}, line {n}: empty line inside the file")
+    return lines
+
+
+def import_blimp(path: Path, suite: str) -> list[Pair]:
+    out = []
+    for f in _files(path, "blimp"):
+        with open(f, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise PovstimError(f"{f}, line {n}: not valid JSON ({exc.msg})") from None
+                missing = [k for k in ("sentence_good", "sentence_bad") if k not in obj]
+                if missing:
+                    raise PovstimError(f"{f}, line {n}: BLiMP record lacks {', '.join(missing)}")
+                paradigm = obj.get("UID") or f.stem
+                extra = {k: v for k, v in obj.items() if k not in ("sentence_good", "sentence_bad")}
+                out.append(
+                    Pair(
+                        suite=suite,
+                        paradigm=paradigm,
+                        category=category_for(paradigm, obj.get("linguistics_term") or paradigm),
+                        item_id=str(obj.get("pairID", n - 1)),
+                        good=obj["sentence_good"],
+                        bad=obj["sentence_bad"],
+                        extra=extra,
+                    )
+                )
+    return out
+
+
+def _alternating(path: Path, kind: str, suite: str, bad_first: bool, category_of) -> list[Pair]:
+    out = []
+    for f in _files(path, kind):
+        lines = _read_text_lines(f)
+        if len(lines) % 2:
+            raise PovstimError(
+                f"{f}: {len(lines)} lines, an odd number; {kind} files pair each "
+                f"{'bad' if bad_first else 'good'} line with the next one"
+            )
+        paradigm = f.stem if kind != "posh" else posh_paradigm_name(f.stem)
+        for i in range(0, len(lines), 2):
+            first, second = lines[i], lines[i + 1]
+            bad, good = (first, second) if bad_first else (second, first)
+            out.append(
+                Pair(suite=suite, paradigm=paradigm, category=category_of(paradigm),
+                     item_id=str(i // 2), good=good, bad=bad, extra={"line": i + 1})
+            )
+    return out
+
+
+def import_zorro(path: Path, suite: str) -> list[Pair]:
+    # Zorro groups paradigms by phenomenon: "island-effects-adjunct_island" -> island-effects
+    def cat(paradigm: str) -> str:
+        return category_for(paradigm, paradigm.rsplit("-", 1)[0] if "-" in paradigm else paradigm)
+
+    return _alternating(path, "zorro", suite, bad_first=True, category_of=cat)
+
+
+def import_posh(path: Path, suite: str) -> list[Pair]:
+    return _alternating(path, "posh", suite, bad_first=True, category_of=lambda p: category_for(p, p))
+
+
+def import_scamp(path: Path, suite: str) -> list[Pair]:
+    out = []
+    for f in _files(path, "scamp"):
+        paradigm = f.stem
+        for n, line in enumerate(_read_text_lines(f), 1):
+            parts = line.split("\t")
+            if len(parts) != 2 or not all(p.strip() for p in parts):
+                raise PovstimError(f"{f}, line {n}: expected 'good<TAB>bad', found {len(parts)} field(s)")
+            out.append(
+                Pair(suite=suite, paradigm=paradigm, category=category_for(paradigm, paradigm),
+                     item_id=str(n - 1), good=parts[0], bad=parts[1], extra={"line": n})
+            )
+    return out
+
+
+def _from_columns(rows, where, columns: dict, suite: str, default_paradigm: str) -> list[Pair]:
+    col = {"good": "good", "bad": "bad", "paradigm": "paradigm", "category": "category", "item_id": "item_id"}
+    col.update(columns or {})
+    out = []
+    for n, row in rows:
+        for k in ("good", "bad"):
+            if col[k] not in row or not str(row[col[k]] or "").strip():
+                raise PovstimError(f"{where}, row {n}: no value in column {col[k]!r} (the {k} sentence)")
+        paradigm = str(row.get(col["paradigm"]) or default_paradigm)
+        category = str(row.get(col["category"]) or category_for(paradigm, paradigm))
+        item_id = str(row.get(col["item_id"]) if row.get(col["item_id"]) not in (None, "") else n)
+        used = {col[k] for k in col}
+        extra = {k: v for k, v in row.items() if k not in used and k not in ("suite",)}
+        out.append(Pair(suite=suite, paradigm=paradigm, category=category, item_id=item_id,
+                        good=str(row[col["good"]]), bad=str(row[col["bad"]]), extra=extra))
+    return out
+
+
+def import_csv(path: Path, suite: str, columns: dict | None = None) -> list[Pair]:
+    out = []
+    for f in _files(path, "csv"):
+        with open(f, encoding="utf-8", newline="") as fh:
+            dialect = "excel-tab" if f.suffix == ".tsv" else "excel"
+            reader = csv.DictReader(fh, dialect=dialect)
+            rows = [(i, r) for i, r in enumerate(reader, 2)]  # row 1 is the header
+        out += _from_columns(rows, f, columns or {}, suite, f.stem)
+    return out
+
+
+def import_jsonl(path: Path, suite: str, columns: dict | None = None) -> list[Pair]:
+    out = []
+    for f in _files(path, "jsonl"):
+        rows = []
+        with open(f, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise PovstimError(f"{f}, line {n}: not valid JSON ({exc.msg})") from None
+                if not isinstance(obj, dict):
+                    raise PovstimError(f"{f}, line {n}: expected a JSON object")
+                rows.append((n, obj))
+        out += _from_columns(rows, f, columns or {}, suite, f.stem)
+    return out
+
+
+def import_suite(kind: str, path: str | Path, suite: str, columns: dict | None = None) -> list[Pair]:
+    path = Path(path)
+    if kind == "blimp":
+        pairs = import_blimp(path, suite)
+    elif kind == "zorro":
+        pairs = import_zorro(path, suite)
+    elif kind == "scamp":
+        pairs = import_scamp(path, suite)
+    elif kind == "posh":
+        pairs = import_posh(path, suite)
+    elif kind == "csv":
+        pairs = import_csv(path, suite, columns)
+    elif kind == "jsonl":
+        pairs = import_jsonl(path, suite, columns)
+    else:
+        raise PovstimError(f"unknown suite format {kind!r}; use one of {', '.join(FORMATS)}")
+    if not pairs:
+        raise PovstimError(f"{kind} suite {path} holds no pairs")
+    return pairs
+
+
+def load_pairs(path: str | Path, fmt: str | None = None, suite: str | None = None) -> list[dict]:
+    """Pairs as schema dicts from a suite folder/file in the benchmark schema or any importer format.
+
+    ``fmt`` None or 'jsonl' with a file already in the schema reads it as is.
+    """
+    from .suite import read_suite
+
+    path = Path(path)
+    if fmt in (None, "jsonl"):
+        if path.is_dir() or path.suffix == ".jsonl":
+            try:
+                return read_suite(path)
+            except PovstimError:
+                if fmt is None:
+                    raise
+        # a generic jsonl with its own columns
+    if fmt is None:
+        raise PovstimError(f"cannot tell the format of {path}: pass --format {{{','.join(FORMATS)}}}")
+    name = suite or path.stem
+    return [p.to_json() for p in import_suite(fmt, path, name)]

@@ -1,0 +1,1 @@
+"""Scoring minimal pairs with language models (and baselines scored like models)."""

@@ -1,0 +1,160 @@
+"""``povstim score``: score minimal pairs with a language model (and its checkpoints).
+
+In the pipeline (rules/evaluate.smk):
+
+    povstim score --model results/models/gpt2-tiny/baby/50k/seed1 --suite results/benchmarks/posh
+        --params '{"reduction": "sum", "bos": true, "batch_size": 64, "checkpoints": true}'
+        --meta '{"arch": "gpt2-tiny", "condition": "baby", "size": "50k", "seed": 1}'
+        --out results/scores/gpt2-tiny/baby/50k/seed1/posh.parquet
+
+By hand, for any model (a save_pretrained folder or a locally cached hub name)
+and any suite file in the benchmark schema or an importer format:
+
+    povstim score --model my/model/dir --suite blimp/adjunct_island.jsonl --format blimp --out s.parquet
+
+Baselines scored like models (``--baseline``, trained on ``--corpus``):
+``unigram`` = BabyBERTa's word-frequency baseline (sum of the corpus frequencies
+of the sentence's words), ``ngram`` = an interpolated Kneser-Ney word n-gram
+(sum of log-probabilities, sentence boundaries included).
+
+The output parquet has one row per model x checkpoint x item: arch, condition,
+size, seed, step, final, suite, paradigm, category, item_id, logp_good,
+logp_bad, ntok_good, ntok_bad, correct (a tie is not correct).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+
+from ..io import PovstimError
+
+log = logging.getLogger("povstim.score")
+
+DEFAULTS = {"reduction": "sum", "bos": True, "eos": False, "batch_size": 64, "checkpoints": False, "mlm": "pll",
+            "device": "auto"}
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = __doc__.split("\n\n", 1)[1]
+    p.add_argument("--model", help="model folder (HF save_pretrained with tokenizer) or local hub name")
+    p.add_argument("--suite", required=True, help="suite folder or file (benchmark JSONL schema, or see --format)")
+    p.add_argument("--format", choices=["jsonl", "blimp", "zorro", "scamp", "posh", "csv"],
+                   help="read --suite with this importer (default: the benchmark JSONL schema)")
+    p.add_argument("--suite-name", help="suite name for imported files (default: the file name)")
+    p.add_argument("--params", help="the config's scoring section as JSON (keys: reduction, bos, eos, batch_size, "
+                   "checkpoints, mlm, device)")
+    p.add_argument("--meta", help="JSON {arch, condition, size, seed} written into every row")
+    p.add_argument("--arch", help="override meta arch (default: the model folder's name)")
+    p.add_argument("--condition", help="override meta condition")
+    p.add_argument("--size", help="override meta size")
+    p.add_argument("--seed", type=int, help="override meta seed")
+    p.add_argument("--reduction", choices=["sum", "mean"], help="sum (default) or mean of token log-probs")
+    p.add_argument("--no-bos", dest="bos", action="store_false", default=None,
+                   help="causal: do not prepend BOS (the first token is then NOT scored, as in minicons' default)")
+    p.add_argument("--eos", action="store_true", default=None,
+                   help="causal: append EOS and score it too (log p(end | sentence)); off by default")
+    p.add_argument("--mlm", choices=["pll", "holistic"], help="masked LMs: pseudo-log-likelihood (default) or holistic")
+    p.add_argument("--batch-size", type=int, help="sentences (causal/holistic) or masked rows (PLL) per forward pass")
+    p.add_argument("--checkpoints", action="store_true", default=None,
+                   help="also score every MODEL/checkpoints/step{N}/ (rows final=False)")
+    p.add_argument("--device", help="auto (default), cpu, cuda or cuda:N")
+    p.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's choice, all cores)")
+    p.add_argument("--baseline", choices=["unigram", "ngram"], help="score with a corpus baseline instead of --model")
+    p.add_argument("--corpus", action="append", default=[], help="baseline training corpus (repeatable)")
+    p.add_argument("--order", type=int, default=3, help="n-gram order for --baseline ngram (default 3)")
+    p.add_argument("--out", required=True, help="output .parquet")
+
+
+def _json_arg(text: str | None, flag: str) -> dict:
+    if not text:
+        return {}
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PovstimError(f"{flag} is not valid JSON: {exc.msg}") from None
+    if not isinstance(obj, dict):
+        raise PovstimError(f"{flag} must be a JSON object")
+    return obj
+
+
+def settings(args) -> dict:
+    params = _json_arg(args.params, "--params")
+    unknown = sorted(set(params) - set(DEFAULTS))
+    if unknown:
+        raise PovstimError(f"scoring: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(DEFAULTS))}")
+    opts = {**DEFAULTS, **params}
+    for key in ("reduction", "bos", "eos", "mlm", "batch_size", "checkpoints", "device"):
+        value = getattr(args, key, None)
+        if value is not None:
+            opts[key] = value
+    if int(opts["batch_size"]) < 1:
+        raise PovstimError("scoring.batch_size must be at least 1")
+    return opts
+
+
+def metadata(args) -> dict:
+    meta = _json_arg(args.meta, "--meta")
+    name = args.baseline if args.baseline else Path(str(args.model).rstrip("/")).name
+    meta.setdefault("arch", name)
+    meta.setdefault("condition", "")
+    meta.setdefault("size", "")
+    meta.setdefault("seed", 0)
+    for key in ("arch", "condition", "size", "seed"):
+        value = getattr(args, key)
+        if value is not None:
+            meta[key] = value
+    return meta
+
+
+def run(args) -> int:
+    import pandas as pd
+
+    from ..benchmarks.importers import load_pairs
+    from .items import checkpoints, final_step, item_frame, write_parquet
+
+    if bool(args.model) == bool(args.baseline):
+        raise PovstimError("give exactly one of --model and --baseline")
+    opts, meta = settings(args), metadata(args)
+    pairs = load_pairs(args.suite, args.format, args.suite_name)
+    t0 = time.perf_counter()
+    frames = []
+    if args.baseline:
+        from .baselines import train_baseline
+
+        if not args.corpus:
+            raise PovstimError("--baseline needs at least one --corpus (the training text)")
+        model = train_baseline(args.baseline, args.corpus, order=args.order)
+        frames.append(item_frame(pairs, model.score, meta, step=0, final=True))
+    else:
+        import torch
+
+        from ..devices import resolve_device
+        from .scorer import Scorer, load
+
+        torch.set_grad_enabled(False)
+        if args.threads:
+            # Several scoring jobs share the CPU under Snakemake: oversubscribed
+            # torch threads are several times slower than one thread each.
+            torch.set_num_threads(args.threads)
+        device = resolve_device(opts["device"])
+        model_path = Path(args.model)
+        targets = [(final_step(model_path) if model_path.is_dir() else -1, args.model, True)]
+        if opts["checkpoints"] and model_path.is_dir():
+            targets += [(step, str(d), False) for step, d in checkpoints(model_path)]
+        for step, path, final in targets:
+            lm, tok, kind = load(path, device)
+            scorer = Scorer(lm, tok, kind, device=device, bos=bool(opts["bos"]), method=opts["mlm"],
+                            batch_size=int(opts["batch_size"]), reduction=opts["reduction"], eos=bool(opts["eos"]))
+            frames.append(item_frame(pairs, scorer.score, meta, step=step, final=final))
+            log.info("%s (step %d): accuracy %.3f", path, step, frames[-1]["correct"].mean())
+            del lm
+    df = pd.concat(frames, ignore_index=True)
+    write_parquet(df, args.out)
+    dt = time.perf_counter() - t0
+    log.info("%d pairs x %d model(s) scored in %.1fs -> %s", len(pairs), len(frames), dt, args.out)
+    return 0

@@ -1,0 +1,234 @@
+"""Exact, batched sentence log-probabilities for Hugging Face language models.
+
+Causal LMs: the sum (or mean) of every token's log-probability *with a BOS token
+prepended*, so the first word is scored too. POSH-BENCH scored with minicons'
+default, which conditions on the first token without scoring it — and its
+question-formation and *wanna* pairs differ exactly in the first word.
+
+Masked LMs: holistic scoring (BabyBERTa §2.5 — the whole sentence, no masks,
+each token's log-probability at its own position) or pseudo-log-likelihood
+(Salazar et al. 2020 — one copy per token with that token masked). PLL puts the
+masked copies of many sentences into fixed-size chunks, so memory is bounded by
+``batch_size`` rows however long the sentences are, and it computes vocabulary
+logits only at the masked position of each row.
+
+Sentences are deduplicated, sorted by token length and batched so padding is
+minimal; scores are fp32 log-softmax, summed in float64.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..io import PovstimError
+
+log = logging.getLogger(__name__)
+
+# Model types whose LM head is exactly `head(body(x).last_hidden_state)`, so the
+# head can be applied only where a score is needed. Others run the full model.
+_SPLIT_HEADS = {
+    "gpt2": ("transformer", "lm_head"),
+    "llama": ("model", "lm_head"),
+    "mistral": ("model", "lm_head"),
+    "qwen2": ("model", "lm_head"),
+    "roberta": ("roberta", "lm_head"),
+    "bert": ("bert", "cls"),
+}
+
+
+@dataclass
+class Scores:
+    logp: np.ndarray  # float64, one per sentence (sum or mean per `reduction`)
+    ntok: np.ndarray  # int64, number of scored tokens
+
+
+def model_kind(config) -> str:
+    archs = " ".join(getattr(config, "architectures", None) or [])
+    if "MaskedLM" in archs:
+        return "masked"
+    if "CausalLM" in archs or "LMHeadModel" in archs:
+        return "causal"
+    if getattr(config, "is_decoder", False) or config.model_type in ("gpt2", "llama", "gpt_neox", "opt"):
+        return "causal"
+    if config.model_type in ("roberta", "bert", "distilbert", "deberta", "deberta-v2", "electra"):
+        return "masked"
+    raise PovstimError(f"cannot tell whether model type {config.model_type!r} is causal or masked")
+
+
+def load(model: str | Path, device: str = "cpu", kind: str | None = None):
+    """Load (model, tokenizer, kind) from a save_pretrained folder or a local hub name."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+
+    name = str(model)
+    try:
+        config = AutoConfig.from_pretrained(name)
+        tokenizer = AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError) as exc:
+        raise PovstimError(f"cannot load model {name}: {str(exc).splitlines()[0]}") from None
+    kind = kind or model_kind(config)
+    cls = AutoModelForMaskedLM if kind == "masked" else AutoModelForCausalLM
+    lm = cls.from_pretrained(name, dtype=torch.float32)
+    lm.to(device).eval()
+    return lm, tokenizer, kind
+
+
+class Scorer:
+    """Score sentences with one loaded model.
+
+    ``method`` for masked models: 'pll' or 'holistic'. ``eos`` (causal): append EOS
+    and score it too (off by default, as in minicons). ``bos`` (causal): prepend
+    the BOS token (EOS when the tokenizer has no BOS, as GPT-2's are one token)
+    so the first word is scored; with ``bos=False`` the first token only
+    conditions the rest (minicons' default, kept to demonstrate the difference).
+    """
+
+    def __init__(self, model, tokenizer, kind: str, device: str = "cpu", bos: bool = True,
+                 method: str = "pll", batch_size: int = 64, reduction: str = "sum", eos: bool = False):
+        if reduction not in ("sum", "mean"):
+            raise PovstimError(f"scoring.reduction must be sum or mean, not {reduction!r}")
+        if method not in ("pll", "holistic"):
+            raise PovstimError(f"scoring.mlm must be pll or holistic, not {method!r}")
+        self.model, self.tok, self.kind, self.device = model, tokenizer, kind, device
+        self.bos, self.method, self.batch_size, self.reduction = bos, method, int(batch_size), reduction
+        # Causal: also score the end of the sentence (log p(EOS | sentence)), as a
+        # model trained on "<s> ... </s>" frames has learnt where sentences end.
+        self.suffix = None
+        if kind == "causal" and eos:
+            if tokenizer.eos_token_id is None:
+                raise PovstimError("scoring.eos is true but the tokenizer has no EOS token")
+            self.suffix = tokenizer.eos_token_id
+        body_head = _SPLIT_HEADS.get(model.config.model_type)
+        self.body = self.head = None
+        if body_head and hasattr(model, body_head[0]) and hasattr(model, body_head[1]):
+            self.body, self.head = getattr(model, body_head[0]), getattr(model, body_head[1])
+        cfg = model.config
+        self.max_len = getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings", None)
+        if model.config.model_type == "roberta" and self.max_len:
+            self.max_len -= 2  # RoBERTa positions start after the padding index
+        if kind == "causal" and bos:
+            self.prefix = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+            if self.prefix is None:
+                raise PovstimError(
+                    "the tokenizer has neither a BOS nor an EOS token, so the first word cannot be scored; "
+                    "set scoring.bos: false to score without one (the first token is then not scored)"
+                )
+        else:
+            self.prefix = None
+
+    # ------------------------------------------------------------------ helpers
+    def _encode(self, sentences: list[str]) -> list[list[int]]:
+        special = self.kind == "masked"
+        ids = self.tok(list(sentences), add_special_tokens=special)["input_ids"]
+        if self.prefix is not None:
+            ids = [[self.prefix] + x for x in ids]
+        if self.suffix is not None:
+            ids = [x + [self.suffix] for x in ids]
+        for s, x in zip(sentences, ids):
+            if self.max_len and len(x) > self.max_len:
+                raise PovstimError(
+                    f"sentence of {len(x)} tokens is longer than the model's context ({self.max_len}): {s[:80]!r}"
+                )
+        return ids
+
+    def _pad(self, rows: list[list[int]]):
+        import torch
+
+        width = max(len(r) for r in rows)
+        pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+        ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = torch.tensor(r, dtype=torch.long)
+            mask[i, : len(r)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _token_logprobs(self, ids, mask, rows, cols, targets):
+        """log p(targets) from the output at (rows, cols): fp32 log-softmax over the vocabulary."""
+        import torch
+
+        if self.body is not None:
+            hidden = self.body(input_ids=ids, attention_mask=mask).last_hidden_state
+            logits = self.head(hidden[rows, cols]).float()
+        else:
+            logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, cols].float()
+        # log_softmax + gather: same numbers as gather - logsumexp, ~2x faster on CPU
+        return torch.log_softmax(logits, dim=-1).gather(1, targets[:, None])[:, 0]
+
+    # ------------------------------------------------------------------ scoring
+    def score(self, sentences: list[str]) -> Scores:
+        """Scores for ``sentences`` (duplicates are computed once)."""
+        import torch
+
+        uniq = sorted(set(sentences))
+        index = {s: i for i, s in enumerate(uniq)}
+        ids = self._encode(uniq)
+        if self.kind == "masked":
+            special = set(self.tok.all_special_ids)
+            targets = [[j for j, t in enumerate(x) if t not in special] for x in ids]
+        else:
+            targets = [list(range(1, len(x))) for x in ids]  # position j predicted from j-1
+        for s, t in zip(uniq, targets):
+            if not t:
+                raise PovstimError(f"nothing to score in sentence {s!r} (no tokens after BOS/special tokens)")
+        total = np.zeros(len(uniq), dtype=np.float64)
+        ntok = np.array([len(t) for t in targets], dtype=np.int64)
+        with torch.inference_mode():
+            if self.kind == "causal" or self.method == "holistic":
+                self._score_whole(ids, targets, total)
+            else:
+                self._score_pll(ids, targets, total)
+        if self.reduction == "mean":
+            total = total / ntok
+        order = [index[s] for s in sentences]
+        return Scores(logp=total[order], ntok=ntok[order])
+
+    def _score_whole(self, ids, targets, total):
+        """One forward per sentence: causal next-token or holistic (unmasked) scoring."""
+        import torch
+
+        order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
+        shift = 1 if self.kind == "causal" else 0
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            tid, mask = self._pad([ids[i] for i in batch])
+            rows, cols, tgts, owner = [], [], [], []
+            for r, i in enumerate(batch):
+                for j in targets[i]:
+                    rows.append(r)
+                    cols.append(j - shift)
+                    tgts.append(ids[i][j])
+                    owner.append(i)
+            lp = self._token_logprobs(
+                tid, mask, torch.tensor(rows, device=self.device), torch.tensor(cols, device=self.device),
+                torch.tensor(tgts, device=self.device),
+            )
+            np.add.at(total, np.array(owner), lp.double().cpu().numpy())
+
+    def _score_pll(self, ids, targets, total):
+        """PLL: every (sentence, position) is one masked row; rows go in bounded chunks."""
+        import torch
+
+        mask_id = self.tok.mask_token_id
+        if mask_id is None:
+            raise PovstimError("the tokenizer has no mask token, so pseudo-log-likelihood is undefined")
+        # Rows sorted by sentence length keep padding small inside each chunk.
+        jobs = sorted(((len(ids[i]), i, j) for i in range(len(ids)) for j in targets[i]))
+        for start in range(0, len(jobs), self.batch_size):
+            chunk = jobs[start : start + self.batch_size]
+            rows = []
+            for _, i, j in chunk:
+                row = list(ids[i])
+                row[j] = mask_id
+                rows.append(row)
+            tid, mask = self._pad(rows)
+            lp = self._token_logprobs(
+                tid, mask, torch.arange(len(chunk), device=self.device),
+                torch.tensor([j for _, _, j in chunk], device=self.device),
+                torch.tensor([ids[i][j] for _, i, j in chunk], device=self.device),
+            )
+            np.add.at(total, np.array([i for _, i, _ in chunk]), lp.double().cpu().numpy())
