@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 min_version("9.0")
 
@@ -40,7 +41,14 @@ except PovstimError as exc:
 
 # Rules run the checkout's own code (workflow/povstim), whether or not the
 # package is installed, with the Python that runs Snakemake.
-POVSTIM = f'PYTHONPATH="{WORKFLOW_DIR}" "{sys.executable}" -m povstim'
+# Under `--sdm conda` the rule's env provides python; otherwise the Python
+# that runs Snakemake does.
+PYTHON = (
+    "python"
+    if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+    else f'"{sys.executable}"'
+)
+POVSTIM = f'PYTHONPATH="{WORKFLOW_DIR}" {PYTHON} -m povstim'
 PKG = WORKFLOW_DIR / "povstim"
 
 

@@ -1,0 +1,242 @@
+"""GPU placement: concurrent jobs claim distinct CUDA_VISIBLE_DEVICES slots.
+
+No GPU here, so the only thing faked is torch's CUDA (is_available, device_count);
+the slot parsing, the flock-based claiming, the waiting, the release on exit
+(even on SIGKILL) and Snakemake's `--resources gpu=N` scheduling all run for
+real.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from povstim import devices
+from povstim.devices import acquire_gpu, lock_dir, resolve_device, visible_slots
+from povstim.io import PovstimError
+
+REPO = Path(__file__).resolve().parents[1]
+
+# A job that claims a GPU as training/scoring do.
+CLAIM = textwrap.dedent(
+    """
+    import sys, time, types
+    # The GPU is the one thing faked: a torch whose CUDA reports devices
+    # (importing real torch per process would also cost seconds).
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(is_available=lambda: True, device_count=lambda: 8, set_device=lambda i: None)
+    sys.modules["torch"] = torch
+    from povstim.devices import resolve_device
+    print(resolve_device(sys.argv[1]), flush=True)
+    sys.stdin.readline()          # hold the GPU until told to stop
+    """
+)
+
+
+def claim_process(tmp_path, visible="4,7", requested="auto", **env):
+    full_env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "workflow"),
+        "CUDA_VISIBLE_DEVICES": visible,
+        "POVSTIM_GPU_LOCK_DIR": str(tmp_path / "locks"),
+        **env,
+    }
+    full_env.pop("SLURM_JOB_ID", None)
+    full_env.update(env)
+    return subprocess.Popen(
+        [sys.executable, "-c", CLAIM, requested],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env,
+    )
+
+
+def test_visible_slots_follow_cuda_visible_devices():
+    assert visible_slots({"CUDA_VISIBLE_DEVICES": "2,3"}) == ["2", "3"]
+    assert visible_slots({"CUDA_VISIBLE_DEVICES": " 1 , 0 "}) == ["1", "0"]
+    assert visible_slots({"CUDA_VISIBLE_DEVICES": "GPU-8a1f,GPU-77b2"}) == ["GPU-8a1f", "GPU-77b2"]
+    # CUDA stops at the first invalid entry; "" and -1 hide every GPU
+    assert visible_slots({"CUDA_VISIBLE_DEVICES": "0,-1,2"}) == ["0"]
+    assert visible_slots({"CUDA_VISIBLE_DEVICES": ""}) == []
+    assert visible_slots({"CUDA_VISIBLE_DEVICES": "-1"}) == []
+    assert visible_slots({}, device_count=3) == ["0", "1", "2"]
+
+
+def test_lock_dir_is_per_slurm_job(tmp_path):
+    base = {"POVSTIM_GPU_LOCK_DIR": str(tmp_path)}
+    assert lock_dir(base) == tmp_path
+    # SLURM numbers each job's GPUs from 0, so jobs must not share slot names
+    assert lock_dir({**base, "SLURM_JOB_ID": "812"}) == tmp_path / "job812"
+    assert lock_dir({}).name == "povstim-gpu-locks"
+
+
+def test_slots_are_exclusive_and_reusable_after_release(tmp_path):
+    a = acquire_gpu(["4", "7"], tmp_path)
+    b = acquire_gpu(["4", "7"], tmp_path)
+    assert (a.index, a.device_id, a.torch_device) == (0, "4", "cuda:0")
+    assert (b.index, b.device_id, b.torch_device) == (1, "7", "cuda:1")
+    with pytest.raises(PovstimError, match="all 2 GPU"):
+        acquire_gpu(["4", "7"], tmp_path, wait=0.2, poll=0.05)
+    a.release()
+    c = acquire_gpu(["4", "7"], tmp_path, wait=0.2, poll=0.05)
+    assert c.device_id == "4"
+    assert (tmp_path / "gpu4.lock").read_text().strip() == str(os.getpid())
+    b.release()
+    c.release()
+
+
+def test_no_visible_slot_is_a_clear_error(tmp_path):
+    with pytest.raises(PovstimError, match="CUDA_VISIBLE_DEVICES lists no device"):
+        acquire_gpu([], tmp_path)
+
+
+def test_cpu_and_bad_requests(monkeypatch):
+    import torch
+
+    assert resolve_device("cpu") == "cpu"
+    with pytest.raises(PovstimError, match="unknown device 'tpu'"):
+        resolve_device("tpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == "cpu"
+    assert resolve_device(None) == "cpu"
+    with pytest.raises(PovstimError, match="no CUDA device is visible"):
+        resolve_device("cuda")
+
+
+def test_explicit_cuda_index_claims_nothing(monkeypatch, tmp_path):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setenv("POVSTIM_GPU_LOCK_DIR", str(tmp_path))
+    assert resolve_device("cuda:1") == "cuda:1"
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(PovstimError, match="does not exist: 2 CUDA"):
+        resolve_device("cuda:5")
+
+
+def test_in_process_claim_is_held_and_reused(monkeypatch, tmp_path):
+    import torch
+
+    current = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "set_device", current.append)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,3")
+    monkeypatch.setenv("POVSTIM_GPU_LOCK_DIR", str(tmp_path))
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    other = acquire_gpu(["5", "3"], tmp_path)  # another job holds GPU 5
+    try:
+        assert resolve_device("auto") == "cuda:1"
+        assert current == [1]  # the claimed GPU is also the current device
+        # a second call in the same job (e.g. scoring several checkpoints)
+        # keeps its GPU instead of deadlocking on its own lock
+        assert resolve_device("cuda") == "cuda:1"
+        with pytest.raises(PovstimError, match="stayed busy"):
+            acquire_gpu(["3"], tmp_path, wait=0.1, poll=0.05)
+    finally:
+        devices.release_gpu()
+        other.release()
+    acquire_gpu(["3"], tmp_path, wait=0.1).release()
+
+
+def test_concurrent_processes_get_distinct_gpus_and_wait_for_a_free_one(tmp_path):
+    first = claim_process(tmp_path)
+    second = claim_process(tmp_path)
+    got = {first.stdout.readline().strip(), second.stdout.readline().strip()}
+    assert got == {"cuda:0", "cuda:1"}
+
+    third = claim_process(tmp_path)  # both GPUs busy: it must wait
+    time.sleep(1.5)
+    assert third.poll() is None
+    # a crashed holder frees its GPU too: the kernel drops the flock
+    victim = first if "cuda:0" == got.pop() else second
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    freed = third.stdout.readline().strip()
+    assert freed in {"cuda:0", "cuda:1"}
+    for p in (first, second, third):
+        if p.poll() is None:
+            p.communicate("\n", timeout=30)
+
+
+def test_waiting_is_bounded_by_povstim_gpu_wait(tmp_path):
+    holder = claim_process(tmp_path, visible="0")
+    assert holder.stdout.readline().strip() == "cuda:0"
+    waiter = claim_process(tmp_path, visible="0", POVSTIM_GPU_WAIT="0.5")
+    out, err = waiter.communicate(timeout=60)
+    assert waiter.returncode != 0
+    assert "stayed busy" in err and "--resources gpu=N" in err
+    holder.communicate("\n", timeout=30)
+
+
+def test_slurm_jobs_do_not_contend(tmp_path):
+    # Two SLURM jobs each see their GPU as CUDA_VISIBLE_DEVICES=0; they must
+    # both get it at once (SLURM, not us, keeps them apart).
+    a = claim_process(tmp_path, visible="0", SLURM_JOB_ID="1")
+    b = claim_process(tmp_path, visible="0", SLURM_JOB_ID="2", POVSTIM_GPU_WAIT="5")
+    assert a.stdout.readline().strip() == "cuda:0"
+    assert b.stdout.readline().strip() == "cuda:0"
+    for p in (a, b):
+        p.communicate("\n", timeout=30)
+
+
+@pytest.mark.slow
+def test_snakemake_gpu_jobs_land_on_distinct_gpus(tmp_path):
+    """`snakemake --resources gpu=2` runs 4 one-GPU jobs, two at a time on 2
+    GPUs: every pair of jobs that overlap in time used different GPUs."""
+    (tmp_path / "job.py").write_text(
+        textwrap.dedent(
+            """
+            import json, sys, time, types
+            torch = types.ModuleType("torch")  # a fake CUDA, as in CLAIM
+            torch.cuda = types.SimpleNamespace(is_available=lambda: True, device_count=lambda: 2, set_device=lambda i: None)
+            sys.modules["torch"] = torch
+            from povstim.devices import resolve_device
+            device = resolve_device("auto")
+            start = time.time()
+            time.sleep(1.5)
+            json.dump({"device": device, "start": start, "end": time.time()}, open(sys.argv[1], "w"))
+            """
+        )
+    )
+    (tmp_path / "Snakefile").write_text(
+        textwrap.dedent(
+            f"""
+            rule all:
+                input: expand("out/{{i}}.json", i=range(4))
+
+            rule gpu_job:
+                output: "out/{{i}}.json"
+                resources: gpu=1
+                shell: "{sys.executable} job.py {{output}}"
+            """
+        )
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO / "workflow"),
+        "CUDA_VISIBLE_DEVICES": "0,1",
+        "POVSTIM_GPU_LOCK_DIR": str(tmp_path / "locks"),
+    }
+    env.pop("SLURM_JOB_ID", None)
+    snakemake = Path(sys.executable).with_name("snakemake")
+    proc = subprocess.run(
+        [str(snakemake), "--cores", "4", "--resources", "gpu=2", "--quiet"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    runs = [json.loads((tmp_path / "out" / f"{i}.json").read_text()) for i in range(4)]
+    assert {r["device"] for r in runs} <= {"cuda:0", "cuda:1"}
+    overlaps = 0
+    for i, a in enumerate(runs):
+        for b in runs[i + 1 :]:
+            if a["start"] < b["end"] and b["start"] < a["end"]:
+                overlaps += 1
+                assert a["device"] != b["device"], (a, b)
+    assert overlaps >= 1, runs  # gpu=2 did let two jobs run at once
