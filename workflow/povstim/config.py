@@ -57,7 +57,8 @@ def _subschema_at(schema: dict, path) -> dict:
 def _describe(error: jsonschema.ValidationError, schema: dict, source: str) -> str:
     where = _path_str(error.absolute_path)
     if error.validator == "additionalProperties":
-        allowed = sorted(_subschema_at(schema, error.absolute_path).get("properties", {}))
+        # The schema that closed the object (it may be an if/then branch) lists what is allowed.
+        allowed = sorted(error.schema.get("properties") or _subschema_at(schema, error.absolute_path).get("properties", {}))
         extra = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []
         msgs = []
         for key in extra:

@@ -1,0 +1,202 @@
+"""Clean one real source to ``results/corpus/clean/{source}.txt`` + statistics.
+
+Which reader runs depends on the source's kind (and ``format`` for ``text_url``
+and ``local``); all of them end in :func:`normalize.finish`, so every source
+has the same orthography, the same minimum length and the same statistics.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..io import PovstimError, write_json, write_lines
+from . import chat, childes_csv, hf_parquet, textfmt
+from .normalize import CleanStats, Style, finish, split_sentences
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("chat", "childes_csv", "parquet") + textfmt.TEXT_FORMATS
+KIND_FORMAT = {"childes_chat": "chat", "childes_csv": "childes_csv", "hf_parquet": "parquet"}
+# Written formats whose units are paragraphs: split into sentences by default.
+_PARAGRAPH_FORMATS = {"plain", "gutenberg", "tinystories", "parquet"}
+_DEFAULT_INCLUDE = {"chat": ["*.cha"], "childes_csv": ["*.csv"], "parquet": ["*.parquet"]}
+
+
+def source_format(name: str, spec: dict) -> str:
+    kind = spec.get("kind")
+    if kind in KIND_FORMAT:
+        return KIND_FORMAT[kind]
+    if kind == "text_url":
+        fmt = spec.get("format", "plain")
+    elif kind == "local":
+        if "format" not in spec:
+            raise PovstimError(f"sources.{name}: a local source needs `format` (one of: {', '.join(FORMATS)})")
+        fmt = spec["format"]
+    else:
+        raise PovstimError(f"sources.{name}: kind '{kind}' is not a real source that `povstim clean` reads")
+    if fmt not in FORMATS:
+        raise PovstimError(f"sources.{name}.format: unknown format '{fmt}' (known: {', '.join(FORMATS)})")
+    return fmt
+
+
+def input_paths(name: str, spec: dict, input_dir: Path | None, base_dir: Path) -> list[Path]:
+    """The files to clean: the manifest's files, or a local source's path."""
+    if spec.get("kind") == "local":
+        path = Path(spec["path"]).expanduser()
+        if not path.is_absolute():
+            path = base_dir / path
+        if not path.exists():
+            raise PovstimError(f"sources.{name}.path: {path} does not exist")
+        return [path]
+    if input_dir is None:
+        raise PovstimError(f"source '{name}' ({spec.get('kind')}) needs --input-dir with its downloaded files")
+    manifest = input_dir / "manifest.json"
+    if not manifest.exists():
+        raise PovstimError(f"{manifest}: missing; run `povstim download --source {name}` first")
+    files = json.loads(manifest.read_text())["files"]
+    paths = [input_dir / f["name"] for f in files]
+    for p in paths:
+        if not p.exists():
+            raise PovstimError(f"{p}: listed in {manifest} but missing; download source '{name}' again")
+    return paths
+
+
+def _members(paths: list[Path], spec: dict, fmt: str) -> Iterator[tuple[str, Iterable[str]]]:
+    include = spec.get("include", _DEFAULT_INCLUDE.get(fmt))
+    if isinstance(include, str):
+        include = [include]
+    local_file = spec.get("kind") == "local" and len(paths) == 1 and paths[0].is_file()
+    for path in paths:
+        is_archive = path.name.lower().endswith(textfmt.ARCHIVE_SUFFIXES)
+        if path.is_file() and not local_file and not is_archive and include and not textfmt.matches_file(path.name, include):
+            continue  # a downloaded file the patterns do not select (e.g. a README next to the data)
+        # A local file named by `path` is read whatever its name; patterns select inside archives and folders.
+        yield from textfmt.iter_members(path, None if (local_file and not is_archive) else include,
+                                        spec.get("encoding", "utf-8"))
+
+
+def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterator[tuple[str, str | None]]:
+    """(text, terminator or None) pairs before normalisation; paragraphs already split."""
+    split = spec.get("split_sentences", fmt in _PARAGRAPH_FORMATS)
+    drop_unterminated = spec.get("drop_unterminated", fmt in ("plain", "gutenberg", "parquet"))
+    if fmt == "chat":
+        roles = spec.get("drop_roles", chat.CHILD_ROLES)
+        languages = set(spec.get("languages") or [])
+        max_age = spec.get("max_age_days")
+        age_order = bool(spec.get("age_order", False))
+        ordered: list[tuple[float, int, list[tuple[str, str]]]] = []
+        for n, (member, lines) in enumerate(_members(paths, spec, fmt)):
+            stats.files += 1
+            tr = chat.read_transcript(lines, member, stats)
+            skip = None
+            age = tr.target_child_age_days
+            if languages and not languages.intersection(tr.languages):
+                skip = "other_language_transcript"
+            elif max_age is not None and age is not None and age > float(max_age):
+                skip = "child_too_old"
+            if skip:
+                stats.drop(skip, len(tr.utterances))
+                stats.lines_in += len(tr.utterances)
+                continue
+            utts = chat.adult_utterances(tr, stats, roles, where=member)
+            if age_order:
+                # AO-CHILDES order: transcripts by the target child's age (unknown last), then by name.
+                ordered.append((age if age is not None else float("inf"), n, list(utts)))
+            else:
+                yield from utts
+        for _, _, utts in sorted(ordered, key=lambda t: t[:2]):
+            yield from utts
+        return
+    if fmt == "childes_csv":
+        yield from childes_csv.utterances(_members(paths, spec, fmt), spec, stats)
+        return
+    if fmt == "parquet":
+        column = spec.get("column", "text")
+
+        def texts():
+            for path in paths:
+                files = sorted(path.rglob("*.parquet")) if path.is_dir() else [path]
+                for f in files:
+                    stats.files += 1
+                    for doc in hf_parquet.documents(f, column):
+                        yield from hf_parquet.paragraphs(doc)
+
+        source = texts()
+    else:
+
+        def texts():
+            for _, lines in _members(paths, spec, fmt):
+                stats.files += 1
+                yield from textfmt.units(fmt, lines)
+
+        source = texts()
+    for unit in source:
+        stats.lines_in += 1
+        if not unit:
+            stats.drop("empty")
+            continue
+        if drop_unterminated and unit.rstrip("\"'\u201d\u2019)")[-1:] not in ".?!":
+            stats.drop("unterminated_paragraph")  # headings, list items, captions
+            continue
+        if split:
+            sents = split_sentences(unit)
+            stats.extra["sentences_split"] = stats.extra.get("sentences_split", 0) + len(sents)
+            for s in sents:
+                yield s, None
+        else:
+            yield unit, None
+
+
+def clean_lines(name: str, spec: dict, paths: list[Path], stats: CleanStats) -> Iterator[str]:
+    fmt = source_format(name, spec)
+    style = Style.from_params(spec, spoken=fmt in ("chat", "childes_csv"))
+    max_words = spec.get("max_words")
+    for text, terminator in _units(paths, spec, fmt, stats):
+        line = finish(text, style, stats, terminator)
+        if line is None:
+            continue
+        yield line
+        if max_words and stats.words >= max_words:
+            stats.extra["stopped_at_max_words"] = int(max_words)
+            return
+
+
+def clean_source(
+    name: str, spec: dict, out: Path, stats_path: Path, input_dir: Path | None = None, base_dir: Path | None = None
+) -> dict:
+    """Clean a source; write the text and its statistics atomically; return the statistics."""
+    fmt = source_format(name, spec)
+    paths = input_paths(name, spec, input_dir, base_dir or Path.cwd())
+    stats = CleanStats(source=name)
+    t0 = time.perf_counter()
+    n = write_lines(out, clean_lines(name, spec, paths, stats))
+    seconds = time.perf_counter() - t0
+    if n == 0:
+        out.unlink(missing_ok=True)
+        raise PovstimError(
+            f"source '{name}': cleaning kept no lines from {', '.join(map(str, paths))} "
+            f"(dropped: {dict(stats.dropped)}); check its kind/format/include settings"
+        )
+    result = stats.to_dict()
+    result.update(
+        {
+            "kind": spec.get("kind"),
+            "format": fmt,
+            "style": Style.from_params(spec).style,
+            "lowercase": Style.from_params(spec).lowercase,
+            "questions_fixed": stats.questions_fixed,
+            "inputs": [p.name for p in paths],
+        }
+    )
+    # Timings stay out of the statistics file so it is byte-identical across runs.
+    write_json(stats_path, result)
+    log.info(
+        "%s: %d lines in -> %d out (%d words, %.2f words/sentence, %.1f%% questions, %d malformed) in %.1fs",
+        name, stats.lines_in, stats.lines_out, stats.words, result["words_per_sentence"],
+        100 * result["question_share"], stats.malformed, seconds,
+    )
+    return result
