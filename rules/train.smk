@@ -1,6 +1,10 @@
 # Tokenizer per condition x size, then one model per arch x condition x size x seed.
 
 
+from povstim.tokenizer import study as vocab_study
+from povstim.train import resources as train_resources
+
+
 rule tokenizer:
     input:
         "results/corpus/{condition}/{size}/train.txt",
@@ -30,12 +34,16 @@ rule train:
         log="results/models/{arch}/{condition}/{size}/seed{seed}/train_log.jsonl",
     params:
         arch=lambda wc: as_json(config["archs"][wc.arch]),
-        training=as_json(config["training"]),
+        # threads only changes speed, so editing it does not retrain (the CLI gets --threads)
+        training=as_json({k: v for k, v in config["training"].items() if k != "threads"}),
         out_dir=lambda wc, output: os.path.dirname(output.config),
         code=code("train"),
     resources:
-        gpu=1,
-    threads: 2
+        # 1 only when the job will use a GPU (see povstim.train.resources)
+        gpu=lambda wc: train_resources.gpus_for(config, wc.arch),
+    # Tiny CPU models scale poorly past one core, so by default two jobs share two
+    # cores rather than one job using both; training.threads raises it.
+    threads: lambda wc: train_resources.threads_for(config, wc.arch)
     log:
         "logs/train/{arch}/{condition}/{size}/seed{seed}.log",
     benchmark:
@@ -45,4 +53,38 @@ rule train:
     shell:
         "{POVSTIM} train --train {input.train} --dev {input.dev} --tokenizer {input.tokenizer}"
         " --arch {params.arch:q} --params {params.training:q} --seed {wildcards.seed}"
+        " --out-dir {params.out_dir} --threads {threads} > {log} 2>&1"
+
+
+# POSH App. D / Table 9: corpus token counts per vocab size, and the vocab size
+# that best balances compression across corpora. Not needed by training (the
+# tokenizer: section fixes the vocab); a report target of its own.
+VOCAB_STUDY = config.get("vocab_study") or {}
+VOCAB_STUDY_CORPORA = vocab_study.study_corpora(config)
+
+
+rule vocab_study:
+    input:
+        [f"results/corpus/{c}/{s}/train.txt" for c, s in VOCAB_STUDY_CORPORA],
+    output:
+        table="results/tokenizers/study/table9.tsv",
+        wide="results/tokenizers/study/table9_wide.tsv",
+        discrepancy="results/tokenizers/study/discrepancy.tsv",
+        choice="results/tokenizers/study/choice.json",
+    params:
+        tok=as_json(config.get("tokenizer", {})),
+        study=as_json(VOCAB_STUDY),
+        corpora=" ".join(
+            f"--corpus {c} {s} results/corpus/{c}/{s}/train.txt" for c, s in VOCAB_STUDY_CORPORA
+        ),
+        out_dir=lambda wc, output: os.path.dirname(output.table),
+        code=code("tokenizer"),
+    log:
+        "logs/tokenizer/vocab_study.log",
+    benchmark:
+        "benchmarks/tokenizer/vocab_study.tsv"
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "{POVSTIM} vocab-study {params.corpora} --params {params.tok:q} --study {params.study:q}"
         " --out-dir {params.out_dir} > {log} 2>&1"

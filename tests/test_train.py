@@ -1,0 +1,278 @@
+"""Training: outputs load with HF Auto classes, determinism, best-by-dev, resume after SIGKILL, MLM masking."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from povstim import cli
+from povstim.io import PovstimError
+from povstim.tokenizer import bpe
+from povstim.train import data as D
+from povstim.train.params import resolve_arch, resolve_training
+from test_tokenizer import write_corpus
+
+GPT2 = {"family": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "n_inner": 64}
+ROBERTA = {"family": "roberta", "n_layer": 2, "n_embd": 32, "n_head": 2, "n_inner": 64}
+TRAINING = {
+    "lr": 3e-3, "batch_size": 8, "context": 32, "warmup": 4, "max_steps": 40, "patience": 1000,
+    "eval_every": 10, "save_every": 10, "log_every": 5, "weight_decay": 0.1, "dropout": 0.1,
+    "device": "cpu",
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("corpus")
+    train = write_corpus(d / "train.txt", 1500, seed=1)
+    dev = write_corpus(d / "dev.txt", 100, seed=2)
+    tok = d / "tokenizer.json"
+    bpe.save(bpe.train_file(train, {"vocab_size": 350}), tok)
+    return {"train": train, "dev": dev, "tokenizer": tok}
+
+
+def train_args(corpus, out, arch=GPT2, training=TRAINING, seed=1, extra=()):
+    return [
+        "train", "--train", str(corpus["train"]), "--dev", str(corpus["dev"]), "--tokenizer", str(corpus["tokenizer"]),
+        "--arch", json.dumps(arch), "--params", json.dumps(training), "--seed", str(seed), "--out-dir", str(out),
+        "--threads", "1", "--no-progress", *extra,
+    ]
+
+
+def train(corpus, out, **kw) -> Path:
+    assert cli.main(train_args(corpus, out, **kw)) == 0
+    return Path(out)
+
+
+def weights(folder: Path) -> bytes:
+    return (folder / "model.safetensors").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def gpt2_run(corpus, tmp_path_factory):
+    return train(corpus, tmp_path_factory.mktemp("gpt2") / "seed1")
+
+
+def test_gpt2_outputs_load_with_auto_classes(gpt2_run):
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    log = [json.loads(line) for line in (gpt2_run / "train_log.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in log] == list(range(5, 41, 5))
+    assert {"step", "loss", "dev_loss", "lr", "tokens_per_s", "elapsed"} <= set(log[0])
+    devs = [e["dev_loss"] for e in log if e["dev_loss"] is not None]
+    assert len(devs) == 4 and devs[-1] < devs[0] < np.log(350)  # it learns, and beats a uniform guess
+    steps = sorted(int(p.name[4:]) for p in (gpt2_run / "checkpoints").iterdir())
+    assert steps == [10, 20, 30, 40]
+    # resume state is kept only in the newest checkpoint; working copies are cleaned up
+    assert [p.parent.name for p in (gpt2_run / "checkpoints").rglob("trainer_state.pt")] == ["step40"]
+    assert not (gpt2_run / "best").exists() and not (gpt2_run / "train_log.partial.jsonl").exists()
+    for folder in [gpt2_run] + [gpt2_run / "checkpoints" / f"step{s}" for s in steps]:
+        model = AutoModelForCausalLM.from_pretrained(folder)
+        tok = AutoTokenizer.from_pretrained(folder)
+        assert tok.bos_token == "<s>" and tok.eos_token == "</s>"
+        ids = torch.tensor([[tok.bos_token_id] + tok("The dog runs.")["input_ids"]])
+        assert model(ids).logits.shape == (1, ids.shape[1], 350)
+
+
+def test_final_model_is_best_by_dev_loss(gpt2_run):
+    summary = json.loads((gpt2_run / "train_summary.json").read_text())
+    log = [json.loads(line) for line in (gpt2_run / "train_log.jsonl").read_text().splitlines()]
+    devs = {e["step"]: e["dev_loss"] for e in log if e["dev_loss"] is not None}
+    best = min(devs, key=devs.get)
+    assert summary["best_step"] == best and summary["best_dev_loss"] == devs[best]
+    assert weights(gpt2_run) == weights(gpt2_run / "checkpoints" / f"step{best}")
+
+
+@pytest.mark.slow
+def test_early_stopping_keeps_best_not_last(corpus, tmp_path):
+    # a huge learning rate makes dev loss worse after the first evaluation
+    cfg = {**TRAINING, "lr": 3.0, "warmup": 0, "grad_clip": 0, "patience": 20, "max_steps": 200}
+    out = train(corpus, tmp_path / "m", training=cfg)
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["stop_reason"] == "early_stopping"
+    assert summary["steps"] == summary["best_step"] + 20 < 200
+    assert weights(out) == weights(out / "checkpoints" / f"step{summary['best_step']}")
+    assert weights(out) != weights(out / "checkpoints" / f"step{summary['steps']}")
+
+
+def test_same_seed_same_bytes_other_seed_differs(corpus, gpt2_run, tmp_path):
+    again = train(corpus, tmp_path / "again")
+    assert weights(again) == weights(gpt2_run)
+    assert (again / "tokenizer.json").read_bytes() == (gpt2_run / "tokenizer.json").read_bytes()
+    other = train(corpus, tmp_path / "seed2", seed=2)
+    assert weights(other) != weights(gpt2_run)
+
+
+def test_changed_params_discard_old_checkpoints(corpus, gpt2_run, tmp_path):
+    # a folder holding checkpoints of other params must retrain from scratch, not resume
+    import shutil
+
+    out = tmp_path / "m"
+    shutil.copytree(gpt2_run, out)
+    other = {**TRAINING, "lr": 1e-3}
+    # leave a resumable state behind, as a killed run would
+    shutil.copytree(gpt2_run / "checkpoints" / "step40", out / "checkpoints" / "step50")
+    train(corpus, out, training=other)
+    fresh = train(corpus, tmp_path / "fresh", training=other)
+    assert weights(out) == weights(fresh) != weights(gpt2_run)
+    assert not (out / "checkpoints" / "step50").exists()
+
+
+@pytest.mark.slow
+def test_sigkill_then_rerun_equals_uninterrupted(corpus, gpt2_run, tmp_path):
+    out = tmp_path / "killed"
+    cfg = {**TRAINING, "save_every": 10}
+    env = {**os.environ, "PYTHONPATH": str(Path(cli.__file__).parents[1])}
+    cmd = [sys.executable, "-m", "povstim", *train_args(corpus, out, training=cfg)]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    state = out / "checkpoints" / "step20" / "trainer_state.pt"
+    # kill as soon as the second checkpoint's state exists (resuming from step 20 of 40)
+    while not state.exists() and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
+    assert not (out / "model.safetensors").exists(), "the run finished before it was killed"
+    rerun = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "resumed from" in rerun.stderr
+    assert weights(out) == weights(gpt2_run)
+    for s in (10, 20, 30, 40):
+        assert weights(out / "checkpoints" / f"step{s}") == weights(gpt2_run / "checkpoints" / f"step{s}")
+    log = [json.loads(line)["step"] for line in (out / "train_log.jsonl").read_text().splitlines()]
+    assert log == list(range(5, 41, 5))
+
+
+def test_babyberta_mlm_trains_and_loads(corpus, tmp_path):
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    arch = {**ROBERTA, "training": {"repeats": 3, "context": 24}}
+    out = train(corpus, tmp_path / "bb", arch=arch)
+    log = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
+    devs = [e["dev_loss"] for e in log if e["dev_loss"] is not None]
+    assert devs[-1] < devs[0]
+    for folder in (out, out / "checkpoints" / "step20"):
+        model = AutoModelForMaskedLM.from_pretrained(folder)
+        tok = AutoTokenizer.from_pretrained(folder)
+        enc = tok("The dog <mask>.", return_tensors="pt")
+        assert enc["input_ids"][0, 0] == tok.bos_token_id and enc["input_ids"][0, -1] == tok.eos_token_id
+        assert model(**enc).logits.shape[-1] == 350
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["model_type"] == "roberta" and cfg["max_position_embeddings"] == 24 + 2
+
+
+def test_masking_follows_babyberta():
+    rng = np.random.default_rng(0)
+    ids = rng.integers(5, 300, size=(64, 40))
+    ids[:, 0], ids[:, -1] = 0, 2
+    att = np.ones_like(ids)
+    att[:8, 30:] = 0
+    ids[:8, 30:] = 1
+    special = np.array([0, 1, 2, 3, 4])
+    inputs, labels = D.mask_tokens(ids, att, np.random.default_rng(1), mask_id=4, special=special, vocab_size=300,
+                                   mask_prob=0.15, leave_unmasked_prob=0.0, random_token_prob=0.1)
+    chosen = labels != -100
+    assert 0.12 < chosen[att == 1].mean() < 0.18
+    assert not chosen[:, 0].any() and not chosen[:, -1].any() and not chosen[att == 0].any()
+    assert (labels[chosen] == ids[chosen]).all() and (inputs[~chosen] == ids[~chosen]).all()
+    # unmask prob 0: a target is never shown as itself except by a random draw of the same token
+    replaced = inputs[chosen]
+    assert 0.85 < (replaced == 4).mean() < 0.95
+    assert (replaced[replaced != 4] >= 5).all()
+    assert chosen.any(axis=1).all()
+
+
+def test_schedule_is_a_function_of_seed_and_step():
+    s = D.Schedule(n_items=10, batch_size=4, seed=3, ordered=False)
+    assert s.batches_per_epoch == 3
+    epoch0 = np.concatenate([s.batch(i) for i in range(3)])
+    assert sorted(epoch0) == list(range(10))
+    epoch1 = np.concatenate([s.batch(i) for i in range(3, 6)])
+    assert sorted(epoch1) == list(range(10)) and list(epoch1) != list(epoch0)
+    fresh = D.Schedule(n_items=10, batch_size=4, seed=3, ordered=False)
+    assert list(fresh.batch(4)) == list(s.batch(4))
+    ordered = D.Schedule(n_items=10, batch_size=4, seed=3, ordered=True)
+    assert list(ordered.batch(1)) == [4, 5, 6, 7] and list(ordered.batch(5)) == [8, 9]
+
+
+def test_packing_puts_eos_between_sentences(corpus):
+    tok = bpe.load(corpus["tokenizer"])
+    enc = D.encode(tok, ["The dog runs.", "Tom sleeps."], bos=0, eos=2, chunk=1)
+    first = list(enc.sentence(0))
+    assert first[0] == 0 and first[-1] == 2 and first[1:-1] == tok.encode("The dog runs.").ids
+    assert list(enc.tokens) == first + list(enc.sentence(1))
+    data = D.Dataset.build(enc, context=4, packed=True, pad=1, repeats=1, source="x")
+    assert data.blocks.shape == (len(enc.tokens) // 4, 4)
+    assert list(data.blocks.reshape(-1)) == list(enc.tokens[: data.blocks.size])
+    unpacked = D.Dataset.build(enc, context=64, packed=False, pad=1, repeats=2, source="x")
+    ids, att = unpacked.collate(np.array([0, 1, 2]))
+    assert unpacked.n_items == 4 and (ids[0] == ids[1]).all()  # the two copies of sentence 0
+    assert att[2].sum() == len(enc.sentence(1)) and (ids[2][att[2] == 0] == 1).all()
+    short = D.Dataset.build(enc, context=3, packed=False, pad=1, repeats=1, source="x")
+    assert short.collate(np.array([0]))[0].shape == (1, 3)
+
+
+def test_bad_arch_and_params_name_the_key(corpus, tmp_path, capsys):
+    with pytest.raises(PovstimError, match="family"):
+        resolve_arch({"family": "lstm"})
+    with pytest.raises(PovstimError, match="n_layerz"):
+        resolve_arch({"family": "gpt2", "n_layerz": 2})
+    with pytest.raises(PovstimError, match="divisible"):
+        resolve_arch({"family": "gpt2", "n_embd": 30, "n_head": 4})
+    with pytest.raises(PovstimError, match="batchsize"):
+        resolve_training({"batchsize": 3}, resolve_arch(GPT2))
+    assert resolve_training({}, resolve_arch(ROBERTA))["packing"] is False
+    assert resolve_training({}, resolve_arch(GPT2))["lr"] == 1e-4  # POSH Table 6
+    rc = cli.main(train_args(corpus, tmp_path / "x", arch={"family": "lstm"}))
+    assert rc == 1 and "arch.family" in capsys.readouterr().err
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    rc = cli.main(train_args({**corpus, "dev": empty}, tmp_path / "y"))
+    assert rc == 1 and "empty.txt" in capsys.readouterr().err
+
+
+def test_rerun_after_outputs_deleted_refinalizes_without_training(corpus, gpt2_run, tmp_path, caplog):
+    # Snakemake deletes a job's declared outputs before rerunning it; checkpoints survive
+    import logging
+    import shutil
+
+    out = tmp_path / "m"
+    shutil.copytree(gpt2_run, out)
+    for name in ("model.safetensors", "config.json", "train_log.jsonl"):
+        (out / name).unlink()
+    with caplog.at_level(logging.INFO, logger="povstim.train"):
+        train(corpus, out)
+    assert "resumed from" in caplog.text and "starting from scratch" not in caplog.text
+    assert weights(out) == weights(gpt2_run)
+    assert (out / "train_log.jsonl").read_bytes() == (gpt2_run / "train_log.jsonl").read_bytes()
+
+
+def test_bf16_needs_cuda(corpus, tmp_path, capsys):
+    rc = cli.main(train_args(corpus, tmp_path / "m", training={**TRAINING, "precision": "bf16"}))
+    assert rc == 1 and "bf16" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_cuda_bf16_compiled_training(corpus, tmp_path):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from transformers import AutoModelForCausalLM
+
+    cfg = {**TRAINING, "device": "cuda", "precision": "bf16", "compile": True}
+    out = train(corpus, tmp_path / "gpu", training=cfg)
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["device"].startswith("cuda") and np.isfinite(summary["best_dev_loss"])
+    assert summary["best_dev_loss"] < np.log(350)
+    AutoModelForCausalLM.from_pretrained(out)

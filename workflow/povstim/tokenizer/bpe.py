@@ -1,0 +1,147 @@
+"""Training and saving a byte-level BPE tokenizer.
+
+One tokenizer per condition x size (POSH §4.1: "for each dataset split, we
+train a separate tokenizer"). Options follow BabyBERTa App. A: optional
+lowercasing and ``add_prefix_space`` (so a sentence-initial word is split the
+same way as the word elsewhere). The special tokens make sentence boundaries
+explicit: causal LMs see ``<s> sentence </s>`` and masked LMs get ``<mask>``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from ..io import PovstimError, atomic_path
+
+# RoBERTa's order, so ids 0..3 mean the same thing as in RoBERTa checkpoints.
+SPECIAL_TOKENS = {"bos": "<s>", "pad": "<pad>", "eos": "</s>", "unk": "<unk>", "mask": "<mask>"}
+DEFAULTS = {"vocab_size": 8192, "lowercase": False, "add_prefix_space": True, "min_frequency": 2}
+
+
+def resolve_params(params: dict | None) -> dict:
+    params = dict(params or {})
+    unknown = sorted(set(params) - set(DEFAULTS))
+    if unknown:
+        raise PovstimError(
+            f"tokenizer: unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(DEFAULTS))}"
+        )
+    out = {**DEFAULTS, **params}
+    min_vocab = 256 + len(SPECIAL_TOKENS)
+    if not isinstance(out["vocab_size"], int) or out["vocab_size"] < min_vocab:
+        raise PovstimError(
+            f"tokenizer.vocab_size must be an integer >= {min_vocab} (256 bytes + special tokens), "
+            f"got {out['vocab_size']!r}"
+        )
+    return out
+
+
+def _sentences(path: str | os.PathLike) -> Iterator[str]:
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.rstrip("\n")
+            if line:
+                yield line
+
+
+def build(params: dict):
+    """An untrained tokenizers.Tokenizer and its trainer for these params."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE(unk_token=None))
+    if params["lowercase"]:
+        tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=params["add_prefix_space"])
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=params["vocab_size"],
+        min_frequency=params["min_frequency"],
+        special_tokens=list(SPECIAL_TOKENS.values()),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    return tok, trainer
+
+
+def train(sentences: Iterable[str], params: dict | None = None, source: str = "<corpus>"):
+    """Train on an iterable of sentences; return a tokenizers.Tokenizer."""
+    params = resolve_params(params)
+    tok, trainer = build(params)
+    n = 0
+
+    def counted():
+        nonlocal n
+        for s in sentences:
+            n += 1
+            yield s
+
+    # The Rust trainer is deterministic for a fixed input order (merges tie-break
+    # on the pair itself), so the same corpus gives a byte-identical tokenizer.json.
+    tok.train_from_iterator(counted(), trainer=trainer)
+    if n == 0:
+        raise PovstimError(f"{source}: no sentences to train a tokenizer on (empty corpus)")
+    return tok
+
+
+def train_file(path: str | os.PathLike, params: dict | None = None):
+    if not Path(path).is_file():
+        raise PovstimError(f"{path}: training corpus not found")
+    return train(_sentences(path), params, source=str(path))
+
+
+def save(tok, path: str | os.PathLike) -> None:
+    with atomic_path(path) as tmp:
+        tok.save(str(tmp), pretty=True)
+
+
+def load(path: str | os.PathLike):
+    from tokenizers import Tokenizer
+
+    try:
+        return Tokenizer.from_file(str(path))
+    except FileNotFoundError:
+        raise PovstimError(f"{path}: tokenizer file not found") from None
+    except Exception as exc:  # tokenizers raises a bare Exception on bad JSON
+        raise PovstimError(f"{path}: not a valid tokenizer.json ({exc})") from None
+
+
+def hf_tokenizer(tok, family: str = "gpt2"):
+    """Wrap a trained tokenizer for ``save_pretrained``/``AutoTokenizer``.
+
+    For the masked (roberta) family the post-processor adds ``<s> … </s>`` like
+    RoBERTa does; for causal models nothing is added, so a scorer prepends BOS
+    itself (the GPT-2 convention) and counts every word's log-probability.
+    """
+    from tokenizers import Tokenizer, processors
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer.from_str(tok.to_str())  # don't mutate the caller's object
+    if family == "roberta":
+        bos, eos = SPECIAL_TOKENS["bos"], SPECIAL_TOKENS["eos"]
+        tok.post_processor = processors.TemplateProcessing(
+            single=f"{bos} $A {eos}",
+            pair=f"{bos} $A {eos} {eos} $B {eos}",
+            special_tokens=[(bos, tok.token_to_id(bos)), (eos, tok.token_to_id(eos))],
+        )
+    else:
+        tok.post_processor = None
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        bos_token=SPECIAL_TOKENS["bos"],
+        eos_token=SPECIAL_TOKENS["eos"],
+        pad_token=SPECIAL_TOKENS["pad"],
+        unk_token=SPECIAL_TOKENS["unk"],
+        mask_token=SPECIAL_TOKENS["mask"],
+        padding_side="right",
+    )
+
+
+def special_ids(tok) -> dict[str, int]:
+    ids = {}
+    for name, text in SPECIAL_TOKENS.items():
+        i = tok.token_to_id(text)
+        if i is None:
+            raise PovstimError(f"tokenizer lacks the special token {text} ({name}); retrain it with povstim tokenize")
+        ids[name] = i
+    return ids

@@ -1,0 +1,86 @@
+"""The vocabulary-size study of POSH §4.1 / App. D (Table 9).
+
+For each vocabulary size, a BPE tokenizer is trained on each corpus and the
+corpus token count (CTC) is measured. Corpora of equal word count can differ a
+lot in token count (child-directed speech has a smaller lexicon), so models
+trained for the same number of steps would see different amounts of text. POSH
+picks the vocab size "which minimizes compression-rate discrepancies across
+datasets": here the compression rate of a corpus is tokens per word, and the
+discrepancy at one corpus size is (max - min) / mean of those rates across the
+corpora; the chosen vocab size has the smallest mean discrepancy over sizes.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from . import bpe
+
+
+@dataclass(frozen=True)
+class Row:
+    vocab_size: int
+    corpus: str
+    size: str
+    sentences: int
+    words: int
+    tokens: int  # corpus token count, without <s>/</s>
+    learned_vocab: int  # BPE stops early when a small corpus has no pair left to merge
+
+    @property
+    def tokens_per_word(self) -> float:
+        return self.tokens / self.words if self.words else float("nan")
+
+
+def count(path, vocab_size: int, params: dict, corpus: str, size: str) -> Row:
+    sentences = [s for s in bpe._sentences(path)]
+    tok = bpe.train(iter(sentences), {**params, "vocab_size": vocab_size}, source=str(path))
+    tokens = sum(len(e.ids) for e in tok.encode_batch(sentences, add_special_tokens=False))
+    words = sum(len(s.split()) for s in sentences)
+    return Row(vocab_size, corpus, size, len(sentences), words, tokens, tok.get_vocab_size())
+
+
+def discrepancies(rows: list[Row]) -> list[dict]:
+    """One record per (vocab_size, size): the spread of tokens-per-word across corpora."""
+    out = []
+    keys = sorted({(r.vocab_size, r.size) for r in rows}, key=lambda k: (k[0], _size_key(k[1])))
+    for vocab, size in keys:
+        rates = {r.corpus: r.tokens_per_word for r in rows if r.vocab_size == vocab and r.size == size}
+        values = list(rates.values())
+        mean = statistics.fmean(values)
+        out.append({
+            "vocab_size": vocab, "size": size, "corpora": len(values),
+            "min_tokens_per_word": min(values), "max_tokens_per_word": max(values),
+            "discrepancy": (max(values) - min(values)) / mean if mean else float("nan"),
+        })
+    return out
+
+
+def choose(disc: list[dict]) -> dict:
+    by_vocab: dict[int, list[float]] = {}
+    for d in disc:
+        by_vocab.setdefault(d["vocab_size"], []).append(d["discrepancy"])
+    means = {v: statistics.fmean(ds) for v, ds in sorted(by_vocab.items())}
+    # ties go to the smaller vocabulary (cheaper embeddings, same compression balance)
+    best = min(means, key=lambda v: (round(means[v], 12), v))
+    return {"chosen_vocab_size": best, "mean_discrepancy": means, "criterion": "min mean (max-min)/mean tokens per word"}
+
+
+def _size_key(size: str):
+    from ..io import parse_size
+
+    try:
+        return parse_size(size)
+    except Exception:
+        return size
+
+
+def study_corpora(config: dict) -> list[tuple[str, str]]:
+    """(condition, size) pairs the config's vocab_study compares (default: every condition at every size)."""
+    from .. import plan
+
+    spec = config.get("vocab_study") or {}
+    conditions = spec.get("conditions") or list(config["conditions"])
+    only = [str(s) for s in spec.get("sizes") or []]
+    return [(c, s) for c in conditions for s in plan.condition_sizes(config, c) if not only or s in only]

@@ -1,0 +1,202 @@
+"""Turning a one-sentence-per-line corpus into training batches.
+
+Every batch is a pure function of (seed, step): the shuffle of epoch ``e`` is
+drawn from ``default_rng([seed, e])`` and the MLM mask of step ``s`` from
+``default_rng([seed, 1, s])``. Resuming at a step therefore needs no data
+state beyond the step itself, and a resumed run sees exactly the batches an
+uninterrupted one would.
+
+Two layouts:
+* packed (causal LMs, POSH): ``<s> w1 w2 . </s> <s> …`` concatenated and cut
+  into ``context``-token windows, so no compute is wasted on padding;
+* one sentence per sequence (BabyBERTa): each ``<s> sentence </s>`` truncated
+  to ``context`` tokens and padded per batch.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..io import PovstimError
+
+
+def read_corpus(path: str | os.PathLike) -> list[str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = [line.rstrip("\n") for line in fh]
+    except FileNotFoundError:
+        raise PovstimError(f"{path}: corpus not found") from None
+    except UnicodeDecodeError as exc:
+        raise PovstimError(f"{path}: not UTF-8 ({exc})") from None
+    lines = [s for s in lines if s.strip()]
+    if not lines:
+        raise PovstimError(f"{path}: corpus is empty")
+    return lines
+
+
+@dataclass
+class Encoded:
+    """A corpus as one flat int32 token array plus per-sentence lengths.
+
+    Flat arrays keep a 100M-word corpus at a few hundred MB instead of
+    millions of small Python objects.
+    """
+
+    tokens: np.ndarray  # every sentence framed as <s> … </s>, concatenated
+    lengths: np.ndarray  # tokens per framed sentence
+
+    @property
+    def starts(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.lengths)[:-1]]).astype(np.int64)
+
+    def sentence(self, i: int) -> np.ndarray:
+        start = int(self.lengths[:i].sum())
+        return self.tokens[start : start + int(self.lengths[i])]
+
+
+def encode(tok, sentences: list[str], bos: int, eos: int, chunk: int = 65536) -> Encoded:
+    """Token ids of each sentence framed as ``<s> … </s>``, encoded in chunks (Rust, multi-threaded)."""
+    parts, lengths = [], []
+    for k in range(0, len(sentences), chunk):
+        chunk_parts = []
+        for enc in tok.encode_batch(sentences[k : k + chunk], add_special_tokens=False):
+            ids = np.empty(len(enc.ids) + 2, dtype=np.int32)
+            ids[0] = bos
+            ids[1:-1] = enc.ids
+            ids[-1] = eos
+            chunk_parts.append(ids)
+            lengths.append(len(ids))
+        parts.append(np.concatenate(chunk_parts))  # one array per chunk, not one per sentence
+    tokens = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+    return Encoded(tokens=tokens, lengths=np.asarray(lengths, dtype=np.int64))
+
+
+@dataclass
+class Dataset:
+    """Fixed-length blocks (packed) or variable-length sentences (unpacked)."""
+
+    packed: bool
+    pad: int
+    repeats: int
+    blocks: np.ndarray | None = None  # packed: [n, context]
+    tokens: np.ndarray | None = None  # unpacked: flat tokens ...
+    starts: np.ndarray | None = None  # ... sentence starts
+    lengths: np.ndarray | None = None  # ... and (truncated) lengths
+
+    @classmethod
+    def build(cls, enc: Encoded, context: int, packed: bool, pad: int, repeats: int, source: str,
+              allow_short: bool = False):
+        if packed:
+            stream = enc.tokens
+            n = len(stream) // context
+            if n == 0 and allow_short:
+                # a dev set shorter than one window is still a (short) dev set
+                return cls(packed=True, pad=pad, repeats=repeats, blocks=stream[None, :])
+            if n == 0:
+                raise PovstimError(
+                    f"{source}: only {len(stream)} tokens, fewer than one context window of {context}; "
+                    "lower training.context or use a bigger corpus"
+                )
+            return cls(packed=True, pad=pad, repeats=repeats, blocks=stream[: n * context].reshape(n, context))
+        # one sentence per sequence; longer ones are cut at the context (BabyBERTa: 128)
+        return cls(packed=False, pad=pad, repeats=repeats, tokens=enc.tokens, starts=enc.starts,
+                   lengths=np.minimum(enc.lengths, context))
+
+    @property
+    def n_base(self) -> int:
+        return len(self.blocks) if self.packed else len(self.lengths)
+
+    @property
+    def n_items(self) -> int:
+        return self.n_base * self.repeats
+
+    @property
+    def n_tokens(self) -> int:
+        return (int(self.blocks.size) if self.packed else int(self.lengths.sum())) * self.repeats
+
+    def collate(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(input_ids int64 [B, T], attention_mask int64 [B, T]) for item indices."""
+        # copies of a sequence are adjacent items, so ordered training sees them back to back
+        # as in BabyBERTa §3.3 (footnote 8); shuffled training spreads them anyway
+        idx = np.asarray(idx) // self.repeats
+        if self.packed:
+            ids = self.blocks[idx].astype(np.int64)
+            return ids, np.ones_like(ids)
+        lengths = self.lengths[idx]
+        width = int(lengths.max())
+        ids = np.full((len(idx), width), self.pad, dtype=np.int64)
+        mask = np.zeros((len(idx), width), dtype=np.int64)
+        for row, (start, n) in enumerate(zip(self.starts[idx], lengths)):
+            ids[row, :n] = self.tokens[start : start + n]
+            mask[row, :n] = 1
+        return ids, mask
+
+
+class Schedule:
+    """Which items form the batch of a global step (epochs of shuffled or ordered items)."""
+
+    def __init__(self, n_items: int, batch_size: int, seed: int, ordered: bool):
+        self.n_items = n_items
+        self.batch_size = batch_size
+        self.seed = seed
+        self.ordered = ordered
+        self.batches_per_epoch = -(-n_items // batch_size)  # the last batch of an epoch may be short
+        self._epoch = -1
+        self._order: np.ndarray | None = None
+
+    def order(self, epoch: int) -> np.ndarray:
+        if epoch != self._epoch:
+            if self.ordered:
+                self._order = np.arange(self.n_items)
+            else:
+                self._order = np.random.default_rng([self.seed, epoch]).permutation(self.n_items)
+            self._epoch = epoch
+        return self._order
+
+    def batch(self, step: int) -> np.ndarray:
+        """Item indices of 0-based step ``step``."""
+        epoch, b = divmod(step, self.batches_per_epoch)
+        order = self.order(epoch)
+        return order[b * self.batch_size : (b + 1) * self.batch_size]
+
+    def epoch_of(self, step: int) -> float:
+        return step / self.batches_per_epoch
+
+
+def mask_tokens(
+    ids: np.ndarray,
+    attention: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    mask_id: int,
+    special: np.ndarray,
+    vocab_size: int,
+    mask_prob: float,
+    leave_unmasked_prob: float,
+    random_token_prob: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """RoBERTa-style dynamic masking; returns (inputs, labels with -100 where not predicted).
+
+    Special tokens and padding are never chosen. Every sequence gets at least
+    one prediction target so a batch never has an undefined loss.
+    """
+    candidate = (attention == 1) & ~np.isin(ids, special)
+    chosen = (rng.random(ids.shape) < mask_prob) & candidate
+    for row in np.flatnonzero(~chosen.any(axis=1) & candidate.any(axis=1)):
+        cols = np.flatnonzero(candidate[row])
+        chosen[row, cols[rng.integers(len(cols))]] = True
+    labels = np.where(chosen, ids, -100)
+    inputs = ids.copy()
+    r = rng.random(ids.shape)
+    keep = chosen & (r < leave_unmasked_prob)
+    rand = chosen & (r >= leave_unmasked_prob) & (r < leave_unmasked_prob + random_token_prob)
+    to_mask = chosen & ~keep & ~rand
+    inputs[to_mask] = mask_id
+    if rand.any():
+        # random replacements come from ordinary tokens only, never special ones
+        ordinary = np.setdiff1d(np.arange(vocab_size), special)
+        inputs[rand] = ordinary[rng.integers(len(ordinary), size=int(rand.sum()))]
+    return inputs, labels

@@ -1,0 +1,430 @@
+"""The training loop: one model, one seed, resumable from its latest checkpoint.
+
+Layout of an output folder DIR while training runs:
+
+    DIR/checkpoints/step{N}/   HF folder (config, weights, tokenizer) + the log up
+                               to step N; the newest one also holds
+                               trainer_state.pt (optimizer, RNG, early-stopping
+                               state) so a killed job resumes there
+    DIR/best/step{N}/          the best-by-dev-loss weights so far
+    DIR/train_log.partial.jsonl
+
+and when it finishes, DIR itself becomes the best model (config.json,
+model.safetensors, tokenizer files), with train_log.jsonl and
+train_summary.json. None of the checkpoint files are Snakemake outputs, so a
+failed job's checkpoints survive for the rerun to resume from.
+
+Why resuming gives the same weights as an uninterrupted run: batches and MLM
+masks are pure functions of (seed, step) (see data.py), the learning rate is a
+pure function of the step, and the checkpoint restores the model, the AdamW
+moments and the torch RNG that drives dropout. A checkpoint also records a key
+(hash of data, tokenizer, arch, training params, seed and this package's code):
+when anything changed, old checkpoints are discarded instead of resumed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import math
+import os
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..io import PovstimError, atomic_write, code_hash, sha256_file, write_json
+from ..tokenizer import bpe
+from . import data as D
+from .models import build_config, build_model, count_params, is_causal
+
+log = logging.getLogger("povstim.train")
+STATE_FILE = "trainer_state.pt"
+_STEP_RE = re.compile(r"^step(\d+)$")
+
+
+def _steps(folder: Path, need: str | None = None) -> list[int]:
+    if not folder.is_dir():
+        return []
+    out = []
+    for p in folder.iterdir():
+        m = _STEP_RE.match(p.name)
+        if m and p.is_dir() and (need is None or (p / need).exists()):
+            out.append(int(m.group(1)))
+    return sorted(out)
+
+
+def _replace_dir(tmp: Path, final: Path) -> None:
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+
+
+class Trainer:
+    def __init__(self, *, train: str, dev: str, tokenizer: str, arch: dict, training: dict, seed: int,
+                 out_dir: str, threads: int | None = None, progress: bool = True):
+        import torch
+
+        from ..devices import resolve_device
+
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()  # no "Writing model shards" bar per checkpoint
+        self.torch = torch
+        self.arch, self.p, self.seed = arch, training, int(seed)
+        self.out = Path(out_dir)
+        self.ckpt_dir = self.out / "checkpoints"
+        self.best_dir = self.out / "best"
+        self.partial_log = self.out / "train_log.partial.jsonl"
+        self.progress = progress
+        torch.set_num_threads(int(threads or training.get("threads") or 1))
+        self.device = resolve_device(training.get("device", "auto"))
+        self.cuda = self.device.startswith("cuda")
+        precision = training["precision"]
+        if precision == "bf16" and not self.cuda:
+            raise PovstimError("training.precision bf16 needs a CUDA device; use fp32 or auto on the CPU")
+        self.bf16 = self.cuda and precision in ("auto", "bf16")
+
+        # --- data ---------------------------------------------------------
+        self.tok = bpe.load(tokenizer)
+        self.ids = bpe.special_ids(self.tok)
+        self.vocab_size = self.tok.get_vocab_size()
+        self.key = self._resume_key(train, dev, tokenizer)
+        t0 = time.perf_counter()
+        train_sents = D.encode(self.tok, D.read_corpus(train), self.ids["bos"], self.ids["eos"])
+        dev_sents = D.encode(self.tok, D.read_corpus(dev), self.ids["bos"], self.ids["eos"])
+        ctx, packed = training["context"], bool(training["packing"])
+        self.train_data = D.Dataset.build(train_sents, ctx, packed, self.ids["pad"], training["repeats"], train)
+        self.dev_data = D.Dataset.build(dev_sents, ctx, packed, self.ids["pad"], 1, dev, allow_short=True)
+        self.schedule = D.Schedule(self.train_data.n_items, training["batch_size"], self.seed, training["ordered"])
+        self.special = np.array(sorted(self.ids.values()), dtype=np.int64)
+        log.info("data: %d train sequences (%d tokens), %d dev sequences, %d batches/epoch, encoded in %.1fs",
+                 self.train_data.n_items, self.train_data.n_tokens, self.dev_data.n_items,
+                 self.schedule.batches_per_epoch, time.perf_counter() - t0)
+
+        # --- model and optimizer --------------------------------------------
+        torch.manual_seed(self.seed)
+        self.model_config = build_config(arch, training, self.vocab_size, self.ids)
+        self.causal = is_causal(self.model_config)
+        self.hf_tok = bpe.hf_tokenizer(self.tok, arch["family"])
+        self.raw_model = build_model(self.model_config).to(self.device)
+        log.info("model: %s, %.2fM parameters (%.2fM without position embeddings), device %s%s",
+                 arch["family"], count_params(self.raw_model, False) / 1e6, count_params(self.raw_model) / 1e6,
+                 self.device, " bf16" if self.bf16 else " fp32")
+        if self.cuda and training["tf32"]:
+            torch.backends.cuda.matmul.allow_tf32 = True
+            torch.backends.cudnn.allow_tf32 = True
+        # weight decay on matrices and embeddings only, not on biases or LayerNorm (as HF Trainer does)
+        decay = [p for p in self.raw_model.parameters() if p.dim() >= 2]
+        no_decay = [p for p in self.raw_model.parameters() if p.dim() < 2]
+        self.optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": training["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=training["lr"],
+            betas=(training["adam_beta1"], training["adam_beta2"]),
+            eps=training["adam_eps"],
+            **({"fused": True} if self.cuda else {"foreach": True}),
+        )
+        self.model = self.raw_model
+        self.forward_loss = self._forward_loss
+        if self.cuda and training["compile"]:
+            # compiling forward and loss together lets the logits' fp32 cast fuse into the cross-entropy
+            self.forward_loss = torch.compile(self._forward_loss)
+
+        # --- loop state -----------------------------------------------------
+        self.step = 0
+        self.best_loss = math.inf
+        self.best_step = 0
+        self.ckpt_best_step = 0  # the best step the newest checkpoint refers to (its best weights must survive)
+        self.elapsed = 0.0
+        self.finished = False
+        self.stop_reason = ""
+
+    # ------------------------------------------------------------------ keys
+    def _resume_key(self, train, dev, tokenizer) -> str:
+        h = hashlib.sha256()
+        payload = {
+            "arch": self.arch, "training": {k: v for k, v in self.p.items() if k not in ("device", "threads")}, "seed": self.seed,
+            "train": sha256_file(train), "dev": sha256_file(dev), "tokenizer": sha256_file(tokenizer),
+            "code": code_hash(Path(__file__).parent, Path(bpe.__file__)),
+        }
+        h.update(json.dumps(payload, sort_keys=True, default=str).encode())
+        return h.hexdigest()[:20]
+
+    # ------------------------------------------------------------- schedule
+    def lr_at(self, step: int) -> float:
+        """Linear warmup then linear decay to 0 at max_steps (POSH Table 6), for 0-based update ``step``."""
+        p = self.p
+        if p["warmup"] and step < p["warmup"]:
+            return p["lr"] * (step + 1) / p["warmup"]
+        span = max(1, p["max_steps"] - p["warmup"])
+        return p["lr"] * max(0.0, (p["max_steps"] - step) / span)
+
+    # -------------------------------------------------------------- batches
+    def batch(self, data: D.Dataset, idx: np.ndarray, mask_rng: np.random.Generator | None):
+        torch = self.torch
+        ids, att = data.collate(idx)
+        if self.causal:
+            inputs, labels = ids, np.where(att == 1, ids, -100)
+        else:
+            inputs, labels = D.mask_tokens(
+                ids, att, mask_rng, mask_id=self.ids["mask"], special=self.special, vocab_size=self.vocab_size,
+                mask_prob=self.p["mask_prob"], leave_unmasked_prob=self.p["leave_unmasked_prob"],
+                random_token_prob=self.p["random_token_prob"],
+            )
+        tensors = [torch.from_numpy(inputs), torch.from_numpy(labels)]
+        tensors.append(None if data.packed else torch.from_numpy(att))
+        if self.cuda:
+            tensors = [t.pin_memory().to(self.device, non_blocking=True) if t is not None else None for t in tensors]
+        ntok = int(att.sum())
+        return tensors[0], tensors[1], tensors[2], ntok
+
+    def _forward_loss(self, inputs, labels, attention, reduction: str = "mean"):
+        torch = self.torch
+        ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
+        with ctx:
+            logits = self.model(input_ids=inputs, attention_mask=attention, use_cache=False).logits
+        if self.causal:
+            logits, labels = logits[:, :-1], labels[:, 1:]
+        return torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.size(-1)).float(), labels.reshape(-1), ignore_index=-100, reduction=reduction
+        )
+
+    def loss(self, inputs, labels, attention, reduction="mean"):
+        """(loss, number of predicted tokens). On CUDA with compile, forward + loss form one compiled graph."""
+        n = labels[:, 1:] if self.causal else labels
+        return self.forward_loss(inputs, labels, attention, reduction), int((n != -100).sum())
+
+    def evaluate(self) -> float:
+        torch = self.torch
+        bs = self.p["batch_size"]
+        n = self.dev_data.n_items
+        n_batches = -(-n // bs)
+        if self.p["eval_batches"]:
+            n_batches = min(n_batches, int(self.p["eval_batches"]))
+        total, count = 0.0, 0
+        self.model.eval()
+        with torch.no_grad():
+            for b in range(n_batches):
+                idx = np.arange(b * bs, min(n, (b + 1) * bs))
+                # dev masks are fixed per batch, so dev losses are comparable across evaluations
+                rng = None if self.causal else np.random.default_rng([self.seed, 2, b])
+                inputs, labels, att, _ = self.batch(self.dev_data, idx, rng)
+                loss_sum, k = self.loss(inputs, labels, att, reduction="sum")
+                total += float(loss_sum)
+                count += k
+        self.model.train()
+        return total / max(1, count)
+
+    # ---------------------------------------------------------- checkpoints
+    def save_hf(self, folder: Path) -> None:
+        self.raw_model.save_pretrained(folder)
+        self.hf_tok.save_pretrained(folder)
+
+    def save_checkpoint(self) -> None:
+        torch = self.torch
+        final = self.ckpt_dir / f"step{self.step}"
+        tmp = self.ckpt_dir / f".step{self.step}.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        self.save_hf(tmp)
+        state = {
+            "key": self.key, "step": self.step, "best_loss": self.best_loss, "best_step": self.best_step,
+            "elapsed": self.elapsed, "finished": self.finished, "stop_reason": self.stop_reason,
+            "optimizer": self.optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
+            "cuda_rng": torch.cuda.get_rng_state_all() if self.cuda else [],
+        }
+        torch.save(state, tmp / STATE_FILE)
+        # the log up to this step travels with the checkpoint, so a resumed run continues it exactly
+        if self.partial_log.exists():
+            shutil.copyfile(self.partial_log, tmp / "train_log.jsonl")
+        _replace_dir(tmp, final)
+        self.ckpt_best_step = self.best_step
+        # only the newest checkpoint keeps optimizer state: older ones stay as learning-curve snapshots
+        for s in _steps(self.ckpt_dir, STATE_FILE):
+            if s != self.step:
+                (self.ckpt_dir / f"step{s}" / STATE_FILE).unlink()
+        self._prune_best()
+
+    def save_best(self) -> None:
+        tmp = self.best_dir / f".step{self.step}.tmp"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        self.raw_model.save_pretrained(tmp)
+        _replace_dir(tmp, self.best_dir / f"step{self.step}")
+        self._prune_best()
+
+    def _prune_best(self) -> None:
+        for s in _steps(self.best_dir):
+            if s not in (self.best_step, self.ckpt_best_step):
+                shutil.rmtree(self.best_dir / f"step{s}")
+
+    def try_resume(self) -> bool:
+        torch = self.torch
+        steps = _steps(self.ckpt_dir, STATE_FILE)
+        if not steps:
+            self._discard_stale()
+            return False
+        folder = self.ckpt_dir / f"step{steps[-1]}"
+        try:
+            state = torch.load(folder / STATE_FILE, map_location="cpu", weights_only=True)
+        except Exception as exc:  # a corrupt state file: start afresh rather than crash
+            log.warning("cannot read %s (%s): starting from scratch", folder / STATE_FILE, exc)
+            self._discard_stale()
+            return False
+        if state.get("key") != self.key:
+            log.info("checkpoints in %s come from other data/params/code: starting from scratch", self.ckpt_dir)
+            self._discard_stale()
+            return False
+        best = self.best_dir / f"step{state['best_step']}"
+        ckpt_of_best = self.ckpt_dir / f"step{state['best_step']}"
+        if state["best_step"] and not best.is_dir() and ckpt_of_best.is_dir():
+            # a finished run removed best/; the checkpoint of that step holds the same weights
+            shutil.copytree(ckpt_of_best, best, ignore=shutil.ignore_patterns(STATE_FILE))
+        if state["best_step"] and not best.is_dir():
+            log.warning("best weights of step %d are missing: starting from scratch", state["best_step"])
+            self._discard_stale()
+            return False
+        from safetensors.torch import load_file
+
+        weights = load_file(folder / "model.safetensors", device=str(self.device))
+        missing, unexpected = self.raw_model.load_state_dict(weights, strict=False)
+        # tied weights (lm_head = wte) are stored once; anything else missing is a real problem
+        if unexpected or [m for m in missing if "lm_head" not in m and "decoder" not in m]:
+            raise PovstimError(f"{folder}: checkpoint weights do not match the model ({missing or unexpected})")
+        self.optimizer.load_state_dict(state["optimizer"])
+        torch.set_rng_state(state["torch_rng"])
+        if self.cuda and state["cuda_rng"]:
+            torch.cuda.set_rng_state_all(state["cuda_rng"])
+        self.step, self.best_loss, self.best_step = state["step"], state["best_loss"], state["best_step"]
+        self.ckpt_best_step = self.best_step
+        self.elapsed, self.finished, self.stop_reason = state["elapsed"], state["finished"], state["stop_reason"]
+        # checkpoints and log lines from after this point belong to the killed run's future; replay rewrites them
+        for s in _steps(self.ckpt_dir):
+            if s > self.step:
+                shutil.rmtree(self.ckpt_dir / f"step{s}")
+        if (folder / "train_log.jsonl").exists():
+            shutil.copyfile(folder / "train_log.jsonl", self.partial_log)
+        elif self.partial_log.exists():
+            self.partial_log.unlink()
+        log.info("resumed from %s (step %d, best dev loss %.4f at step %d)", folder, self.step, self.best_loss,
+                 self.best_step)
+        return True
+
+    def _discard_stale(self) -> None:
+        for folder in (self.ckpt_dir, self.best_dir):
+            if folder.exists():
+                shutil.rmtree(folder)
+        if self.partial_log.exists():
+            self.partial_log.unlink()
+
+    def write_log(self, entry: dict) -> None:
+        self.partial_log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.partial_log, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(entry, sort_keys=True) + "\n")
+
+    # ------------------------------------------------------------------ run
+    def run(self) -> dict:
+        torch = self.torch
+        p = self.p
+        self.out.mkdir(parents=True, exist_ok=True)
+        resumed = self.try_resume()
+        if not resumed:
+            torch.manual_seed(self.seed)  # dropout stream starts from the seed, as on resume it starts from the state
+        bar = None
+        if self.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=p["max_steps"], initial=self.step, desc="train", unit="step", file=sys.stderr,
+                       mininterval=1.0 if sys.stderr.isatty() else 30.0, dynamic_ncols=True)
+        self.model.train()
+        window_loss = torch.zeros((), device=self.device)
+        window_steps = window_tokens = 0
+        t_window = time.perf_counter()
+        t_last = time.perf_counter()
+        while not self.finished:
+            if self.step >= p["max_steps"]:
+                self.finished, self.stop_reason = True, "max_steps"
+                break
+            mask_rng = None if self.causal else np.random.default_rng([self.seed, 1, self.step])
+            inputs, labels, att, ntok = self.batch(self.train_data, self.schedule.batch(self.step), mask_rng)
+            lr = self.lr_at(self.step)
+            for group in self.optimizer.param_groups:
+                group["lr"] = lr
+            loss = self.forward_loss(inputs, labels, att)  # no token count here: it would sync the GPU
+            loss.backward()
+            if p["grad_clip"]:
+                torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), p["grad_clip"])
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+            self.step += 1
+            window_loss += loss.detach()
+            window_steps += 1
+            window_tokens += ntok
+            now = time.perf_counter()
+            self.elapsed += now - t_last
+            t_last = now
+            if bar is not None:
+                bar.update(1)
+            is_eval = self.step % p["eval_every"] == 0 or self.step >= p["max_steps"]
+            if is_eval or self.step % p["log_every"] == 0:
+                train_loss = float(window_loss) / window_steps
+                entry = {
+                    "step": self.step, "epoch": round(self.schedule.epoch_of(self.step), 4), "loss": train_loss,
+                    "lr": lr, "tokens_per_s": window_tokens / max(1e-9, now - t_window),
+                    "elapsed": round(self.elapsed, 3), "dev_loss": None,
+                }
+                if is_eval:
+                    dev = self.evaluate()
+                    entry["dev_loss"] = dev
+                    if dev < self.best_loss:
+                        self.best_loss, self.best_step = dev, self.step
+                        self.save_best()
+                    if self.step - self.best_step >= p["patience"]:
+                        self.finished, self.stop_reason = True, "early_stopping"
+                    if self.step >= p["max_steps"]:
+                        self.finished, self.stop_reason = True, "max_steps"
+                    if bar is not None:
+                        bar.set_postfix(loss=f"{train_loss:.3f}", dev=f"{dev:.3f}")
+                self.write_log(entry)
+                window_loss = torch.zeros((), device=self.device)
+                window_steps = window_tokens = 0
+                t_window = time.perf_counter()
+            if self.step % p["save_every"] == 0 or self.finished:
+                self.save_checkpoint()
+                t_window = time.perf_counter()  # tokens/s measures training, not checkpoint I/O
+        if bar is not None:
+            bar.close()
+        return self.finalize()
+
+    def finalize(self) -> dict:
+        if self.best_step == 0:
+            # no evaluation ran (max_steps reached before the first eval): the last weights are the final ones
+            self.best_loss, self.best_step = self.evaluate(), self.step
+            self.save_best()
+        best = self.best_dir / f"step{self.best_step}"
+        for name in sorted(os.listdir(best)):
+            if not name.startswith("."):
+                with open(best / name, "rb") as src, atomic_write(self.out / name, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+        self.hf_tok.save_pretrained(self.out)
+        summary = {
+            "arch": self.arch["family"], "best_step": self.best_step, "best_dev_loss": self.best_loss,
+            "steps": self.step, "stop_reason": self.stop_reason, "seed": self.seed, "elapsed": round(self.elapsed, 3),
+            "checkpoints": _steps(self.ckpt_dir), "device": self.device, "key": self.key,
+        }
+        write_json(self.out / "train_summary.json", summary)
+        with open(self.partial_log, "rb") as src, atomic_write(self.out / "train_log.jsonl", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        # DIR now is the best model; the working copies are no longer needed
+        shutil.rmtree(self.best_dir)
+        self.partial_log.unlink()
+        log.info("done: %d steps (%s), best dev loss %.4f at step %d -> %s", self.step, self.stop_reason,
+                 self.best_loss, self.best_step, self.out)
+        return summary
