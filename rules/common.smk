@@ -10,6 +10,15 @@ def as_json(obj):
     return json.dumps(obj, sort_keys=True)
 
 
+def job_gpus(device):
+    """Units of the `gpu` resource a job holds: 1 only when it will really use a
+    GPU, so `--resources gpu=1` does not serialise CPU-only jobs."""
+    from povstim.train.resources import gpu_visible
+
+    device = str(device or "auto")
+    return 1 if device.startswith("cuda") or (device == "auto" and gpu_visible()) else 0
+
+
 SYNTHETIC_SOURCES = [s for s, spec in config["sources"].items() if spec["kind"] == "synthetic"]
 REAL_SOURCES = [s for s, spec in config["sources"].items() if spec["kind"] != "synthetic"]
 MODELS = plan.models(config)
@@ -48,3 +57,59 @@ def model_dir(m):
 
 def score_files():
     return [f"results/scores/{m.path}/{suite}.parquet" for m in MODELS for suite in SUITES]
+
+
+# --- real sources (rules/sources.smk)
+
+REMOTE_SOURCES = [s for s in REAL_SOURCES if config["sources"][s]["kind"] != "local"]
+LOCAL_SOURCES = [s for s in REAL_SOURCES if config["sources"][s]["kind"] == "local"]
+# Not a param: moving the checkout must not rerun the cleaning.
+REPO_DIR = workflow.basedir
+
+
+def local_source_path(source):
+    """A local source's file/folder; relative paths are relative to the repository."""
+    path = Path(os.path.expanduser(config["sources"][source]["path"]))
+    return str(path if path.is_absolute() else Path(workflow.basedir) / path)
+
+
+# Only these keys reach the download rule, so editing a cleaning setting (style,
+# min_words, ...) reruns the cleaning but not the download.
+DOWNLOAD_KEYS = ("kind", "url", "sha256", "filename", "files", "retries", "timeout", "license")
+
+
+def download_spec(source):
+    spec = config["sources"][source]
+    return {k: spec[k] for k in DOWNLOAD_KEYS if k in spec}
+
+
+def clean_inputs(wildcards):
+    if wildcards.source in LOCAL_SOURCES:
+        # A missing local path (licensed data not yet in place, e.g. the BNC) must
+        # not break a dry run of the whole DAG: the clean job then fails with an
+        # error naming sources.<name>.path.
+        path = local_source_path(wildcards.source)
+        return {"data": path} if os.path.exists(path) else {}
+    return {"manifest": f"resources/downloads/{wildcards.source}/manifest.json"}
+
+
+# --- conditions (rules/filter.smk)
+
+def condition_inputs(wildcards):
+    spec = condition_spec(wildcards)
+    inputs = {"base": f"results/corpus/{spec['from']}/{wildcards.size}/base.txt"}
+    if spec.get("filter"):
+        inputs["dpe"] = f"results/filter/{spec['from']}/{wildcards.size}/dpe.tsv"
+    return inputs
+
+
+# --- benchmarks (rules/evaluate.smk)
+
+def benchmark_inputs(wildcards):
+    spec = config["benchmarks"][wildcards.suite]
+    if spec["kind"] != "generated":
+        return []
+    # Words come from the intersection of the most frequent words of the
+    # corpora at the largest size (POSH §3.2).
+    largest = plan.sizes(config)[-1]
+    return [f"results/corpus/{c}/{largest}/base.txt" for c in config["corpora"]]

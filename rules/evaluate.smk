@@ -1,16 +1,6 @@
 # Benchmarks (generated or imported) -> item scores for every model.
 
 
-def benchmark_inputs(wildcards):
-    spec = config["benchmarks"][wildcards.suite]
-    if spec["kind"] != "generated":
-        return []
-    # Words come from the intersection of the most frequent words of the
-    # corpora at the largest size (POSH §3.2).
-    largest = plan.sizes(config)[-1]
-    return [f"results/corpus/{c}/{largest}/base.txt" for c in config["corpora"]]
-
-
 rule benchmark:
     input:
         benchmark_inputs,
@@ -46,7 +36,7 @@ rule score:
         code=code("scoring"),
     threads: 2
     resources:
-        gpu=1,
+        gpu=lambda wc: job_gpus(config.get("scoring", {}).get("device", "auto")),
     log:
         "logs/score/{arch}/{condition}/{size}/seed{seed}/{suite}.log",
     benchmark:

@@ -57,14 +57,6 @@ rule filter:
         " --out {output.dpe} --summary {output.summary} --audit-dir {params.audit_dir} > {log} 2>&1"
 
 
-def condition_inputs(wildcards):
-    spec = condition_spec(wildcards)
-    inputs = {"base": f"results/corpus/{spec['from']}/{wildcards.size}/base.txt"}
-    if spec.get("filter"):
-        inputs["dpe"] = f"results/filter/{spec['from']}/{wildcards.size}/dpe.tsv"
-    return inputs
-
-
 rule condition:
     input:
         unpack(condition_inputs),

@@ -44,8 +44,10 @@ def copy_project(dst: Path, config: dict | Path = TINY) -> Path:
 def snakemake(project: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)  # the Snakefile puts the copy's own workflow/ first
+    # Targets must not follow --resources/--configfile: those options take
+    # several values and would swallow them.
     cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "2",
-           "--resources", "gpu=1", *args]
+           *args, "--resources", "gpu=1"]
     proc = subprocess.run(cmd, cwd=project, capture_output=True, text=True, env=env)
     if check and proc.returncode != 0:
         logs = "\n".join(
@@ -110,7 +112,7 @@ def test_changing_a_training_parameter_reruns_only_training_and_downstream(finis
     config["training"]["lr"] = config["training"]["lr"] * 2
     alt = tmp_path / "alt.yaml"
     alt.write_text(yaml.safe_dump(config))
-    jobs = scheduled_rules(snakemake(finished, "-n", "--configfile", str(alt), "results/figures"))
+    jobs = scheduled_rules(snakemake(finished, "-n", "results/figures", "--configfile", str(alt)))
     assert set(jobs) == {"train", "score", "analyze", "figures"}, jobs
     assert jobs["train"] == 6
 
