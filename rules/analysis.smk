@@ -1,13 +1,59 @@
 # Item scores -> accuracy tables, chi-square tests, Bayesian mixed model -> figures.
+# Every table and figure is marked for `snakemake --report results/report.html`; the captions
+# live in workflow/report/ (paths below are relative to this file).
+
+FIGURES = config.get("figures", {})
+
+
+report: "../workflow/report/workflow.rst"
+
+
+def filter_audits():
+    """DPE audit files of every filtered corpus x size (the filter audit figure)."""
+    if not FIGURES.get("filter_audit", True):
+        return []
+    return [f"results/filter/{corpus}/{size}/dpe.tsv" for corpus, size in plan.filtered_corpora(config)]
+
+
+def tokenizer_studies():
+    """The vocab-size study table (POSH Table 9, rule vocab_study), when the config runs the study."""
+    if not FIGURES.get("tokenizer_study", True) or not config.get("vocab_study"):
+        return []
+    return ["results/tokenizers/study/table9.tsv"]
 
 
 rule analyze:
     input:
         scores=score_files(),
     output:
-        accuracy="results/analysis/accuracy.csv",
-        chisq="results/analysis/chisq.csv",
-        bayes=directory("results/analysis/bayes"),
+        accuracy=report(
+            "results/analysis/accuracy.csv",
+            caption="../workflow/report/accuracy.rst",
+            category="Tables",
+            labels={"table": "accuracy per model"},
+        ),
+        chisq=report(
+            "results/analysis/chisq.csv",
+            caption="../workflow/report/chisq.rst",
+            category="Tables",
+            labels={"table": "chi-square tests"},
+        ),
+        curves="results/analysis/accuracy_by_step.csv",
+        tidy="results/analysis/items.parquet",
+        tables=report(
+            directory("results/analysis/tables"),
+            patterns=["{name}.html"],
+            caption="../workflow/report/tables.rst",
+            category="Tables",
+            labels={"table": "{name}"},
+        ),
+        bayes=report(
+            directory("results/analysis/bayes"),
+            patterns=["{name}.html"],
+            caption="../workflow/report/bayes.rst",
+            category="Bayesian model",
+            labels={"table": "{name}"},
+        ),
     params:
         analysis=as_json(config.get("analysis", {})),
         conditions=as_json(plan.condition_meta(config)),
@@ -22,19 +68,37 @@ rule analyze:
         "../envs/analysis.yaml"
     shell:
         "{POVSTIM} analyze --scores {input.scores} --conditions {params.conditions:q}"
-        " --params {params.analysis:q} --out-dir {params.out_dir} > {log} 2>&1"
+        " --params {params.analysis:q} --out-dir {params.out_dir} --cores {threads} > {log} 2>&1"
 
 
 rule figures:
     input:
         accuracy="results/analysis/accuracy.csv",
+        curves="results/analysis/accuracy_by_step.csv",
         bayes="results/analysis/bayes",
-        scores=score_files(),
+        audits=filter_audits(),
+        study=tokenizer_studies(),
     output:
-        directory("results/figures"),
+        figures=report(
+            directory("results/figures"),
+            patterns=["{name}.png"],
+            caption="../workflow/report/figures.rst",
+            category="Figures",
+            labels={"figure": "{name}"},
+        ),
+        run_info=report(
+            "results/report/run_info.html",
+            caption="../workflow/report/run_info.rst",
+            category="Run info",
+            labels={"page": "config and package versions"},
+        ),
     params:
         analysis_dir=lambda wc, input: os.path.dirname(input.accuracy),
-        code=code("figures"),
+        audits=lambda wc, input: f"--filter-audit {' '.join(input.audits)}" if input.audits else "",
+        study=lambda wc, input: f"--tokenizer-study {' '.join(input.study)}" if input.study else "",
+        # The whole config is shown in the report; figures are cheap to redraw.
+        config=as_json(config),
+        code=code("figures", "analysis/tidy.py", "analysis/tables.py", "analysis/cli.py"),
     log:
         "logs/figures/figures.log",
     benchmark:
@@ -42,5 +106,5 @@ rule figures:
     conda:
         "../envs/analysis.yaml"
     shell:
-        "{POVSTIM} figures --analysis-dir {params.analysis_dir} --scores {input.scores}"
-        " --out-dir {output} > {log} 2>&1"
+        "{POVSTIM} figures --analysis-dir {params.analysis_dir} {params.audits} {params.study}"
+        " --out-dir {output.figures} --run-info {output.run_info} --config {params.config:q} > {log} 2>&1"

@@ -1,0 +1,115 @@
+"""Figures: every plot draws from the tidy tables, files are PNG + PDF and reproducible."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from povstim.analysis import tables, tidy
+from povstim.analysis.cli import curve_table
+from povstim.analysis.simulate import simulate_scores
+from povstim.cli import main
+from povstim.figures import cli as fcli, plots, style
+from povstim.io import PovstimError
+
+
+@pytest.fixture(scope="module")
+def scores():
+    return tidy.normalise(simulate_scores(items=10, steps=(50, 100)), "sim")
+
+
+def _png_pdf(out, stem):
+    png, pdf = out / f"{stem}.png", out / f"{stem}.pdf"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert pdf.read_bytes()[:5] == b"%PDF-"
+    return png, pdf
+
+
+def test_fig2_and_learning_curves_are_reproducible(tmp_path, scores):
+    style.apply()
+    acc = tables.accuracy_table(tidy.final_items(scores))
+    fig = plots.fig2_accuracy(acc)
+    # one panel per category + Overall, chance line in each
+    assert len(fig.axes) == 5
+    assert all(any(line.get_ydata()[0] == 50 for line in ax.get_lines()) for ax in fig.axes)
+    style.save(fig, tmp_path / "a", "fig2")
+    style.save(plots.fig2_accuracy(acc), tmp_path / "b", "fig2")
+    for ext in ("png", "pdf"):
+        assert (tmp_path / "a" / f"fig2.{ext}").read_bytes() == (tmp_path / "b" / f"fig2.{ext}").read_bytes()
+    curves = curve_table(scores)
+    fig = plots.learning_curves(curves, "posh")
+    assert len(fig.axes) == 2 * 9  # sizes x paradigms
+    ax = fig.axes[0]
+    steps = sorted({int(x) for line in ax.get_lines() if not line.get_label().startswith("_")
+                    for x in line.get_xdata()})
+    assert steps == [50, 100]
+    cat = plots.learning_curves(curves, "posh", level="category")
+    assert len(cat.axes) == 2 * 5
+
+
+def test_fig3_marks_convergence_problems():
+    summary = pd.DataFrame({
+        "term": ["Intercept", "size", "filtered[True]", "sd(1|seed)"],
+        "median": [0.5, 0.1, -0.2, 0.05], "lower": [0.1, 0.05, -0.3, 0.0], "upper": [0.9, 0.15, -0.1, 0.3],
+        "label": ["Intercept", "Training size (z)", "Filtering (yes vs. no)", "Random-seed intercept SD"],
+    })
+    fig = plots.fig3_posterior(summary, ["3 divergent transitions"])
+    ticks = sorted(zip(fig.axes[0].get_yticks(), [t.get_text() for t in fig.axes[0].get_yticklabels()]))
+    # summary order from the top; the intercept and the SDs are not among the fixed effects
+    assert [lab for _, lab in ticks[::-1]] == ["Training size (z)", "Filtering (yes vs. no)"]
+    assert "CONVERGENCE PROBLEM" in fig.axes[0].get_title(loc="left")
+    assert len(fig.axes) == 2
+
+
+def test_optional_inputs(tmp_path):
+    study = tmp_path / "study.csv"
+    study.write_text("vocab_size,corpus,size,n_tokens\n8192,wiki,10M,17341898\n32768,wiki,10M,14442880\n"
+                     "8192,baby,10M,16216427\n32768,baby,10M,15318669\n")
+    df = fcli.read_tokenizer_study([study])
+    assert set(df.columns) == {"vocab_size", "dataset", "size", "tokens"} and len(df) == 4
+    plots.tokenizer_study(df)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("vocab,size,dataset\n1,2,wiki\n")
+    with pytest.raises(PovstimError, match="tokens or n_tokens"):
+        fcli.read_tokenizer_study([bad])
+
+    d = tmp_path / "results" / "filter" / "baby" / "50k"
+    d.mkdir(parents=True)
+    (d / "dpe.tsv").write_text("sent_id\tphenomenon\trule\ttokens\tsentence\n"
+                               "3\tquestion_formation\tqf_rel\t3:who\tIs the boy who is smiling happy?\n"
+                               "8\tbinding\tbinding_2np\t5:himself\tThe girl said that the boy hurt himself.\n"
+                               "9\tbinding\tbinding_2np\t5:himself\tMary's dad likes himself.\n")
+    (d / "summary.json").write_text(json.dumps({"n_sentences": 100}))
+    audit = fcli.read_filter_audit([d / "dpe.tsv"])
+    row = audit[audit["rule"] == "binding_2np"].iloc[0]
+    assert (row["corpus"], row["size"], row["n"], row["rate"]) == ("baby", "50k", 2, 0.02)
+    plots.filter_audit(audit)
+    with pytest.raises(PovstimError, match="expected a path like"):
+        fcli.read_filter_audit([tmp_path / "dpe.tsv"])
+
+
+def test_figures_cli_needs_the_analysis(tmp_path, capsys):
+    assert main(["figures", "--analysis-dir", str(tmp_path), "--out-dir", str(tmp_path / "f")]) == 1
+    assert "run `povstim analyze` first" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_figures_cli_on_simulated_results(tmp_path):
+    from test_analysis_helpers import simulated_results
+
+    results = simulated_results()
+    out = tmp_path / "figures"
+    rc = main(["figures", "--analysis-dir", str(results / "analysis"), "--out-dir", str(out),
+               "--run-info", str(tmp_path / "run_info.html"), "--config", json.dumps({"experiment": "x"})])
+    assert rc == 0
+    for stem in ("fig2_accuracy", "fig3_posterior", "learning_curves_posh", "learning_curves_posh_category"):
+        _png_pdf(out, stem)
+    made = json.loads((out / "figures.json").read_text())
+    assert made["fig3_posterior"] == ["fig3_posterior.png", "fig3_posterior.pdf"]
+    info = (tmp_path / "run_info.html").read_text()
+    assert "bambi" in info and "experiment: x" in info
+    # identical to the figures the shared fixture drew from the same analysis
+    for f in ("fig2_accuracy.png", "fig3_posterior.pdf"):
+        assert (out / f).read_bytes() == (results / "figures" / f).read_bytes()

@@ -1,0 +1,179 @@
+"""One tidy table from many item-score files (or from a table of aggregated counts).
+
+Two input formats are accepted (docs/analysis.md):
+
+* item scores (``results/scores/.../{suite}.parquet``): one row per model x checkpoint x item
+  with the columns in ``SCORE_COLUMNS``; ``correct`` is the item's outcome.
+* aggregated counts (CSV): one row per model x paradigm with ``n_correct`` and ``n_total``
+  plus whichever descriptive columns the analysis needs (``condition, size, seed, paradigm,
+  category`` …), so published accuracy tables can be analysed the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..io import PovstimError, parse_size
+
+log = logging.getLogger(__name__)
+
+SCORE_COLUMNS = [
+    "arch", "condition", "size", "seed", "step", "final", "suite", "paradigm", "category",
+    "item_id", "logp_good", "logp_bad", "ntok_good", "ntok_bad", "correct",
+]
+MODEL_KEYS = ["arch", "condition", "size", "seed"]
+# Everything that identifies one model's result on one item.
+ITEM_KEYS = ["suite", "arch", "condition", "size", "seed", "step", "paradigm", "item_id"]
+COUNT_COLUMNS = ["n_correct", "n_total"]
+
+
+def size_words(size) -> int:
+    """Numeric word count of a size label ('50k' -> 50000) for ordering and z-scoring."""
+    return parse_size(size if isinstance(size, (int, np.integer)) else str(size))
+
+
+def read_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Concatenate item-score parquet files, checking the columns of each one."""
+    frames = []
+    for path in paths:
+        path = Path(path)
+        if not path.exists():
+            raise PovstimError(f"{path}: no such item-score file")
+        try:
+            df = pd.read_parquet(path)
+        except Exception as exc:  # pyarrow raises many types for a corrupt file
+            raise PovstimError(f"{path}: cannot read as parquet ({exc})") from None
+        missing = [c for c in SCORE_COLUMNS if c not in df.columns]
+        if missing:
+            raise PovstimError(f"{path}: item-score file lacks column(s) {', '.join(missing)}")
+        if df.empty:
+            log.warning("%s: no rows", path)
+            continue
+        frames.append(df[SCORE_COLUMNS])
+    if not frames:
+        raise PovstimError("no item scores to analyse: every --scores file is empty")
+    df = pd.concat(frames, ignore_index=True)
+    return normalise(df, "item scores")
+
+
+def normalise(df: pd.DataFrame, what: str) -> pd.DataFrame:
+    """Fix dtypes and sort, so every downstream table is independent of file order."""
+    df = df.copy()
+    for col in ("arch", "condition", "suite", "paradigm", "category", "item_id"):
+        if col in df.columns:
+            df[col] = df[col].astype(str)
+    if "size" in df.columns:
+        df["size"] = df["size"].astype(str)
+        bad = [s for s in df["size"].unique() if not _is_size(s)]
+        if bad:
+            raise PovstimError(f"{what}: cannot read size value(s) {bad[:3]}: use labels like 50k or 10M")
+    if "seed" in df.columns:
+        df["seed"] = pd.to_numeric(df["seed"], errors="raise").astype(int)
+    if "step" in df.columns:
+        df["step"] = pd.to_numeric(df["step"]).astype(int)
+    if "final" in df.columns:
+        df["final"] = df["final"].astype(bool)
+    if "correct" in df.columns:
+        df["correct"] = df["correct"].astype(bool)
+    keys = [k for k in ITEM_KEYS + ["final"] if k in df.columns]
+    if "size" in keys:
+        df["_size_words"] = df["size"].map(size_words)
+        keys = ["_size_words" if k == "size" else k for k in keys]
+    df = df.sort_values(keys, kind="mergesort").reset_index(drop=True)
+    return df.drop(columns=["_size_words"], errors="ignore")
+
+
+def _is_size(s: str) -> bool:
+    try:
+        parse_size(s)
+    except PovstimError:
+        return False
+    return True
+
+
+def final_items(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the final (best-by-dev) models: what the tables and the model use."""
+    out = df[df["final"]].drop_duplicates(subset=[k for k in ITEM_KEYS if k != "step"])
+    if out.empty:
+        raise PovstimError("item scores hold no rows with final == True (no final models scored)")
+    return out.reset_index(drop=True)
+
+
+def curve_items(df: pd.DataFrame) -> pd.DataFrame:
+    """Checkpoint rows plus final rows, one row per model x step x item (learning curves)."""
+    return df.drop_duplicates(subset=ITEM_KEYS).reset_index(drop=True)
+
+
+def attach_conditions(df: pd.DataFrame, meta: dict | None) -> pd.DataFrame:
+    """Add the condition-level predictors (``source``, ``filtered``) from povstim.plan.condition_meta."""
+    if not meta:
+        return df
+    if "condition" not in df.columns:
+        raise PovstimError("cannot attach --conditions: the data has no 'condition' column")
+    unknown = sorted(set(df["condition"]) - set(meta))
+    if unknown:
+        raise PovstimError(
+            f"condition(s) {', '.join(unknown)} in the data are not in --conditions "
+            f"(known: {', '.join(sorted(meta))})"
+        )
+    df = df.copy()
+    for key in ("source", "filtered"):
+        values = {c: m.get(key) for c, m in meta.items()}
+        if any(v is None for c, v in values.items() if c in set(df["condition"])):
+            raise PovstimError(f"--conditions: every condition needs '{key}'")
+        df[key] = df["condition"].map(values)
+    df["filtered"] = df["filtered"].astype(bool)
+    df["source"] = df["source"].astype(str)
+    return df
+
+
+def read_counts(path: str | Path) -> pd.DataFrame:
+    """Read an aggregated-count CSV (n_correct, n_total + descriptive columns)."""
+    path = Path(path)
+    if not path.exists():
+        raise PovstimError(f"{path}: no such counts file")
+    try:
+        df = pd.read_csv(path)
+    except Exception as exc:
+        raise PovstimError(f"{path}: cannot read as CSV ({exc})") from None
+    missing = [c for c in COUNT_COLUMNS if c not in df.columns]
+    if missing:
+        raise PovstimError(f"{path}: counts file lacks column(s) {', '.join(missing)} "
+                           "(needs n_correct and n_total per row)")
+    for col in COUNT_COLUMNS:
+        vals = pd.to_numeric(df[col], errors="coerce")
+        bad = vals.isna() | (vals < 0) | (vals != vals.round())
+        if bad.any():
+            line = int(np.flatnonzero(bad.to_numpy())[0]) + 2  # header is line 1
+            raise PovstimError(f"{path}: line {line}: {col} must be a non-negative integer, "
+                               f"got {df[col].iloc[line - 2]!r}")
+        df[col] = vals.astype(int)
+    over = df["n_correct"] > df["n_total"]
+    if over.any():
+        line = int(np.flatnonzero(over.to_numpy())[0]) + 2
+        raise PovstimError(f"{path}: line {line}: n_correct > n_total")
+    if "filtered" in df.columns:
+        df["filtered"] = df["filtered"].map(_as_bool)
+    if "paradigm" in df.columns and "phenomenon" not in df.columns:
+        df["phenomenon"] = df["paradigm"].astype(str)
+    return normalise(df, str(path))
+
+
+def _as_bool(v) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    s = str(v).strip().lower()
+    if s in ("true", "1", "yes", "y", "t"):
+        return True
+    if s in ("false", "0", "no", "n", "f"):
+        return False
+    raise PovstimError(f"cannot read filtered value {v!r} as true/false")
+
+
+def ordered_sizes(sizes: Iterable) -> list[str]:
+    return sorted({str(s) for s in sizes}, key=size_words)

@@ -1,0 +1,1 @@
+"""Figures of the POSH-BENCH and BabyBERTa papers (PNG + PDF)."""

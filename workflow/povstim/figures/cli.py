@@ -1,0 +1,185 @@
+"""``povstim figures``: draw the paper's figures (PNG + PDF) from the analysis outputs.
+
+Always drawn (from --analysis-dir, and --scores for the learning curves):
+  fig2_accuracy          POSH Fig. 2: category accuracy by size and condition, SD over seeds, chance line
+  fig3_posterior         POSH Fig. 3: posterior medians and 95% intervals (from bayes/summary.csv)
+  learning_curves_{suite}[_category]   accuracy vs training step per paradigm / category and condition
+Drawn when their inputs are given:
+  tokenizer_study        POSH Table 9 as a figure (--tokenizer-study)
+  filter_audit           DPE removed per rule and size (--filter-audit)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import PovstimError, write_json
+
+log = logging.getLogger("povstim.figures")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.description = __doc__.split("\n", 1)[1]
+    p.add_argument("--analysis-dir", required=True, metavar="DIR",
+                   help="output folder of `povstim analyze` (accuracy.csv, accuracy_by_step.csv, bayes/)")
+    p.add_argument("--scores", nargs="*", metavar="PARQUET", default=[],
+                   help="item-score files for the learning curves (default: DIR/accuracy_by_step.csv)")
+    p.add_argument("--tokenizer-study", nargs="*", metavar="FILE", default=[],
+                   help="vocab-study tables (CSV/TSV/JSON) with vocab_size, dataset|condition|corpus, size, "
+                   "tokens|n_tokens|ctc")
+    p.add_argument("--filter-audit", nargs="*", metavar="DPE_TSV", default=[],
+                   help="results/filter/{corpus}/{size}/dpe.tsv files (summary.json beside each adds rates)")
+    p.add_argument("--out-dir", required=True, metavar="DIR", help="where the PNG and PDF files go")
+    p.add_argument("--run-info", metavar="HTML", help="also write the run's config and package versions here "
+                   "(for the Snakemake report)")
+    p.add_argument("--config", metavar="JSON", help="the whole config as JSON, shown in --run-info")
+
+
+def run(args) -> int:
+    from . import plots, style
+
+    logging.getLogger("fontTools").setLevel(logging.WARNING)
+    style.apply()
+    adir = Path(args.analysis_dir)
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    made: dict[str, list[str]] = {}
+
+    acc_path = adir / "accuracy.csv"
+    if not acc_path.exists():
+        raise PovstimError(f"{acc_path}: missing; run `povstim analyze` first")
+    acc = pd.read_csv(acc_path, dtype={"size": str})
+    made["fig2_accuracy"] = _save(plots.fig2_accuracy(acc), out, "fig2_accuracy")
+
+    summary_path = adir / "bayes" / "summary.csv"
+    if summary_path.exists():
+        summary = pd.read_csv(summary_path)
+        diag_path = adir / "bayes" / "diagnostics.json"
+        problems = json.loads(diag_path.read_text())["problems"] if diag_path.exists() else []
+        made["fig3_posterior"] = _save(plots.fig3_posterior(summary, problems), out, "fig3_posterior")
+    else:
+        log.warning("%s missing: no posterior figure (was the model skipped?)", summary_path)
+
+    if args.scores:
+        from ..analysis import tidy
+        from ..analysis.cli import curve_table
+
+        curves = curve_table(tidy.read_scores(args.scores))
+    else:
+        cpath = adir / "accuracy_by_step.csv"
+        if not cpath.exists():
+            raise PovstimError(f"{cpath}: missing and no --scores given")
+        curves = pd.read_csv(cpath, dtype={"size": str})
+    for suite in sorted(curves["suite"].unique()):
+        made[f"learning_curves_{suite}"] = _save(plots.learning_curves(curves, suite), out,
+                                                 f"learning_curves_{suite}")
+        made[f"learning_curves_{suite}_category"] = _save(plots.learning_curves(curves, suite, "category"), out,
+                                                          f"learning_curves_{suite}_category")
+
+    if args.tokenizer_study:
+        study = read_tokenizer_study(args.tokenizer_study)
+        made["tokenizer_study"] = _save(plots.tokenizer_study(study), out, "tokenizer_study")
+    if args.filter_audit:
+        audit = read_filter_audit(args.filter_audit)
+        if audit.empty:
+            log.warning("filter audit: no DPE removed in any corpus; drawing nothing")
+        else:
+            made["filter_audit"] = _save(plots.filter_audit(audit), out, "filter_audit")
+    if args.run_info:
+        from .runinfo import write_run_info
+
+        try:
+            config = json.loads(args.config) if args.config else {}
+        except json.JSONDecodeError as exc:
+            raise PovstimError(f"--config: not valid JSON ({exc})") from None
+        write_run_info(args.run_info, config)
+    write_json(out / "figures.json", made)
+    log.info("%d figures written to %s", len(made), out)
+    return 0
+
+
+def _save(fig, out, stem):
+    from . import style
+
+    return [p.name for p in style.save(fig, out, stem)]
+
+
+_ALIASES = {
+    "dataset": ["dataset", "condition", "corpus"],
+    "tokens": ["tokens", "n_tokens", "ctc", "corpus_token_count", "token_count"],
+    "vocab_size": ["vocab_size", "vocab"],
+    "size": ["size"],
+}
+
+
+def read_tokenizer_study(paths) -> pd.DataFrame:
+    frames = []
+    for path in map(Path, paths):
+        if not path.exists():
+            raise PovstimError(f"{path}: no such tokenizer-study file")
+        if path.suffix == ".json":
+            obj = json.loads(path.read_text())
+            df = pd.DataFrame(obj if isinstance(obj, list) else obj.get("rows", obj))
+        else:
+            df = pd.read_csv(path, sep="\t" if path.suffix in (".tsv", ".txt") else ",")
+        cols = {}
+        for want, names in _ALIASES.items():
+            hit = next((n for n in names if n in df.columns), None)
+            if hit is None:
+                raise PovstimError(f"{path}: tokenizer study needs a column {' or '.join(names)}")
+            cols[want] = df[hit]
+        frames.append(pd.DataFrame(cols))
+    out = pd.concat(frames, ignore_index=True)
+    out["size"] = out["size"].astype(str)
+    out["dataset"] = out["dataset"].astype(str)
+    out["vocab_size"] = pd.to_numeric(out["vocab_size"])
+    out["tokens"] = pd.to_numeric(out["tokens"])
+    return out
+
+
+_FILTER_PATH = re.compile(r"filter/(?P<corpus>[^/]+)/(?P<size>[^/]+)/dpe\.tsv$")
+
+
+def read_filter_audit(paths) -> pd.DataFrame:
+    rows = []
+    for path in map(Path, paths):
+        m = _FILTER_PATH.search(path.as_posix())
+        if not m:
+            raise PovstimError(f"{path}: expected a path like results/filter/{{corpus}}/{{size}}/dpe.tsv")
+        if not path.exists():
+            raise PovstimError(f"{path}: no such DPE audit file")
+        try:
+            dpe = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=3)
+        except pd.errors.EmptyDataError:
+            dpe = pd.DataFrame(columns=["sent_id", "phenomenon", "rule"])
+        missing = [c for c in ("sent_id", "phenomenon", "rule") if c not in dpe.columns]
+        if missing:
+            raise PovstimError(f"{path}: DPE audit lacks column(s) {', '.join(missing)}")
+        total = _sentence_total(path.with_name("summary.json"))
+        for (phen, rule), sub in sorted(dpe.groupby(["phenomenon", "rule"])):
+            n = int(sub["sent_id"].nunique())
+            rows.append({"corpus": m["corpus"], "size": m["size"], "phenomenon": phen, "rule": rule, "n": n,
+                         "rate": (n / total) if total else None})
+    return pd.DataFrame(rows, columns=["corpus", "size", "phenomenon", "rule", "n", "rate"])
+
+
+def _sentence_total(path: Path):
+    """The corpus's sentence count from the filter's summary.json, if it states one."""
+    if not path.exists():
+        return None
+    try:
+        obj = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        return None
+    for key in ("n_sentences", "sentences", "total_sentences", "n_total", "total"):
+        v = obj.get(key) if isinstance(obj, dict) else None
+        if isinstance(v, (int, float)) and v > 0:
+            return float(v)
+    return None

@@ -1,0 +1,215 @@
+"""The paper's figures, each a function from tidy tables to a matplotlib Figure.
+
+fig2_accuracy       POSH Fig. 2: category accuracy by training size and condition (mean ± SD
+                    over seeds, chance line), one row of panels per benchmark suite
+fig3_posterior      POSH Fig. 3: posterior medians with 95% intervals per coefficient
+learning_curves     accuracy vs training step (BabyBERTa Fig. 2, POSH Fig. 4 top)
+tokenizer_study     POSH Table 9: corpus token count per vocab size and dataset
+filter_audit        DPE sentences removed per rule and size
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
+import numpy as np
+import pandas as pd
+
+from ..analysis.tidy import size_words
+from . import style
+
+OVERALL = "Overall"
+
+
+def _sizes(df):
+    return sorted(df["size"].astype(str).unique(), key=size_words)
+
+
+def _mean_sd(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    g = df.groupby(keys, sort=False)["accuracy"]
+    out = g.agg(mean="mean", n="size").reset_index()
+    sd = g.agg(lambda x: float(np.std(x, ddof=1)) if len(x) > 1 else 0.0).rename("sd").reset_index()
+    return out.merge(sd, on=keys)
+
+
+def fig2_accuracy(acc: pd.DataFrame):
+    """acc: analysis/accuracy.csv. Panels: rows = suites, columns = categories + Overall."""
+    d = acc[acc["level"].isin(["category", "overall"])].copy()
+    d["size"] = d["size"].astype(str)
+    suites = sorted(d["suite"].unique())
+    cats = sorted(c for c in d["category"].unique() if c != OVERALL) + [OVERALL]
+    conds = style.condition_order(d["condition"].unique())
+    sizes = _sizes(d)
+    ms = _mean_sd(d, ["suite", "arch", "condition", "size", "category"])
+    several_archs = ms.groupby(["suite", "condition", "size", "category"])["arch"].nunique().max() > 1
+    fig, axes = plt.subplots(len(suites), len(cats), figsize=(1.9 * len(cats) + 0.6, 1.8 * len(suites) + 0.5),
+                             squeeze=False, sharey=True)
+    x = np.arange(len(sizes))
+    width = 0.8 / max(1, len(conds))
+    for r, suite in enumerate(suites):
+        for c, cat in enumerate(cats):
+            ax = axes[r][c]
+            for k, cond in enumerate(conds):
+                sub = ms[(ms["suite"] == suite) & (ms["category"] == cat) & (ms["condition"] == cond)]
+                if several_archs:
+                    sub = sub.groupby("size", as_index=False)[["mean", "sd"]].mean()
+                sub = sub.set_index("size").reindex(sizes)
+                st = style.condition_style(cond, conds)
+                off = (k - (len(conds) - 1) / 2) * width * 0.6
+                ax.errorbar(x + off, 100 * sub["mean"], yerr=100 * sub["sd"], label=style.label(cond),
+                            color=st["color"], marker=st["marker"], linestyle=st["linestyle"], capsize=2)
+            ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
+            ax.set_xticks(x, sizes)
+            ax.set_ylim(0, 100)
+            if r == 0:
+                ax.set_title(cat)
+            if c == 0:
+                ax.set_ylabel(f"{suite}\naccuracy (%)")
+            if r == len(suites) - 1:
+                ax.set_xlabel("training size (words)")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(conds), bbox_to_anchor=(0.5, -0.02), frameon=False)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def fig3_posterior(summary: pd.DataFrame, problems: list[str] | None = None):
+    """summary: bayes/summary.csv. Group-level SDs are drawn in a separate panel."""
+    s = summary.copy()
+    if "label" not in s.columns:
+        s["label"] = s["term"]
+    fixed = s[~s["term"].str.startswith("sd(") & (s["term"] != "Intercept")]
+    sds = s[s["term"].str.startswith("sd(")]
+    n1, n2 = max(len(fixed), 1), max(len(sds), 0)
+    ratios = [n1] + ([max(n2, 1)] if n2 else [])
+    fig, axes = plt.subplots(len(ratios), 1, figsize=(4.6, 0.28 * (n1 + n2) + 1.2),
+                             gridspec_kw={"height_ratios": ratios}, squeeze=False)
+    for ax, part, title in zip(axes[:, 0], [fixed, sds], ["fixed effects (log-odds)", "group-level SD"]):
+        y = np.arange(len(part))[::-1]
+        ax.errorbar(part["median"], y, xerr=[part["median"] - part["lower"], part["upper"] - part["median"]],
+                    fmt="o", color="black", capsize=2, markersize=4)
+        ax.axvline(0, color="0.4", linestyle="--", linewidth=0.8)
+        ax.set_yticks(y, part["label"])
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6))
+        ax.set_xlabel(f"{title}: median, 95% CrI")
+        ax.grid(axis="y", visible=False)
+    if problems:
+        more = f" (+{len(problems) - 1} more, see bayes/diagnostics.json)" if len(problems) > 1 else ""
+        axes[0][0].set_title(f"CONVERGENCE PROBLEM: {problems[0]}{more}", color="#b00000", fontsize=7,
+                             loc="left", wrap=True)
+    fig.tight_layout()
+    return fig
+
+
+def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
+    """curves: analysis/accuracy_by_step.csv. Rows = sizes, columns = paradigms (or categories)."""
+    d = curves[curves["suite"] == suite].copy()
+    d["size"] = d["size"].astype(str)
+    if level == "category":
+        d = (d.groupby(["arch", "condition", "size", "seed", "step", "category"], sort=False)["accuracy"]
+             .mean().reset_index())
+        ov = d.groupby(["arch", "condition", "size", "seed", "step"], sort=False)["accuracy"].mean().reset_index()
+        ov["category"] = OVERALL
+        d = pd.concat([d, ov], ignore_index=True)
+        panels = sorted(c for c in d["category"].unique() if c != OVERALL) + [OVERALL]
+        key = "category"
+    else:
+        panels = [p for _, p in sorted({(c, p) for c, p in zip(d["category"], d["paradigm"])})]
+        key = "paradigm"
+    sizes = _sizes(d)
+    conds = style.condition_order(d["condition"].unique())
+    ms = _mean_sd(d, ["condition", "size", "step", key]).sort_values("step")
+    fig, axes = plt.subplots(len(sizes), len(panels), figsize=(1.7 * len(panels) + 0.6, 1.6 * len(sizes) + 0.6),
+                             squeeze=False, sharey=True, sharex=True)
+    for r, size in enumerate(sizes):
+        for c, panel in enumerate(panels):
+            ax = axes[r][c]
+            for cond in conds:
+                sub = ms[(ms["condition"] == cond) & (ms["size"] == size) & (ms[key] == panel)]
+                if sub.empty:
+                    continue
+                st = style.condition_style(cond, conds)
+                ax.plot(sub["step"], 100 * sub["mean"], color=st["color"], marker=st["marker"],
+                        linestyle=st["linestyle"], label=style.label(cond), markersize=3)
+                ax.fill_between(sub["step"], 100 * (sub["mean"] - sub["sd"]), 100 * (sub["mean"] + sub["sd"]),
+                                color=st["color"], alpha=0.15, linewidth=0)
+            ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
+            ax.set_ylim(0, 100)
+            if r == 0:
+                ax.set_title(panel.replace("_", " "))
+            if c == 0:
+                ax.set_ylabel(f"{size}\naccuracy (%)")
+            if r == len(sizes) - 1:
+                ax.set_xlabel("training step")
+    handles, labels = [], []
+    for ax in axes.flat:
+        h, lab = ax.get_legend_handles_labels()
+        for hh, ll in zip(h, lab):
+            if ll not in labels:
+                handles.append(hh)
+                labels.append(ll)
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, -0.02),
+               frameon=False)
+    fig.suptitle(f"{suite}: accuracy over training (mean ± SD over seeds)", fontsize=8)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+def tokenizer_study(study: pd.DataFrame):
+    """study: columns vocab_size, dataset, size, tokens (POSH Table 9)."""
+    sizes = _sizes(study)
+    datasets = style.condition_order(study["dataset"].unique())
+    fig, axes = plt.subplots(1, len(sizes), figsize=(2.2 * len(sizes) + 0.6, 2.3), squeeze=False)
+    for c, size in enumerate(sizes):
+        ax = axes[0][c]
+        for ds in datasets:
+            sub = study[(study["size"] == size) & (study["dataset"] == ds)].sort_values("vocab_size")
+            if sub.empty:
+                continue
+            st = style.condition_style(ds, datasets)
+            ax.plot(sub["vocab_size"], sub["tokens"], color=st["color"], marker=st["marker"],
+                    linestyle=st["linestyle"], label=style.label(ds))
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{size} words")
+        ax.set_xlabel("vocabulary size")
+        if c == 0:
+            ax.set_ylabel("corpus token count")
+    h, lab = axes[0][0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower center", ncol=max(1, len(lab)), bbox_to_anchor=(0.5, -0.04), frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def filter_audit(audit: pd.DataFrame):
+    """audit: columns corpus, size, phenomenon, rule, n (+ optional rate = n / sentences)."""
+    corpora = sorted(audit["corpus"].unique())
+    rules = sorted({(p, r) for p, r in zip(audit["phenomenon"], audit["rule"])})
+    use_rate = "rate" in audit.columns and audit["rate"].notna().all()
+    fig, axes = plt.subplots(1, len(corpora), figsize=(max(3.0, 0.5 * len(rules) + 1.5) * len(corpora), 2.8),
+                             squeeze=False)
+    hatches = ["", "//", "..", "xx", "\\\\", "oo", "--", "++"]
+    for c, corpus in enumerate(corpora):
+        ax = axes[0][c]
+        sub = audit[audit["corpus"] == corpus]
+        sizes = _sizes(sub)
+        x = np.arange(len(rules))
+        width = 0.8 / max(1, len(sizes))
+        for k, size in enumerate(sizes):
+            s = sub[sub["size"] == size].set_index(["phenomenon", "rule"])
+            vals = [float(s.loc[pr, "rate" if use_rate else "n"]) if pr in s.index else 0.0 for pr in rules]
+            vals = [100 * v for v in vals] if use_rate else vals
+            ax.bar(x + (k - (len(sizes) - 1) / 2) * width, vals, width, label=size,
+                   color=style.PALETTE[k % len(style.PALETTE)], edgecolor="black", linewidth=0.5,
+                   hatch=hatches[k % len(hatches)])
+        ax.set_xticks(x, [f"{r}\n({p.replace('_', ' ')})" for p, r in rules], rotation=30, ha="right")
+        ax.set_ylabel("% of sentences removed" if use_rate else "sentences removed")
+        ax.set_title(f"{corpus}: DPE removed per rule")
+        ax.legend(title="size", frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def _nan_to_none(x):
+    return None if (isinstance(x, float) and math.isnan(x)) else x

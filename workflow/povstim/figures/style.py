@@ -1,0 +1,81 @@
+"""One figure style for every povstim figure: small, serif-free, readable in greyscale.
+
+Conditions are told apart by marker and line style as well as by colour, so a greyscale
+print keeps them distinct. Saving strips timestamps so reruns give identical files.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from ..io import atomic_path  # noqa: E402
+
+# Colour-blind safe (Okabe-Ito) colours with distinct luminance, plus redundant markers/dashes.
+PALETTE = ["#000000", "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442"]
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+DASHES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1)), (0, (3, 1)), (0, (6, 2))]
+# Fixed styles for the paper's condition names so BABY-F looks the same in every figure.
+KNOWN = ["baby-f", "baby", "wiki"]  # = analysis.tables.KNOWN_CONDITIONS
+
+RC = {
+    "font.size": 8,
+    "axes.titlesize": 8,
+    "axes.labelsize": 8,
+    "legend.fontsize": 7,
+    "xtick.labelsize": 7,
+    "ytick.labelsize": 7,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.5,
+    "lines.linewidth": 1.2,
+    "lines.markersize": 4,
+    "savefig.dpi": 150,
+    "savefig.bbox": "tight",
+    "pdf.fonttype": 42,
+    "svg.hashsalt": "povstim",
+}
+
+
+def apply() -> None:
+    plt.rcParams.update(RC)
+
+
+def condition_order(conditions) -> list[str]:
+    from ..analysis.tables import condition_order as order
+
+    return order(conditions)
+
+
+def condition_style(condition: str, order: list[str]) -> dict:
+    i = order.index(condition) if condition in order else 0
+    if condition in KNOWN:
+        i = KNOWN.index(condition)
+    elif condition in order:
+        i = len(KNOWN) + [c for c in order if c not in KNOWN].index(condition)
+    return {"color": PALETTE[i % len(PALETTE)], "marker": MARKERS[i % len(MARKERS)],
+            "linestyle": DASHES[i % len(DASHES)]}
+
+
+def label(condition: str) -> str:
+    return condition.upper()
+
+
+def save(fig, out_dir: str | os.PathLike, stem: str) -> list[Path]:
+    """Write stem.png and stem.pdf atomically, without timestamps."""
+    out = []
+    for ext, meta in (("png", {"Software": None}), ("pdf", {"CreationDate": None, "ModDate": None,
+                                                            "Producer": None, "Creator": None})):
+        path = Path(out_dir) / f"{stem}.{ext}"
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=ext, metadata=meta)
+        out.append(path)
+    plt.close(fig)
+    return out
