@@ -2,24 +2,7 @@
 # Every table and figure is marked for `snakemake --report results/report.html`; the captions
 # live in workflow/report/ (paths below are relative to this file).
 
-FIGURES = config.get("figures", {})
-
-
 report: "../workflow/report/workflow.rst"
-
-
-def filter_audits():
-    """DPE audit files of every filtered corpus x size (the filter audit figure)."""
-    if not FIGURES.get("filter_audit", True):
-        return []
-    return [f"results/filter/{corpus}/{size}/dpe.tsv" for corpus, size in plan.filtered_corpora(config)]
-
-
-def tokenizer_studies():
-    """The vocab-size study table (POSH Table 9, rule vocab_study), when the config runs the study."""
-    if not FIGURES.get("tokenizer_study", True) or not config.get("vocab_study"):
-        return []
-    return ["results/tokenizers/study/table9.tsv"]
 
 
 rule analyze:

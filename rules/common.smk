@@ -113,3 +113,24 @@ def benchmark_inputs(wildcards):
     # corpora at the largest size (POSH §3.2).
     largest = plan.sizes(config)[-1]
     return [f"results/corpus/{c}/{largest}/base.txt" for c in config["corpora"]]
+
+
+# --- analysis and figures (rules/analysis.smk)
+
+FIGURES = config.get("figures", {})
+
+
+
+
+def filter_audits():
+    """DPE audit files of every filtered corpus x size (the filter audit figure)."""
+    if not FIGURES.get("filter_audit", True):
+        return []
+    return [f"results/filter/{corpus}/{size}/dpe.tsv" for corpus, size in plan.filtered_corpora(config)]
+
+
+def tokenizer_studies():
+    """The vocab-size study table (POSH Table 9, rule vocab_study), when the config runs the study."""
+    if not FIGURES.get("tokenizer_study", True) or not config.get("vocab_study"):
+        return []
+    return ["results/tokenizers/study/table9.tsv"]
