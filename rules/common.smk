@@ -31,18 +31,18 @@ def one_of(names):
     return "|".join(re.escape(n) for n in names) if names else "(?!x)x"
 
 
-def mixture_sources(corpus):
-    return list(config["corpora"][corpus]["mixture"])
+def mixture_sources(corpus, size):
+    return list(plan.mixture(config, corpus, size))
 
 
 def clean_texts(wildcards):
-    return [f"results/corpus/clean/{s}.txt" for s in mixture_sources(wildcards.corpus)]
+    return [f"results/corpus/clean/{s}.txt" for s in mixture_sources(wildcards.corpus, wildcards.size)]
 
 
 def gold_conllus(wildcards):
     return [
         f"results/corpus/clean/{s}.conllu"
-        for s in mixture_sources(wildcards.corpus)
+        for s in mixture_sources(wildcards.corpus, wildcards.size)
         if s in SYNTHETIC_SOURCES
     ]
 

@@ -29,9 +29,9 @@ rule assemble:
         stats="results/corpus/{corpus}/{size}/stats.json",
     params:
         inputs=lambda wc, input: " ".join(
-            f"{s}={p}" for s, p in zip(mixture_sources(wc.corpus), input)
+            f"{s}={p}" for s, p in zip(mixture_sources(wc.corpus, wc.size), input)
         ),
-        mixture=lambda wc: as_json(config["corpora"][wc.corpus]["mixture"]),
+        mixture=lambda wc: as_json(plan.mixture(config, wc.corpus, wc.size)),
         seed=lambda wc: config["corpora"][wc.corpus].get("seed", 0),
         code=code("corpus"),
     log:

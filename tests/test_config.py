@@ -124,3 +124,28 @@ def test_cli_help_lists_every_stage():
 
     for stage in STAGES:
         assert stage in out
+
+
+def test_per_size_mixture_reproduces_each_column(default_config):
+    c = copy.deepcopy(default_config)
+    c["sources"]["cds2"] = dict(c["sources"]["cds"], seed=99)
+    c["corpora"]["baby"]["mixture"] = {"cds": {"50k": 3, "150k": 1}, "cds2": {"50k": 1, "150k": 0}}
+    cfg.validate(c)
+    assert plan.mixture(c, "baby", "50k") == {"cds": 3, "cds2": 1}
+    # a zero share leaves the source out of that size altogether
+    assert plan.mixture(c, "baby", "150k") == {"cds": 1}
+    assert plan.mixture(c, "wiki", "50k") == {"adult": 1.0}
+
+
+def test_per_size_mixture_missing_a_size_is_named(default_config):
+    c = copy.deepcopy(default_config)
+    c["corpora"]["baby"]["mixture"] = {"cds": {"50k": 1}}
+    with pytest.raises(PovstimError, match=r"corpora\.baby\.mixture\.cds .* none for size 150k"):
+        cfg.validate(c)
+
+
+def test_per_size_mixture_unknown_size_is_named(default_config):
+    c = copy.deepcopy(default_config)
+    c["corpora"]["baby"]["mixture"] = {"cds": {"50k": 1, "150k": 1, "10M": 2}}
+    with pytest.raises(PovstimError, match=r"corpora\.baby\.mixture\.cds names size '10M'"):
+        cfg.validate(c)

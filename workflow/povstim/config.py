@@ -93,6 +93,23 @@ def check_references(config: dict, source: str = "config") -> None:
                     f"{source}: corpora.{name}.mixture names source '{src}', which is not under sources "
                     f"(known: {', '.join(sorted(sources))})"
                 )
+    sizes = [str(s) for s in config.get("sizes", [])]
+    for name, corpus in corpora.items():
+        for src, share in corpus.get("mixture", {}).items():
+            if isinstance(share, dict):
+                for size in share:
+                    if str(size) not in sizes:
+                        raise PovstimError(
+                            f"{source}: corpora.{name}.mixture.{src} names size '{size}', which is not in sizes"
+                        )
+    from . import plan  # late: plan reads a validated config
+
+    for name in corpora:
+        for size in sizes:
+            try:
+                plan.mixture(config, name, size)
+            except PovstimError as exc:
+                raise PovstimError(f"{source}: {exc}") from None
     for name, cond in config.get("conditions", {}).items():
         if cond["from"] not in corpora:
             raise PovstimError(

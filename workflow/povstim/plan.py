@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .io import PovstimError
+
 
 @dataclass(frozen=True)
 class Model:
@@ -27,6 +29,30 @@ def sizes(config: dict) -> list[str]:
 def condition_sizes(config: dict, condition: str) -> list[str]:
     allowed = config["conditions"][condition].get("sizes")
     return [s for s in sizes(config) if not allowed or s in [str(a) for a in allowed]]
+
+
+def mixture(config: dict, corpus: str, size: str) -> dict[str, float]:
+    """Source shares of ``corpus`` at ``size``.
+
+    A share is either one number for every size or a mapping size -> number
+    (POSH Table 2 mixes its sources differently at each size); sources whose
+    share at this size is 0 are left out.
+    """
+    out = {}
+    for source, share in config["corpora"][corpus]["mixture"].items():
+        if isinstance(share, dict):
+            by_size = {str(k): v for k, v in share.items()}
+            if str(size) not in by_size:
+                raise PovstimError(
+                    f"corpora.{corpus}.mixture.{source} gives shares per size but none for size {size} "
+                    f"(it has {', '.join(by_size)})"
+                )
+            share = by_size[str(size)]
+        if share > 0:
+            out[source] = share
+    if not out:
+        raise PovstimError(f"corpora.{corpus}.mixture has no source with a share above 0 at size {size}")
+    return out
 
 
 def models(config: dict) -> list[Model]:
