@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..io import PovstimError, atomic_write, read_lines
 from . import backends
+from .cache import ParseCache, namespace, parse_with_cache
 from .conllu import Sentence, write
 from .prefilter import DEFAULT_RULES, check_rules, needs_parse
 
@@ -37,6 +38,7 @@ class ParserSettings:
     prefilter: bool = True
     device: str = "auto"
     spacy_model: str | None = None
+    cache_dir: str | None = "resources/parse_cache"
 
     @classmethod
     def from_params(cls, params: dict | None, **overrides) -> "ParserSettings":
@@ -53,6 +55,7 @@ class ParserSettings:
             prefilter=bool(p.get("prefilter", True)),
             device=str(p.get("device", "auto")),
             spacy_model=p.get("spacy_model"),
+            cache_dir=p.get("cache_dir", "resources/parse_cache") or None,
         )
 
 
@@ -86,6 +89,7 @@ def parse_texts(
 
     ``items`` maps a sentence id (base.txt line index) to its text.
     """
+    cache_stats: dict = {}
     t0 = time.perf_counter()
     if settings.prefilter:
         keep = {i: t for i, t in items.items() if needs_parse(t, rules)}
@@ -107,12 +111,28 @@ def parse_texts(
         ids = sorted(keep)
         texts = [keep[i] for i in ids]
         if settings.backend == "spacy":
-            sents = backends.parse_spacy(texts, settings.spacy_model, settings.batch_size) if texts else []
+            model = settings.spacy_model
+
+            def parse(batch):
+                return backends.parse_spacy(batch, settings.spacy_model, settings.batch_size)
         else:
             # Check the models even for a shard with nothing to parse: a missing
             # model folder is a config error, whatever the shard holds.
             backends.check_stanza_models(settings.model_dir)
-            sents = backends.parse_stanza(texts, settings.model_dir, settings.device, settings.batch_size) if texts else []
+            model = str(Path(settings.model_dir).resolve()) if settings.model_dir else None
+
+            def parse(batch):
+                return backends.parse_stanza(batch, settings.model_dir, settings.device, settings.batch_size)
+        cache = None
+        if settings.cache_dir:
+            cache = ParseCache(Path(settings.cache_dir) / f"{settings.backend}.sqlite", namespace(settings.backend, model))
+        try:
+            sents = parse_with_cache(texts, parse, cache)
+        finally:
+            if cache is not None:
+                cache.close()
+        if cache is not None:
+            cache_stats = {"cache_hits": cache.hits, "cache_misses": cache.misses}
         for i, s in zip(ids, sents):
             s.meta = {"sent_id": str(i), "text": keep[i], "prefilter": "pass" if settings.prefilter else "off"}
             if settings.backend == "stanza":
@@ -126,6 +146,7 @@ def parse_texts(
         "n_spared": len(items) - len(keep),
         "seconds_prefilter": round(t_prefilter, 3),
         "seconds_parse": round(t_parse, 3),
+        **cache_stats,
     }
     return out, stats
 
@@ -146,6 +167,9 @@ def add_arguments(p) -> None:
     p.add_argument("--batch-size", type=int, help="override parser.batch_size")
     p.add_argument("--device", help="stanza device: auto (GPU when free), cpu, cuda, cuda:N")
     p.add_argument("--no-prefilter", action="store_true", help="parse every sentence")
+    p.add_argument("--cache-dir", help="sentence-level parse cache (default parser.cache_dir, "
+                   "resources/parse_cache); reruns parse only sentences not parsed before")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     p.add_argument("--shard", type=int, default=0, help="0-based shard index (default 0)")
     p.add_argument("--n-shards", type=int, default=1, help="number of shards (default 1)")
     p.add_argument("--out", required=True, help="output CoNLL-U")
@@ -155,7 +179,11 @@ def run(args) -> int:
     overrides = dict(backend=args.backend, model_dir=args.model_dir, batch_size=args.batch_size, device=args.device)
     if args.no_prefilter:
         overrides["prefilter"] = False
+    if args.cache_dir:
+        overrides["cache_dir"] = args.cache_dir
     settings = ParserSettings.from_params(load_json_arg(args.params, "--params"), **overrides)
+    if args.no_cache:
+        settings = replace(settings, cache_dir=None)
     rules = check_rules(load_json_arg(args.filter_params, "--filter-params").get("rules", DEFAULT_RULES))
     path = Path(args.input)
     if not path.is_file():
@@ -173,4 +201,7 @@ def run(args) -> int:
         args.shard, args.n_shards, path, stats["n_sentences"], stats["n_parsed"], stats["n_spared"],
         settings.backend, stats["seconds_parse"],
     )
+    if "cache_hits" in stats:
+        log.info("parse cache %s: %d sentences reused, %d parsed anew",
+                 settings.cache_dir, stats["cache_hits"], stats["cache_misses"])
     return 0
