@@ -73,6 +73,21 @@ def write_json(path: str | os.PathLike, obj) -> None:
         fh.write("\n")
 
 
+def json_object_arg(text: "str | dict | None", flag: str) -> dict:
+    """A command-line JSON object (a config section passed by a rule), or a clear error naming the flag."""
+    if isinstance(text, dict):
+        return dict(text)
+    if not text:
+        return {}
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PovstimError(f"{flag}: not valid JSON ({exc.msg} at column {exc.colno}): {text!r}") from None
+    if not isinstance(obj, dict):
+        raise PovstimError(f"{flag}: expected a JSON object, got {text!r}")
+    return obj
+
+
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMbB]?)\s*$")
 _SIZE_MULT = {"": 1, "k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import json
 
 from ..io import PovstimError, read_lines, write_json, write_lines
+from ..io import json_object_arg as load_json_arg
 from .build import build, read_dpe, read_targeted, split
 
 log = logging.getLogger("povstim.condition")
@@ -62,15 +63,6 @@ def write_table(paths: list[str], out: str) -> None:
         rows.append("\t".join(str(v) for v in vals))
     write_lines(out, rows)
 
-
-def load_json_arg(value: str | None, flag: str) -> dict:
-    try:
-        obj = json.loads(value or "{}")
-    except json.JSONDecodeError as exc:
-        raise PovstimError(f"{flag}: not valid JSON ({exc.msg} at column {exc.colno}): {value!r}") from None
-    if not isinstance(obj, dict):
-        raise PovstimError(f"{flag}: expected a JSON object, got {value!r}")
-    return obj
 
 
 def _rate(k: int, n: int) -> float:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..io import PovstimError, atomic_write, read_lines
+from ..io import json_object_arg as load_json_arg
 from . import backends
 from .cache import ParseCache, namespace, parse_with_cache
 from .conllu import Sentence, write
@@ -58,17 +59,6 @@ class ParserSettings:
             cache_dir=p.get("cache_dir", "resources/parse_cache") or None,
         )
 
-
-def load_json_arg(value: str | None, flag: str) -> dict:
-    if not value:
-        return {}
-    try:
-        obj = json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise PovstimError(f"{flag}: not valid JSON ({exc.msg} at column {exc.colno}): {value!r}") from None
-    if not isinstance(obj, dict):
-        raise PovstimError(f"{flag}: expected a JSON object, got {value!r}")
-    return obj
 
 
 def shard_range(n: int, shard: int, n_shards: int) -> range:

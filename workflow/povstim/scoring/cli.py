@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from ..io import PovstimError
+from ..io import json_object_arg as _json_arg
 
 log = logging.getLogger("povstim.score")
 
@@ -69,17 +70,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--order", type=int, default=3, help="n-gram order for --baseline ngram (default 3)")
     p.add_argument("--out", required=True, help="output .parquet")
 
-
-def _json_arg(text: str | None, flag: str) -> dict:
-    if not text:
-        return {}
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PovstimError(f"{flag} is not valid JSON: {exc.msg}") from None
-    if not isinstance(obj, dict):
-        raise PovstimError(f"{flag} must be a JSON object")
-    return obj
 
 
 def settings(args) -> dict:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 
 from ..io import PovstimError
+from ..io import json_object_arg as _json_obj
 
 TRAINING_DEFAULTS: dict = {
     "lr": 1.0e-4,
@@ -53,17 +54,6 @@ ARCH_DEFAULTS = {
 }
 FAMILIES = tuple(ARCH_DEFAULTS)
 
-
-def _json_obj(text: str | dict, flag: str) -> dict:
-    if isinstance(text, dict):
-        return dict(text)
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PovstimError(f"{flag} is not valid JSON: {exc}") from None
-    if not isinstance(obj, dict):
-        raise PovstimError(f"{flag} must be a JSON object")
-    return obj
 
 
 def resolve_arch(arch: str | dict) -> dict:
