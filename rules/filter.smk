@@ -68,7 +68,7 @@ rule condition:
         dpe=lambda wc, input: f"--dpe {input.dpe}" if "dpe" in input.keys() else "",
         reinsert=lambda wc: as_json(condition_spec(wc).get("reinsert", {})),
         split=as_json(config.get("split", {})),
-        code=code("conditions", "filter"),
+        code=code("conditions", "filter/rules.py"),
     log:
         "logs/condition/{condition}/{size}.log",
     benchmark:

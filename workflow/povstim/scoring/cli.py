@@ -126,7 +126,8 @@ def run(args) -> int:
         from ..devices import resolve_device
         from .scorer import Scorer, load
 
-        torch.set_grad_enabled(False)
+        # Scorer.score runs under torch.inference_mode(); no process-wide grad
+        # switch here, since run() is also called in-process (tests, notebooks).
         if args.threads:
             # Several scoring jobs share the CPU under Snakemake: oversubscribed
             # torch threads are several times slower than one thread each.
