@@ -13,19 +13,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..benchmarks.suite import POSH_CATEGORIES
 from ..io import atomic_path, parse_size
 
-POSH_PARADIGMS = {
-    "island_adjunct": "Island",
-    "island_complex_np": "Island",
-    "island_wh": "Island",
-    "question_formation_sr": "Question Formation",
-    "question_formation_or": "Question Formation",
-    "question_formation_rr": "Question Formation",
-    "principle_a_command": "Binding",
-    "principle_a_locality": "Binding",
-    "wanna": "Wanna",
-}
+# The POSH-BENCH paradigms and their categories, as the benchmark generator writes them.
+POSH_PARADIGMS = POSH_CATEGORIES
 CATEGORIES = sorted(set(POSH_PARADIGMS.values()))  # last one (Wanna) is the reference
 CONDITIONS = {
     "baby-f": {"source": "baby", "filtered": True},

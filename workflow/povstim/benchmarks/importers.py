@@ -19,11 +19,10 @@ prefix), so cross-suite comparison happens exactly where Table 10 says.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 from ..io import PovstimError
-from .suite import Pair, category_for, posh_paradigm_name
+from .suite import Pair, category_for, iter_jsonl, posh_paradigm_name
 
 FORMATS = ("blimp", "zorro", "scamp", "posh", "jsonl", "csv")
 _DEFAULT_EXT = {"blimp": ".jsonl", "zorro": ".txt", "scamp": ".tsv", "posh": ".txt", "jsonl": ".jsonl", "csv": ".csv"}
@@ -58,30 +57,23 @@ def _read_text_lines(path: Path) -> list[str]:
 def import_blimp(path: Path, suite: str) -> list[Pair]:
     out = []
     for f in _files(path, "blimp"):
-        with open(f, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise PovstimError(f"{f}, line {n}: not valid JSON ({exc.msg})") from None
-                missing = [k for k in ("sentence_good", "sentence_bad") if k not in obj]
-                if missing:
-                    raise PovstimError(f"{f}, line {n}: BLiMP record lacks {', '.join(missing)}")
-                paradigm = obj.get("UID") or f.stem
-                extra = {k: v for k, v in obj.items() if k not in ("sentence_good", "sentence_bad")}
-                out.append(
-                    Pair(
-                        suite=suite,
-                        paradigm=paradigm,
-                        category=category_for(paradigm, obj.get("linguistics_term") or paradigm),
-                        item_id=str(obj.get("pairID", n - 1)),
-                        good=obj["sentence_good"],
-                        bad=obj["sentence_bad"],
-                        extra=extra,
-                    )
+        for n, obj in iter_jsonl(f):
+            missing = [k for k in ("sentence_good", "sentence_bad") if k not in obj]
+            if missing:
+                raise PovstimError(f"{f}, line {n}: BLiMP record lacks {', '.join(missing)}")
+            paradigm = obj.get("UID") or f.stem
+            extra = {k: v for k, v in obj.items() if k not in ("sentence_good", "sentence_bad")}
+            out.append(
+                Pair(
+                    suite=suite,
+                    paradigm=paradigm,
+                    category=category_for(paradigm, obj.get("linguistics_term") or paradigm),
+                    item_id=str(obj.get("pairID", n - 1)),
+                    good=obj["sentence_good"],
+                    bad=obj["sentence_bad"],
+                    extra=extra,
                 )
+            )
     return out
 
 
@@ -165,17 +157,10 @@ def import_jsonl(path: Path, suite: str, columns: dict | None = None) -> list[Pa
     out = []
     for f in _files(path, "jsonl"):
         rows = []
-        with open(f, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise PovstimError(f"{f}, line {n}: not valid JSON ({exc.msg})") from None
-                if not isinstance(obj, dict):
-                    raise PovstimError(f"{f}, line {n}: expected a JSON object")
-                rows.append((n, obj))
+        for n, obj in iter_jsonl(f):
+            if not isinstance(obj, dict):
+                raise PovstimError(f"{f}, line {n}: expected a JSON object")
+            rows.append((n, obj))
         out += _from_columns(rows, f, columns or {}, suite, f.stem)
     return out
 

@@ -152,9 +152,9 @@ def _validate_record(obj, where: str) -> dict:
     return obj
 
 
-def read_jsonl(path: str | Path) -> list[dict]:
+def iter_jsonl(path: str | Path):
+    """(line number, object) for each non-empty line of a JSONL file; errors name the file and line."""
     path = Path(path)
-    out = []
     try:
         fh = open(path, encoding="utf-8")
     except OSError as exc:
@@ -164,11 +164,13 @@ def read_jsonl(path: str | Path) -> list[dict]:
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                yield n, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise PovstimError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
-            out.append(_validate_record(obj, f"{path}, line {n}"))
-    return out
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    return [_validate_record(obj, f"{path}, line {n}") for n, obj in iter_jsonl(path)]
 
 
 def read_suite(path: str | Path) -> list[dict]:

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from ..io import PovstimError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,12 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .clean import clean_source
+    from .download_cli import source_params
 
-    try:
-        spec = json.loads(args.params)
-    except json.JSONDecodeError as exc:
-        raise PovstimError(f"--params is not valid JSON: {exc}") from None
-    if not isinstance(spec, dict):
-        raise PovstimError("--params must be a JSON object (the source's config)")
+    spec = source_params(args.params)
     clean_source(args.source, spec, args.out, args.stats, input_dir=args.input_dir, base_dir=args.base_dir)
     return 0
