@@ -9,7 +9,9 @@ names it instead of a silently ignored setting.
 
 from __future__ import annotations
 
+import copy
 import difflib
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +23,36 @@ from .io import PovstimError
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
 
 
-def load_schema() -> dict:
+@functools.lru_cache(maxsize=1)
+def _load_schema() -> dict:
     root = yaml.safe_load((SCHEMA_DIR / "config.schema.yaml").read_text())
     for section in list(root.get("properties", {})):
         part = SCHEMA_DIR / "config" / f"{section}.schema.yaml"
         if part.exists():
+            listed = root["properties"][section] or {}
             root["properties"][section] = yaml.safe_load(part.read_text())
+            if "default" in listed:  # optional sections: config.schema.yaml says `default: {}`
+                root["properties"][section]["default"] = listed["default"]
+    # An arch's `training:` block overrides the training section key by key: it
+    # takes the training schema's keys and checks, but none of its defaults
+    # (a filled-in default would silently override the experiment's value).
+    arch = root["properties"].get("archs", {}).get("additionalProperties", {})
+    if isinstance(arch, dict) and "training" in arch.get("properties", {}):
+        arch["properties"]["training"] = _without_defaults(root["properties"]["training"])
     return root
+
+
+def load_schema() -> dict:
+    """The whole config schema (sections merged in), as a fresh copy."""
+    return copy.deepcopy(_load_schema())
+
+
+def _without_defaults(schema):
+    if isinstance(schema, dict):
+        return {k: _without_defaults(v) for k, v in schema.items() if k != "default"}
+    if isinstance(schema, list):
+        return [_without_defaults(v) for v in schema]
+    return schema
 
 
 def _path_str(path) -> str:
@@ -71,13 +96,24 @@ def _describe(error: jsonschema.ValidationError, schema: dict, source: str) -> s
     return f"{source}: config key '{where}': {error.message}"
 
 
+def describe_errors(errors, schema: dict, source: str) -> str:
+    """One message naming each bad key (at most five), shallowest first."""
+    errors = sorted(errors, key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    return "\n".join(_describe(e, schema, source) for e in errors[:5])
+
+
 def validate(config: dict, source: str = "config") -> dict:
-    """Validate and return the config, raising PovstimError naming the bad key."""
+    """Validate the config and fill in the schema's defaults (in place); raise PovstimError naming a bad key.
+
+    After this, every section and key that has a default in the schema is present:
+    the schema is the only place a default is written (see povstim.settings).
+    """
+    from .settings import validator
+
     schema = load_schema()
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(config), key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    errors = list(validator(schema, fill=True).iter_errors(config))
     if errors:
-        raise PovstimError("\n".join(_describe(e, schema, source) for e in errors[:5]))
+        raise PovstimError(describe_errors(errors, schema, source))
     check_references(config, source)
     return config
 
