@@ -1,6 +1,11 @@
 # Input functions and target lists shared by the rule files. Logic lives in
 # povstim.plan (tested Python); these are thin adapters to wildcards.
 
+# Where this experiment's outputs go. New rules write every output under
+# RESULTS (f"{RESULTS}/probes/..."), never under a literal "results/".
+RESULTS = "results"
+
+
 def code(*modules):
     """Hash of the named povstim modules/subpackages plus the shared helpers."""
     return code_hash(PKG / "io.py", *(PKG / m for m in modules))
