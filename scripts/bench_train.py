@@ -49,11 +49,10 @@ def corpus(n: int, seed: int) -> list[str]:
 
 def ours(paths, arch, training, steps, warm, threads) -> float:
     from povstim.train.loop import Trainer
-    from povstim.train.params import resolve_arch, resolve_training
+    from povstim.train.params import resolve
 
-    a = resolve_arch(arch)
-    t = resolve_training({**training, "max_steps": steps, "eval_every": steps, "save_every": steps,
-                          "log_every": warm}, a)
+    a, t = resolve(arch, {**training, "max_steps": steps, "eval_every": steps, "save_every": steps,
+                          "log_every": warm})
     with tempfile.TemporaryDirectory() as out:
         tr = Trainer(train=paths["train"], dev=paths["dev"], tokenizer=paths["tok"], arch=a, training=t, seed=1,
                      out_dir=out, threads=threads, progress=False)
@@ -72,19 +71,20 @@ def hf(paths, arch, training, steps, warm, threads) -> float:
     from povstim.tokenizer import bpe
     from povstim.train import data as D
     from povstim.train.models import build_config, build_model
-    from povstim.train.params import resolve_arch, resolve_training
+    from povstim import families
+    from povstim.train.params import resolve
 
     torch.set_num_threads(threads)
-    a = resolve_arch(arch)
-    t = resolve_training({**training, "max_steps": steps}, a)
+    a, t = resolve(arch, {**training, "max_steps": steps})
     tok = bpe.load(paths["tok"])
     ids = bpe.special_ids(tok)
     sents = D.encode(tok, D.read_corpus(paths["train"]), ids["bos"], ids["eos"])
-    data = D.Dataset.build(sents, t["context"], t["packing"], ids["pad"], 1, paths["train"])
+    data = D.Dataset.build(sents, t.context, t.packing, ids["pad"], 1, paths["train"])
     torch.manual_seed(1)
-    model = build_model(build_config(a, t, tok.get_vocab_size(), ids))
-    causal = a["family"] == "gpt2"
-    hf_tok = bpe.hf_tokenizer(tok, a["family"])
+    model = build_model(a, build_config(a, t, tok.get_vocab_size(), ids))
+    fam = families.get(a["family"])
+    causal = fam.causal
+    hf_tok = bpe.hf_tokenizer(tok, fam.tokenizer_frame)
 
     class DS(torch.utils.data.Dataset):
         def __len__(self):
@@ -94,7 +94,7 @@ def hf(paths, arch, training, steps, warm, threads) -> float:
             ids, _ = data.collate(np.array([i]))  # one unpadded sequence; the HF collator pads
             return {"input_ids": torch.as_tensor(ids[0])}
 
-    collator = DataCollatorForLanguageModeling(hf_tok, mlm=not causal, mlm_probability=t["mask_prob"])
+    collator = DataCollatorForLanguageModeling(hf_tok, mlm=not causal, mlm_probability=t.mask_prob)
     times, tokens = {}, {"n": 0}
 
     class Clock(TrainerCallback):
@@ -112,9 +112,9 @@ def hf(paths, arch, training, steps, warm, threads) -> float:
     try:
         with tempfile.TemporaryDirectory() as out:
             args = TrainingArguments(
-                output_dir=out, max_steps=steps, per_device_train_batch_size=t["batch_size"],
-                learning_rate=t["lr"], warmup_steps=t["warmup"], weight_decay=t["weight_decay"],
-                lr_scheduler_type="linear", max_grad_norm=t["grad_clip"], logging_steps=10**6, save_strategy="no",
+                output_dir=out, max_steps=steps, per_device_train_batch_size=t.batch_size,
+                learning_rate=t.lr, warmup_steps=t.warmup, weight_decay=t.weight_decay,
+                lr_scheduler_type="linear", max_grad_norm=t.grad_clip, logging_steps=10**6, save_strategy="no",
                 eval_strategy="no", report_to=[], use_cpu=True, dataloader_num_workers=0, seed=1,
                 disable_tqdm=True,
             )

@@ -40,7 +40,7 @@ import torch
 
 from povstim.tokenizer import bpe
 from povstim.train.loop import Trainer
-from povstim.train.params import resolve_arch, resolve_training
+from povstim.train.params import resolve
 
 work = Path(os.environ["WORK"])
 steps, compile_ = int(os.environ["STEPS"]), os.environ["COMPILE"] == "1"
@@ -62,13 +62,13 @@ tok = bpe.train_file(work / "train.txt", {"vocab_size": 2048 if dry else 32768})
 bpe.save(tok, work / "tokenizer.json")
 print(f"BPE: vocab {tok.get_vocab_size()} in {time.time() - t0:.1f}s")
 
-arch = resolve_arch({"family": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 2, "n_inner": 128} if dry else
-                    {"family": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_inner": 3072})
+arch_spec = ({"family": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 2, "n_inner": 128} if dry else
+             {"family": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_inner": 3072})
 log_every = 5 if dry else 50
-training = resolve_training({"batch_size": int(os.environ["BATCH"]), "context": 512, "max_steps": steps, "warmup": 100,
+arch, training = resolve(arch_spec, {"batch_size": int(os.environ["BATCH"]), "context": 512, "max_steps": steps, "warmup": 100,
                              "eval_every": steps, "save_every": steps, "log_every": log_every,
                              "eval_batches": 20, "compile": compile_, "device": "auto",
-                             **({"batch_size": 4, "context": 64} if dry else {})}, arch)
+                             **({"batch_size": 4, "context": 64} if dry else {})})
 tr = Trainer(train=str(work / "train.txt"), dev=str(work / "dev.txt"), tokenizer=str(work / "tokenizer.json"),
              arch=arch, training=training, seed=1, out_dir=str(work / "model"), threads=4, progress=False)
 t0 = time.time()
@@ -79,14 +79,14 @@ steady = [e["tokens_per_s"] for e in log[2:]] or [log[-1]["tokens_per_s"]]  # sk
 tps = sorted(steady)[len(steady) // 2]
 cfg = tr.model_config
 n_params = sum(p.numel() for p in tr.raw_model.parameters()) - tr.raw_model.transformer.wpe.weight.numel()
-flops_per_token = 6 * n_params + 12 * cfg.n_layer * cfg.n_embd * training["context"]
+flops_per_token = 6 * n_params + 12 * cfg.n_layer * cfg.n_embd * training.context
 name = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu (DRY run)"
 peak = os.environ.get("PEAK_TFLOPS")
 if peak is None:
     peak = 989 if ("H100" in name or "H200" in name) else 312 if "A100" in name else None
 mfu = tps * flops_per_token / (float(peak) * 1e12) if peak else float("nan")
 print(json.dumps({
-    "gpu": name, "params_M": round(n_params / 1e6, 1), "context": training["context"], "batch": training["batch_size"],
+    "gpu": name, "params_M": round(n_params / 1e6, 1), "context": training.context, "batch": training.batch_size,
     "precision": "bf16" if tr.bf16 else "fp32", "compile": compile_, "steps": summary["steps"],
     "tokens_per_s": round(tps), "mfu": round(mfu, 4), "peak_tflops": peak, "wall_s": round(wall, 1),
     "final_loss": log[-1]["loss"], "dev_loss": summary["best_dev_loss"],

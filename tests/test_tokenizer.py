@@ -94,9 +94,9 @@ def test_hf_wrapper_loads_with_autotokenizer(corpus, tmp_path):
     from transformers import AutoTokenizer
 
     tok = bpe.train_file(corpus, {"vocab_size": 400})
-    for family, framed in (("gpt2", False), ("roberta", True)):
-        folder = tmp_path / family
-        bpe.hf_tokenizer(tok, family).save_pretrained(folder)
+    for frame, framed in (("none", False), ("bos_eos", True)):
+        folder = tmp_path / frame
+        bpe.hf_tokenizer(tok, frame).save_pretrained(folder)
         hf = AutoTokenizer.from_pretrained(folder)
         assert (hf.bos_token, hf.eos_token, hf.pad_token, hf.mask_token) == ("<s>", "</s>", "<pad>", "<mask>")
         ids = hf("The dog runs.")["input_ids"]

@@ -17,7 +17,7 @@ from povstim import cli
 from povstim.io import PovstimError
 from povstim.tokenizer import bpe
 from povstim.train import data as D
-from povstim.train.params import resolve_arch, resolve_training
+from povstim.train.params import resolve
 from test_tokenizer import write_corpus
 
 GPT2 = {"family": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "n_inner": 64}
@@ -225,15 +225,15 @@ def test_packing_puts_eos_between_sentences(corpus):
 
 def test_bad_arch_and_params_name_the_key(corpus, tmp_path, capsys):
     with pytest.raises(PovstimError, match="family"):
-        resolve_arch({"family": "lstm"})
+        resolve({"family": "lstm"}, {})
     with pytest.raises(PovstimError, match="n_layerz"):
-        resolve_arch({"family": "gpt2", "n_layerz": 2})
+        resolve({"family": "gpt2", "n_layerz": 2}, {})
     with pytest.raises(PovstimError, match="divisible"):
-        resolve_arch({"family": "gpt2", "n_embd": 30, "n_head": 4})
+        resolve({"family": "gpt2", "n_embd": 30, "n_head": 4}, {})
     with pytest.raises(PovstimError, match="batchsize"):
-        resolve_training({"batchsize": 3}, resolve_arch(GPT2))
-    assert resolve_training({}, resolve_arch(ROBERTA))["packing"] is False
-    assert resolve_training({}, resolve_arch(GPT2))["lr"] == 1e-4  # POSH Table 6
+        resolve(GPT2, {"batchsize": 3})
+    assert resolve(ROBERTA, {})[1].packing is False
+    assert resolve(GPT2, {})[1].lr == 1e-4  # POSH Table 6
     rc = cli.main(train_args(corpus, tmp_path / "x", arch={"family": "lstm"}))
     assert rc == 1 and "arch.family" in capsys.readouterr().err
     empty = tmp_path / "empty.txt"

@@ -152,8 +152,18 @@ def check_references(config: dict, source: str = "config") -> None:
                 f"{source}: conditions.{name}.from is '{cond['from']}', which is not under corpora "
                 f"(known: {', '.join(sorted(corpora))})"
             )
+    from . import families
+    from .train.params import check_training, merged_training
+
     known_archs = set(config.get("archs", {}))
+    if "training" in config:
+        check_training(config["training"], "training")
     for name, arch in config.get("archs", {}).items():
+        try:  # cross-field checks (n_embd divisible by n_head, ...) before any job runs
+            families.resolve_arch(arch, f"archs.{name}")
+            check_training(merged_training(config.get("training"), arch), f"archs.{name}.training")
+        except PovstimError as exc:
+            raise PovstimError(f"{source}: {exc}") from None
         for size in arch.get("sizes", []) or []:
             if str(size) not in [str(s) for s in config.get("sizes", [])]:
                 raise PovstimError(f"{source}: archs.{name}.sizes names size '{size}', which is not in sizes")

@@ -32,12 +32,10 @@ from pathlib import Path
 
 from ..io import PovstimError
 from ..io import json_object_arg as _json_arg
+from ..settings import build
+from .run import ScoringSettings
 
 log = logging.getLogger("povstim.score")
-
-DEFAULTS = {"reduction": "sum", "bos": True, "eos": False, "batch_size": 64, "checkpoints": False, "mlm": "pll",
-            "device": "auto"}
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -61,8 +59,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="causal: append EOS and score it too (log p(end | sentence)); off by default")
     p.add_argument("--mlm", choices=["pll", "holistic"], help="masked LMs: pseudo-log-likelihood (default) or holistic")
     p.add_argument("--batch-size", type=int, help="sentences (causal/holistic) or masked rows (PLL) per forward pass")
-    p.add_argument("--checkpoints", action="store_true", default=None,
-                   help="also score every MODEL/checkpoints/step{N}/ (rows final=False)")
+    p.add_argument("--checkpoints", action=argparse.BooleanOptionalAction, default=None,
+                   help="also score every MODEL/checkpoints/step{N}/ (rows final=False); default scoring.checkpoints")
     p.add_argument("--device", help="auto (default), cpu, cuda or cuda:N")
     p.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's choice, all cores)")
     p.add_argument("--baseline", choices=["unigram", "ngram"], help="score with a corpus baseline instead of --model")
@@ -72,19 +70,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 
-def settings(args) -> dict:
-    params = _json_arg(args.params, "--params")
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise PovstimError(f"scoring: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(DEFAULTS))}")
-    opts = {**DEFAULTS, **params}
-    for key in ("reduction", "bos", "eos", "mlm", "batch_size", "checkpoints", "device"):
-        value = getattr(args, key, None)
-        if value is not None:
-            opts[key] = value
-    if int(opts["batch_size"]) < 1:
-        raise PovstimError("scoring.batch_size must be at least 1")
-    return opts
+def settings(args) -> ScoringSettings:
+    """The scoring section from --params, overridden by the flags, defaulted and checked by the schema."""
+    flags = {key: getattr(args, key, None) for key in ("reduction", "bos", "eos", "mlm", "batch_size",
+                                                       "checkpoints", "device")}
+    return build(ScoringSettings, "scoring", _json_arg(args.params, "--params"), **flags)
 
 
 def metadata(args) -> dict:
@@ -102,50 +92,22 @@ def metadata(args) -> dict:
 
 
 def run(args) -> int:
-    import pandas as pd
-
     from ..benchmarks.importers import load_pairs
-    from .items import checkpoints, final_step, item_frame, write_parquet
+    from .items import write_parquet
+    from .run import score_baseline, score_model
 
     if bool(args.model) == bool(args.baseline):
         raise PovstimError("give exactly one of --model and --baseline")
     opts, meta = settings(args), metadata(args)
     pairs = load_pairs(args.suite, args.format, args.suite_name)
     t0 = time.perf_counter()
-    frames = []
     if args.baseline:
-        from .baselines import train_baseline
-
         if not args.corpus:
             raise PovstimError("--baseline needs at least one --corpus (the training text)")
-        model = train_baseline(args.baseline, args.corpus, order=args.order)
-        frames.append(item_frame(pairs, model.score, meta, step=0, final=True))
+        df = score_baseline(pairs, args.baseline, args.corpus, meta, order=args.order)
     else:
-        import torch
-
-        from ..devices import resolve_device
-        from .scorer import Scorer, load
-
-        # Scorer.score runs under torch.inference_mode(); no process-wide grad
-        # switch here, since run() is also called in-process (tests, notebooks).
-        if args.threads:
-            # Several scoring jobs share the CPU under Snakemake: oversubscribed
-            # torch threads are several times slower than one thread each.
-            torch.set_num_threads(args.threads)
-        device = resolve_device(opts["device"])
-        model_path = Path(args.model)
-        targets = [(final_step(model_path) if model_path.is_dir() else -1, args.model, True)]
-        if opts["checkpoints"] and model_path.is_dir():
-            targets += [(step, str(d), False) for step, d in checkpoints(model_path)]
-        for step, path, final in targets:
-            lm, tok, kind = load(path, device)
-            scorer = Scorer(lm, tok, kind, device=device, bos=bool(opts["bos"]), method=opts["mlm"],
-                            batch_size=int(opts["batch_size"]), reduction=opts["reduction"], eos=bool(opts["eos"]))
-            frames.append(item_frame(pairs, scorer.score, meta, step=step, final=final))
-            log.info("%s (step %d): accuracy %.3f", path, step, frames[-1]["correct"].mean())
-            del lm
-    df = pd.concat(frames, ignore_index=True)
+        df = score_model(pairs, args.model, opts, meta, threads=args.threads)
     write_parquet(df, args.out)
-    dt = time.perf_counter() - t0
-    log.info("%d pairs x %d model(s) scored in %.1fs -> %s", len(pairs), len(frames), dt, args.out)
+    log.info("%d pairs x %d model(s) scored in %.1fs -> %s", len(pairs), df["step"].nunique() if len(df) else 0,
+             time.perf_counter() - t0, args.out)
     return 0

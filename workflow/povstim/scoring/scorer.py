@@ -24,20 +24,23 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import families
 from ..io import PovstimError
 
 log = logging.getLogger(__name__)
 
-# Model types whose LM head is exactly `head(body(x).last_hidden_state)`, so the
-# head can be applied only where a score is needed. Others run the full model.
-_SPLIT_HEADS = {
-    "gpt2": ("transformer", "lm_head"),
+# Model types of other people's models (hub models) whose LM head is exactly
+# `head(body(x).last_hidden_state)`, so the head can be applied only where a
+# score is needed. povstim's own families declare theirs in povstim.families;
+# any other model runs whole.
+_HUB_SPLIT_HEADS = {
     "llama": ("model", "lm_head"),
     "mistral": ("model", "lm_head"),
     "qwen2": ("model", "lm_head"),
-    "roberta": ("roberta", "lm_head"),
     "bert": ("bert", "cls"),
 }
+_HUB_CAUSAL = ("llama", "gpt_neox", "opt", "mistral", "qwen2")
+_HUB_MASKED = ("bert", "distilbert", "deberta", "deberta-v2", "electra", "xlm-roberta", "camembert")
 
 
 @dataclass
@@ -47,14 +50,18 @@ class Scores:
 
 
 def model_kind(config) -> str:
+    """causal or masked: from the family registry for povstim's own models, else from the HF config."""
+    fam = families.for_model_type(config.model_type)
+    if fam is not None:
+        return fam.kind
     archs = " ".join(getattr(config, "architectures", None) or [])
     if "MaskedLM" in archs:
         return "masked"
     if "CausalLM" in archs or "LMHeadModel" in archs:
         return "causal"
-    if getattr(config, "is_decoder", False) or config.model_type in ("gpt2", "llama", "gpt_neox", "opt"):
+    if getattr(config, "is_decoder", False) or config.model_type in _HUB_CAUSAL:
         return "causal"
-    if config.model_type in ("roberta", "bert", "distilbert", "deberta", "deberta-v2", "electra"):
+    if config.model_type in _HUB_MASKED:
         return "masked"
     raise PovstimError(f"cannot tell whether model type {config.model_type!r} is causal or masked")
 
@@ -65,6 +72,7 @@ def load(model: str | Path, device: str = "cpu", kind: str | None = None):
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
     name = str(model)
+    families.register_auto_classes()  # custom families (e.g. attention biases) load by Auto class too
     try:
         config = AutoConfig.from_pretrained(name)
         tokenizer = AutoTokenizer.from_pretrained(name)
@@ -102,14 +110,15 @@ class Scorer:
             if tokenizer.eos_token_id is None:
                 raise PovstimError("scoring.eos is true but the tokenizer has no EOS token")
             self.suffix = tokenizer.eos_token_id
-        body_head = _SPLIT_HEADS.get(model.config.model_type)
+        fam = families.for_model_type(model.config.model_type)
+        body_head = fam.split_head if fam is not None else _HUB_SPLIT_HEADS.get(model.config.model_type)
         self.body = self.head = None
         if body_head and hasattr(model, body_head[0]) and hasattr(model, body_head[1]):
             self.body, self.head = getattr(model, body_head[0]), getattr(model, body_head[1])
         cfg = model.config
         self.max_len = getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings", None)
-        if model.config.model_type == "roberta" and self.max_len:
-            self.max_len -= 2  # RoBERTa positions start after the padding index
+        if fam is not None and self.max_len:
+            self.max_len -= fam.position_offset  # e.g. RoBERTa positions start after the padding index
         if kind == "causal" and bos:
             self.prefix = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
             if self.prefix is None:

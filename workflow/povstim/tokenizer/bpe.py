@@ -106,18 +106,20 @@ def load(path: str | os.PathLike):
         raise PovstimError(f"{path}: not a valid tokenizer.json ({exc})") from None
 
 
-def hf_tokenizer(tok, family: str = "gpt2"):
+def hf_tokenizer(tok, frame: str = "none"):
     """Wrap a trained tokenizer for ``save_pretrained``/``AutoTokenizer``.
 
-    For the masked (roberta) family the post-processor adds ``<s> … </s>`` like
-    RoBERTa does; for causal models nothing is added, so a scorer prepends BOS
-    itself (the GPT-2 convention) and counts every word's log-probability.
+    ``frame`` is the model family's ``tokenizer_frame`` (povstim.families):
+    ``bos_eos`` makes the post-processor add ``<s> … </s>`` like RoBERTa does
+    (masked families); ``none`` adds nothing, so a scorer of a causal model
+    prepends BOS itself (the GPT-2 convention) and counts every word's
+    log-probability.
     """
     from tokenizers import Tokenizer, processors
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer.from_str(tok.to_str())  # don't mutate the caller's object
-    if family == "roberta":
+    if frame == "bos_eos":
         bos, eos = SPECIAL_TOKENS["bos"], SPECIAL_TOKENS["eos"]
         tok.post_processor = processors.TemplateProcessing(
             single=f"{bos} $A {eos}",

@@ -35,14 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from .params import resolve_arch, resolve_training
+    from .params import resolve
 
-    arch = resolve_arch(args.arch)
-    training = resolve_training(args.params, arch)
-    if args.max_steps is not None:
-        training["max_steps"] = args.max_steps
-    if args.device is not None:
-        training["device"] = args.device
+    arch, training = resolve(args.arch, args.params, max_steps=args.max_steps, device=args.device)
     from .loop import Trainer
 
     trainer = Trainer(

@@ -41,7 +41,9 @@ import numpy as np
 from ..io import PovstimError, atomic_write, code_hash, sha256_file, write_json
 from ..tokenizer import bpe
 from . import data as D
-from .models import build_config, build_model, count_params, is_causal
+from .. import families
+from ..settings import as_dict
+from .models import build_config, build_model, count_params
 
 log = logging.getLogger("povstim.train")
 STATE_FILE = "trainer_state.pt"
@@ -82,10 +84,10 @@ class Trainer:
         self.best_dir = self.out / "best"
         self.partial_log = self.out / "train_log.partial.jsonl"
         self.progress = progress
-        torch.set_num_threads(int(threads or training.get("threads") or 1))
-        self.device = resolve_device(training.get("device", "auto"))
+        torch.set_num_threads(int(threads or training.threads or 1))
+        self.device = resolve_device(training.device)
         self.cuda = self.device.startswith("cuda")
-        precision = training["precision"]
+        precision = training.precision
         if precision == "bf16" and not self.cuda:
             raise PovstimError("training.precision bf16 needs a CUDA device; use fp32 or auto on the CPU")
         self.bf16 = self.cuda and precision in ("auto", "bf16")
@@ -98,10 +100,10 @@ class Trainer:
         t0 = time.perf_counter()
         train_sents = D.encode(self.tok, D.read_corpus(train), self.ids["bos"], self.ids["eos"])
         dev_sents = D.encode(self.tok, D.read_corpus(dev), self.ids["bos"], self.ids["eos"])
-        ctx, packed = training["context"], bool(training["packing"])
-        self.train_data = D.Dataset.build(train_sents, ctx, packed, self.ids["pad"], training["repeats"], train)
+        ctx, packed = training.context, bool(training.packing)
+        self.train_data = D.Dataset.build(train_sents, ctx, packed, self.ids["pad"], training.repeats, train)
         self.dev_data = D.Dataset.build(dev_sents, ctx, packed, self.ids["pad"], 1, dev, allow_short=True)
-        self.schedule = D.Schedule(self.train_data.n_items, training["batch_size"], self.seed, training["ordered"])
+        self.schedule = D.Schedule(self.train_data.n_items, training.batch_size, self.seed, training.ordered)
         self.special = np.array(sorted(self.ids.values()), dtype=np.int64)
         log.info("data: %d train sequences (%d tokens), %d dev sequences, %d batches/epoch, encoded in %.1fs",
                  self.train_data.n_items, self.train_data.n_tokens, self.dev_data.n_items,
@@ -110,28 +112,29 @@ class Trainer:
         # --- model and optimizer --------------------------------------------
         torch.manual_seed(self.seed)
         self.model_config = build_config(arch, training, self.vocab_size, self.ids)
-        self.causal = is_causal(self.model_config)
-        self.hf_tok = bpe.hf_tokenizer(self.tok, arch["family"])
-        self.raw_model = build_model(self.model_config).to(self.device)
+        self.family = families.get(arch["family"])
+        self.causal = self.family.causal
+        self.hf_tok = bpe.hf_tokenizer(self.tok, self.family.tokenizer_frame)
+        self.raw_model = build_model(arch, self.model_config).to(self.device)
         log.info("model: %s, %.2fM parameters (%.2fM without position embeddings), device %s%s",
                  arch["family"], count_params(self.raw_model, False) / 1e6, count_params(self.raw_model) / 1e6,
                  self.device, " bf16" if self.bf16 else " fp32")
-        if self.cuda and training["tf32"]:
+        if self.cuda and training.tf32:
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
         # weight decay on matrices and embeddings only, not on biases or LayerNorm (as HF Trainer does)
         decay = [p for p in self.raw_model.parameters() if p.dim() >= 2]
         no_decay = [p for p in self.raw_model.parameters() if p.dim() < 2]
         self.optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": training["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=training["lr"],
-            betas=(training["adam_beta1"], training["adam_beta2"]),
-            eps=training["adam_eps"],
+            [{"params": decay, "weight_decay": training.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=training.lr,
+            betas=(training.adam_beta1, training.adam_beta2),
+            eps=training.adam_eps,
             **({"fused": True} if self.cuda else {"foreach": True}),
         )
         self.model = self.raw_model
         self.forward_loss = self._forward_loss
-        if self.cuda and training["compile"]:
+        if self.cuda and training.compile:
             # compiling forward and loss together lets the logits' fp32 cast fuse into the cross-entropy
             self.forward_loss = torch.compile(self._forward_loss)
 
@@ -148,7 +151,7 @@ class Trainer:
     def _resume_key(self, train, dev, tokenizer) -> str:
         h = hashlib.sha256()
         payload = {
-            "arch": self.arch, "training": {k: v for k, v in self.p.items() if k not in ("device", "threads")}, "seed": self.seed,
+            "arch": self.arch, "training": {k: v for k, v in as_dict(self.p).items() if k not in ("device", "threads")}, "seed": self.seed,
             "train": sha256_file(train), "dev": sha256_file(dev), "tokenizer": sha256_file(tokenizer),
             "code": code_hash(Path(__file__).parent, Path(bpe.__file__)),
         }
@@ -159,10 +162,10 @@ class Trainer:
     def lr_at(self, step: int) -> float:
         """Linear warmup then linear decay to 0 at max_steps (POSH Table 6), for 0-based update ``step``."""
         p = self.p
-        if p["warmup"] and step < p["warmup"]:
-            return p["lr"] * (step + 1) / p["warmup"]
-        span = max(1, p["max_steps"] - p["warmup"])
-        return p["lr"] * max(0.0, (p["max_steps"] - step) / span)
+        if p.warmup and step < p.warmup:
+            return p.lr * (step + 1) / p.warmup
+        span = max(1, p.max_steps - p.warmup)
+        return p.lr * max(0.0, (p.max_steps - step) / span)
 
     # -------------------------------------------------------------- batches
     def batch(self, data: D.Dataset, idx: np.ndarray, mask_rng: np.random.Generator | None):
@@ -173,8 +176,8 @@ class Trainer:
         else:
             inputs, labels = D.mask_tokens(
                 ids, att, mask_rng, mask_id=self.ids["mask"], special=self.special, vocab_size=self.vocab_size,
-                mask_prob=self.p["mask_prob"], leave_unmasked_prob=self.p["leave_unmasked_prob"],
-                random_token_prob=self.p["random_token_prob"],
+                mask_prob=self.p.mask_prob, leave_unmasked_prob=self.p.leave_unmasked_prob,
+                random_token_prob=self.p.random_token_prob,
             )
         tensors = [torch.from_numpy(inputs), torch.from_numpy(labels)]
         tensors.append(None if data.packed else torch.from_numpy(att))
@@ -201,11 +204,11 @@ class Trainer:
 
     def evaluate(self) -> float:
         torch = self.torch
-        bs = self.p["batch_size"]
+        bs = self.p.batch_size
         n = self.dev_data.n_items
         n_batches = -(-n // bs)
-        if self.p["eval_batches"]:
-            n_batches = min(n_batches, int(self.p["eval_batches"]))
+        if self.p.eval_batches:
+            n_batches = min(n_batches, int(self.p.eval_batches))
         total, count = 0.0, 0
         self.model.eval()
         with torch.no_grad():
@@ -341,7 +344,7 @@ class Trainer:
         if self.progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=p["max_steps"], initial=self.step, desc="train", unit="step", file=sys.stderr,
+            bar = tqdm(total=p.max_steps, initial=self.step, desc="train", unit="step", file=sys.stderr,
                        mininterval=1.0 if sys.stderr.isatty() else 30.0, dynamic_ncols=True)
         self.model.train()
         window_loss = torch.zeros((), device=self.device)
@@ -349,7 +352,7 @@ class Trainer:
         t_window = time.perf_counter()
         t_last = time.perf_counter()
         while not self.finished:
-            if self.step >= p["max_steps"]:
+            if self.step >= p.max_steps:
                 self.finished, self.stop_reason = True, "max_steps"
                 break
             mask_rng = None if self.causal else np.random.default_rng([self.seed, 1, self.step])
@@ -359,8 +362,8 @@ class Trainer:
                 group["lr"] = lr
             loss = self.forward_loss(inputs, labels, att)  # no token count here: it would sync the GPU
             loss.backward()
-            if p["grad_clip"]:
-                torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), p["grad_clip"])
+            if p.grad_clip:
+                torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), p.grad_clip)
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
             self.step += 1
@@ -372,8 +375,8 @@ class Trainer:
             t_last = now
             if bar is not None:
                 bar.update(1)
-            is_eval = self.step % p["eval_every"] == 0 or self.step >= p["max_steps"]
-            if is_eval or self.step % p["log_every"] == 0:
+            is_eval = self.step % p.eval_every == 0 or self.step >= p.max_steps
+            if is_eval or self.step % p.log_every == 0:
                 train_loss = float(window_loss) / window_steps
                 entry = {
                     "step": self.step, "epoch": round(self.schedule.epoch_of(self.step), 4), "loss": train_loss,
@@ -386,9 +389,9 @@ class Trainer:
                     if dev < self.best_loss:
                         self.best_loss, self.best_step = dev, self.step
                         self.save_best()
-                    if self.step - self.best_step >= p["patience"]:
+                    if self.step - self.best_step >= p.patience:
                         self.finished, self.stop_reason = True, "early_stopping"
-                    if self.step >= p["max_steps"]:
+                    if self.step >= p.max_steps:
                         self.finished, self.stop_reason = True, "max_steps"
                     if bar is not None:
                         bar.set_postfix(loss=f"{train_loss:.3f}", dev=f"{dev:.3f}")
@@ -396,7 +399,7 @@ class Trainer:
                 window_loss = torch.zeros((), device=self.device)
                 window_steps = window_tokens = 0
                 t_window = time.perf_counter()
-            if self.step % p["save_every"] == 0 or self.finished:
+            if self.step % p.save_every == 0 or self.finished:
                 self.save_checkpoint()
                 t_window = time.perf_counter()  # tokens/s measures training, not checkpoint I/O
         if bar is not None:

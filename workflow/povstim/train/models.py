@@ -1,57 +1,20 @@
-"""Model construction from an ``archs:`` entry (HF transformers classes, so every
-saved model loads with AutoModelForCausalLM / AutoModelForMaskedLM)."""
+"""Model construction from an ``archs:`` entry through the family registry (povstim.families),
+so every saved model loads with transformers' Auto classes."""
 
 from __future__ import annotations
 
-
-def build_config(arch: dict, training: dict, vocab_size: int, ids: dict):
-    from transformers import GPT2Config, RobertaConfig
-
-    dropout = float(training["dropout"])
-    n_positions = int(arch.get("n_positions") or training["context"])
-    if arch["family"] == "gpt2":
-        return GPT2Config(
-            vocab_size=vocab_size,
-            n_positions=n_positions,
-            n_embd=arch["n_embd"],
-            n_layer=arch["n_layer"],
-            n_head=arch["n_head"],
-            n_inner=arch["n_inner"],
-            resid_pdrop=dropout,
-            embd_pdrop=dropout,
-            attn_pdrop=dropout,
-            layer_norm_epsilon=arch["layer_norm_eps"],
-            bos_token_id=ids["bos"],
-            eos_token_id=ids["eos"],
-            pad_token_id=ids["pad"],
-        )
-    return RobertaConfig(
-        vocab_size=vocab_size,
-        # RoBERTa positions start after padding_idx, hence the +2
-        max_position_embeddings=n_positions + 2,
-        hidden_size=arch["n_embd"],
-        num_hidden_layers=arch["n_layer"],
-        num_attention_heads=arch["n_head"],
-        intermediate_size=arch["n_inner"],
-        hidden_dropout_prob=dropout,
-        attention_probs_dropout_prob=dropout,
-        layer_norm_eps=arch["layer_norm_eps"],
-        type_vocab_size=1,
-        bos_token_id=ids["bos"],
-        eos_token_id=ids["eos"],
-        pad_token_id=ids["pad"],
-    )
+from .. import families
 
 
-def build_model(config):
-    from transformers import GPT2LMHeadModel, RobertaForMaskedLM
+def build_config(arch: dict, training, vocab_size: int, ids: dict):
+    fam = families.get(arch["family"])
+    if fam.register_auto:
+        fam.register_auto()
+    return fam.build_config(arch, training, vocab_size, ids)
 
-    cls = GPT2LMHeadModel if config.model_type == "gpt2" else RobertaForMaskedLM
-    return cls(config)
 
-
-def is_causal(config) -> bool:
-    return config.model_type == "gpt2"
+def build_model(arch: dict, config):
+    return families.get(arch["family"]).model_class()(config)
 
 
 def count_params(model, non_embedding: bool = True) -> int:

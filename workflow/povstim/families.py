@@ -1,0 +1,207 @@
+"""The model-family registry: everything povstim needs to know about a model family, in one entry.
+
+A config's ``archs.<name>.family`` names an entry here. The entry says how to
+build the Hugging Face config and model, whether the model is causal or
+masked, whether training packs sentences into context windows by default, how
+the tokenizer frames a sentence, where the position embeddings start, and the
+architecture's default sizes. Training (``povstim.train``), tokenizer wrapping
+(``povstim.tokenizer.bpe``) and scoring (``povstim.scoring``) all ask this
+registry instead of switching on family names, so adding a family is one
+:func:`register` call (plus its tests).
+
+Saved models must load with transformers' Auto classes (the scorer loads any
+model folder that way); a family whose model class is not a stock transformers
+class registers its config and model with ``AutoConfig``/``AutoModelFor…`` in
+``register_auto`` (called lazily, before building or loading).
+
+This module imports nothing heavy: transformers is imported inside the builder
+functions, so the Snakefile can use the registry at DAG-build time.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .io import PovstimError
+
+CAUSAL, MASKED = "causal", "masked"
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    kind: str  # CAUSAL or MASKED
+    # Default architecture sizes; an arch entry overrides any of them.
+    defaults: dict
+    # (arch, training, vocab_size, special ids) -> transformers PretrainedConfig
+    build_config: Callable
+    # () -> the transformers model class trained from scratch (imported lazily)
+    model_class: Callable
+    # training.packing "auto": pack sentences into context windows (causal) or one sentence per input
+    packing: bool
+    # how the saved tokenizer frames one sentence: "none" (causal: the scorer adds BOS itself)
+    # or "bos_eos" (<s> … </s>, as RoBERTa's post-processor does)
+    tokenizer_frame: str
+    # HF config.model_type values this family saves as
+    model_types: tuple[str, ...]
+    # position ids start after this many reserved positions (RoBERTa: padding_idx + 1 = 2)
+    position_offset: int = 0
+    # the module paths of (body, LM head) when the head can be applied to the body's hidden
+    # states alone (the scorer then computes vocabulary logits only where a score is needed)
+    split_head: tuple[str, str] | None = None
+    # called before a model of this family is built or loaded (custom Auto-class registration)
+    register_auto: Callable[[], None] | None = None
+    description: str = ""
+    extras: dict = field(default_factory=dict)
+
+    @property
+    def causal(self) -> bool:
+        return self.kind == CAUSAL
+
+
+FAMILIES: dict[str, Family] = {}
+
+
+def register(family: Family) -> Family:
+    if family.kind not in (CAUSAL, MASKED):
+        raise ValueError(f"family {family.name}: kind must be {CAUSAL} or {MASKED}")
+    if family.tokenizer_frame not in ("none", "bos_eos"):
+        raise ValueError(f"family {family.name}: tokenizer_frame must be none or bos_eos")
+    FAMILIES[family.name] = family
+    return family
+
+
+def get(name: str, where: str = "family") -> Family:
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        hint = difflib.get_close_matches(str(name), FAMILIES, n=1)
+        tip = f" (did you mean '{hint[0]}'?)" if hint else ""
+        raise PovstimError(f"{where}: unknown model family {name!r}{tip}; known: {', '.join(sorted(FAMILIES))}") from None
+
+
+def for_model_type(model_type: str) -> Family | None:
+    """The registered family that saves models of this HF ``model_type``, if any."""
+    for fam in FAMILIES.values():
+        if model_type in fam.model_types:
+            return fam
+    return None
+
+
+def register_auto_classes() -> None:
+    """Make every custom family loadable through transformers' Auto classes (idempotent)."""
+    for fam in FAMILIES.values():
+        if fam.register_auto is not None:
+            fam.register_auto()
+
+
+def resolve_arch(arch: dict, where: str = "arch") -> dict:
+    """An ``archs:`` entry with its family's default sizes filled in, checked for consistency."""
+    if not isinstance(arch, dict):
+        raise PovstimError(f"{where}: expected a mapping, got {type(arch).__name__}")
+    fam = get(arch.get("family"), f"{where}.family")
+    out = {**fam.defaults, **{k: v for k, v in arch.items() if v is not None}}
+    check_arch(out, where)
+    return out
+
+
+def check_arch(arch: dict, where: str = "arch") -> None:
+    """Cross-field checks a JSON schema cannot express (run at config load, before any job)."""
+    for key in ("n_layer", "n_embd", "n_head", "n_inner"):
+        v = arch.get(key)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise PovstimError(f"{where}.{key} must be a positive integer, got {v!r}")
+    if arch["n_embd"] % arch["n_head"]:
+        raise PovstimError(
+            f"{where}.n_embd ({arch['n_embd']}) must be divisible by {where}.n_head ({arch['n_head']})"
+        )
+
+
+# --------------------------------------------------------------------------- GPT-2 (POSH Table 5)
+
+def _gpt2_config(arch: dict, training, vocab_size: int, ids: dict):
+    from transformers import GPT2Config
+
+    dropout = float(training.dropout)
+    return GPT2Config(
+        vocab_size=vocab_size,
+        n_positions=int(arch.get("n_positions") or training.context),
+        n_embd=arch["n_embd"],
+        n_layer=arch["n_layer"],
+        n_head=arch["n_head"],
+        n_inner=arch["n_inner"],
+        resid_pdrop=dropout,
+        embd_pdrop=dropout,
+        attn_pdrop=dropout,
+        layer_norm_epsilon=arch["layer_norm_eps"],
+        bos_token_id=ids["bos"],
+        eos_token_id=ids["eos"],
+        pad_token_id=ids["pad"],
+    )
+
+
+def _gpt2_class():
+    from transformers import GPT2LMHeadModel
+
+    return GPT2LMHeadModel
+
+
+register(Family(
+    name="gpt2",
+    kind=CAUSAL,
+    defaults={"n_layer": 4, "n_embd": 512, "n_head": 8, "n_inner": 2048, "layer_norm_eps": 1e-5},
+    build_config=_gpt2_config,
+    model_class=_gpt2_class,
+    packing=True,
+    tokenizer_frame="none",
+    model_types=("gpt2",),
+    split_head=("transformer", "lm_head"),
+    description="GPT-2 causal LM (POSH-BENCH Table 5; defaults: gpt2-mini)",
+))
+
+
+# --------------------------------------------------------------------------- RoBERTa / BabyBERTa
+
+def _roberta_config(arch: dict, training, vocab_size: int, ids: dict):
+    from transformers import RobertaConfig
+
+    dropout = float(training.dropout)
+    return RobertaConfig(
+        vocab_size=vocab_size,
+        # RoBERTa positions start after padding_idx (see position_offset)
+        max_position_embeddings=int(arch.get("n_positions") or training.context) + 2,
+        hidden_size=arch["n_embd"],
+        num_hidden_layers=arch["n_layer"],
+        num_attention_heads=arch["n_head"],
+        intermediate_size=arch["n_inner"],
+        hidden_dropout_prob=dropout,
+        attention_probs_dropout_prob=dropout,
+        layer_norm_eps=arch["layer_norm_eps"],
+        type_vocab_size=1,
+        bos_token_id=ids["bos"],
+        eos_token_id=ids["eos"],
+        pad_token_id=ids["pad"],
+    )
+
+
+def _roberta_class():
+    from transformers import RobertaForMaskedLM
+
+    return RobertaForMaskedLM
+
+
+register(Family(
+    name="roberta",
+    kind=MASKED,
+    defaults={"n_layer": 8, "n_embd": 256, "n_head": 8, "n_inner": 1024, "layer_norm_eps": 1e-5},
+    build_config=_roberta_config,
+    model_class=_roberta_class,
+    packing=False,
+    tokenizer_frame="bos_eos",
+    model_types=("roberta",),
+    position_offset=2,
+    split_head=("roberta", "lm_head"),
+    description="RoBERTa masked LM (BabyBERTa: 8 layers x 256, FFN 1024)",
+))
