@@ -10,43 +10,43 @@ rule analyze:
         scores=score_files(),
     output:
         accuracy=report(
-            "results/analysis/accuracy.csv",
+            f"{RESULTS}/analysis/accuracy.csv",
             caption="../workflow/report/accuracy.rst",
             category="Tables",
             labels={"table": "accuracy per model"},
         ),
         chisq=report(
-            "results/analysis/chisq.csv",
+            f"{RESULTS}/analysis/chisq.csv",
             caption="../workflow/report/chisq.rst",
             category="Tables",
             labels={"table": "chi-square tests"},
         ),
-        curves="results/analysis/accuracy_by_step.csv",
-        tidy="results/analysis/items.parquet",
+        curves=f"{RESULTS}/analysis/accuracy_by_step.csv",
+        tidy=f"{RESULTS}/analysis/items.parquet",
         tables=report(
-            directory("results/analysis/tables"),
+            directory(f"{RESULTS}/analysis/tables"),
             patterns=["{name}.html"],
             caption="../workflow/report/tables.rst",
             category="Tables",
             labels={"table": "{name}"},
         ),
         bayes=report(
-            directory("results/analysis/bayes"),
+            directory(f"{RESULTS}/analysis/bayes"),
             patterns=["{name}.html"],
             caption="../workflow/report/bayes.rst",
             category="Bayesian model",
             labels={"table": "{name}"},
         ),
     params:
-        analysis=as_json(config.get("analysis", {})),
+        analysis=as_json(config["analysis"]),
         conditions=as_json(plan.condition_meta(config)),
         out_dir=lambda wc, output: os.path.dirname(output.accuracy),
         code=code("analysis"),
     threads: 2
     log:
-        "logs/analyze/analyze.log",
+        f"{LOGS}/analyze/analyze.log",
     benchmark:
-        "benchmarks/analyze/analyze.tsv"
+        f"{BENCH}/analyze/analyze.tsv"
     conda:
         "../envs/analysis.yaml"
     shell:
@@ -56,38 +56,58 @@ rule analyze:
 
 rule figures:
     input:
-        accuracy="results/analysis/accuracy.csv",
-        curves="results/analysis/accuracy_by_step.csv",
-        bayes="results/analysis/bayes",
-        audits=filter_audits(),
+        accuracy=f"{RESULTS}/analysis/accuracy.csv",
+        curves=f"{RESULTS}/analysis/accuracy_by_step.csv",
+        bayes=f"{RESULTS}/analysis/bayes",
+        audits=[path for _, _, path in filter_audits()],
         study=tokenizer_studies(),
     output:
         figures=report(
-            directory("results/figures"),
+            directory(f"{RESULTS}/figures"),
             patterns=["{name}.png"],
             caption="../workflow/report/figures.rst",
             category="Figures",
             labels={"figure": "{name}"},
         ),
         run_info=report(
-            "results/report/run_info.html",
+            f"{RESULTS}/report/run_info.html",
             caption="../workflow/report/run_info.rst",
             category="Run info",
             labels={"page": "config and package versions"},
         ),
     params:
         analysis_dir=lambda wc, input: os.path.dirname(input.accuracy),
-        audits=lambda wc, input: f"--filter-audit {' '.join(input.audits)}" if input.audits else "",
+        audits=" ".join(f"--filter-audit {c} {s} {p}" for c, s, p in filter_audits()),
         study=lambda wc, input: f"--tokenizer-study {' '.join(input.study)}" if input.study else "",
         # The whole config is shown in the report; figures are cheap to redraw.
         config=as_json(config),
-        code=code("figures", "analysis/tidy.py", "analysis/tables.py", "analysis/cli.py"),
+        code=code("figures", "analysis/tidy.py", "analysis/tables.py", "analysis/curves.py", "dpe"),
     log:
-        "logs/figures/figures.log",
+        f"{LOGS}/figures/figures.log",
     benchmark:
-        "benchmarks/figures/figures.tsv"
+        f"{BENCH}/figures/figures.tsv"
     conda:
         "../envs/analysis.yaml"
     shell:
         "{POVSTIM} figures --analysis-dir {params.analysis_dir} {params.audits} {params.study}"
         " --out-dir {output.figures} --run-info {output.run_info} --config {params.config:q} > {log} 2>&1"
+
+
+# `results/figures` (the README's target) always shows the figures of the
+# experiment run last: an index of relative links into results/<experiment>/figures.
+# Each experiment's own results stay complete under results/<experiment>/.
+rule figures_index:
+    input:
+        f"{RESULTS}/figures",
+    output:
+        directory("results/figures"),
+    params:
+        experiment=EXPERIMENT,
+    log:
+        f"{LOGS}/figures/index.log",
+    benchmark:
+        f"{BENCH}/figures/index.tsv"
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "{POVSTIM} figures --index {input} --experiment {params.experiment} --out-dir {output} > {log} 2>&1"

@@ -1,34 +1,30 @@
 # Input functions and target lists shared by the rule files. Logic lives in
 # povstim.plan (tested Python); these are thin adapters to wildcards.
 
-# Where this experiment's outputs go. New rules write every output under
-# RESULTS (f"{RESULTS}/probes/..."), never under a literal "results/".
-RESULTS = "results"
+# Each experiment's outputs, logs and job timings live under their own folder,
+# so two configs never overwrite each other. Every rule writes under RESULTS
+# (f"{RESULTS}/..."), LOGS and BENCH, never under a literal "results/".
+EXPERIMENT = config["experiment"]
+RESULTS = f"results/{EXPERIMENT}"
+LOGS = f"logs/{EXPERIMENT}"
+BENCH = f"benchmarks/{EXPERIMENT}"
 
 
 def code(*modules):
-    """Hash of the named povstim modules/subpackages plus the shared helpers."""
-    return code_hash(PKG / "io.py", *(PKG / m for m in modules))
+    """Hash of the named povstim modules/subpackages plus the shared helpers. (The schema is not hashed:
+    rules pass complete, defaulted sections in params, so a changed default reruns through params.)"""
+    return code_hash(PKG / "io.py", PKG / "settings.py", *(PKG / m for m in modules))
 
 
 def as_json(obj):
     return json.dumps(obj, sort_keys=True)
 
 
-def job_gpus(device):
-    """Units of the `gpu` resource a job holds: 1 only when it will really use a
-    GPU, so `--resources gpu=1` does not serialise CPU-only jobs."""
-    from povstim.train.resources import gpu_visible
-
-    device = str(device or "auto")
-    return 1 if device.startswith("cuda") or (device == "auto" and gpu_visible()) else 0
-
-
 SYNTHETIC_SOURCES = [s for s, spec in config["sources"].items() if spec["kind"] == "synthetic"]
 REAL_SOURCES = [s for s, spec in config["sources"].items() if spec["kind"] != "synthetic"]
 MODELS = plan.models(config)
 SUITES = plan.suites(config)
-N_SHARDS = int(config.get("parser", {}).get("shards", 1))
+N_SHARDS = int(config["parser"]["shards"])
 
 
 def one_of(names):
@@ -41,12 +37,12 @@ def mixture_sources(corpus, size):
 
 
 def clean_texts(wildcards):
-    return [f"results/corpus/clean/{s}.txt" for s in mixture_sources(wildcards.corpus, wildcards.size)]
+    return [f"{RESULTS}/corpus/clean/{s}.txt" for s in mixture_sources(wildcards.corpus, wildcards.size)]
 
 
 def gold_conllus(wildcards):
     return [
-        f"results/corpus/clean/{s}.conllu"
+        f"{RESULTS}/corpus/clean/{s}.conllu"
         for s in mixture_sources(wildcards.corpus, wildcards.size)
         if s in SYNTHETIC_SOURCES
     ]
@@ -57,11 +53,11 @@ def condition_spec(wildcards):
 
 
 def model_dir(m):
-    return f"results/models/{m.path}"
+    return f"{RESULTS}/models/{m.path}"
 
 
 def score_files():
-    return [f"results/scores/{m.path}/{suite}.parquet" for m in MODELS for suite in SUITES]
+    return [f"{RESULTS}/scores/{m.path}/{suite}.parquet" for m in MODELS for suite in SUITES]
 
 
 # --- real sources (rules/sources.smk)
@@ -102,9 +98,9 @@ def clean_inputs(wildcards):
 
 def condition_inputs(wildcards):
     spec = condition_spec(wildcards)
-    inputs = {"base": f"results/corpus/{spec['from']}/{wildcards.size}/base.txt"}
+    inputs = {"base": f"{RESULTS}/corpus/{spec['from']}/{wildcards.size}/base.txt"}
     if spec.get("filter"):
-        inputs["dpe"] = f"results/filter/{spec['from']}/{wildcards.size}/dpe.tsv"
+        inputs["dpe"] = f"{RESULTS}/filter/{spec['from']}/{wildcards.size}/dpe.tsv"
     return inputs
 
 
@@ -117,25 +113,23 @@ def benchmark_inputs(wildcards):
     # Words come from the intersection of the most frequent words of the
     # corpora at the largest size (POSH §3.2).
     largest = plan.sizes(config)[-1]
-    return [f"results/corpus/{c}/{largest}/base.txt" for c in config["corpora"]]
+    return [f"{RESULTS}/corpus/{c}/{largest}/base.txt" for c in config["corpora"]]
 
 
 # --- analysis and figures (rules/analysis.smk)
 
-FIGURES = config.get("figures", {})
-
-
+FIGURES = config["figures"]
 
 
 def filter_audits():
-    """DPE audit files of every filtered corpus x size (the filter audit figure)."""
-    if not FIGURES.get("filter_audit", True):
+    """(corpus, size, dpe.tsv) of every filtered corpus x size (the filter audit figure)."""
+    if not FIGURES["filter_audit"]:
         return []
-    return [f"results/filter/{corpus}/{size}/dpe.tsv" for corpus, size in plan.filtered_corpora(config)]
+    return [(corpus, size, f"{RESULTS}/filter/{corpus}/{size}/dpe.tsv") for corpus, size in plan.filtered_corpora(config)]
 
 
 def tokenizer_studies():
     """The vocab-size study table (POSH Table 9, rule vocab_study), when the config runs the study."""
-    if not FIGURES.get("tokenizer_study", True) or not config.get("vocab_study"):
+    if not FIGURES["tokenizer_study"] or not config.get("vocab_study"):
         return []
-    return ["results/tokenizers/study/table9.tsv"]
+    return [f"{RESULTS}/tokenizers/study/table9.tsv"]

@@ -3,17 +3,17 @@
 
 rule synth:
     output:
-        text="results/corpus/clean/{source}.txt",
-        conllu="results/corpus/clean/{source}.conllu",
+        text=f"{RESULTS}/corpus/clean/{{source}}.txt",
+        conllu=f"{RESULTS}/corpus/clean/{{source}}.conllu",
     wildcard_constraints:
         source=one_of(SYNTHETIC_SOURCES),
     params:
         spec=lambda wc: as_json(config["sources"][wc.source]),
-        code=code("synth", "lexicon.py", "parse/conllu.py"),
+        code=code("synth", "lexicon.py", "parse/conllu.py", "sources/spec.py"),
     log:
-        "logs/synth/{source}.log",
+        f"{LOGS}/synth/{{source}}.log",
     benchmark:
-        "benchmarks/synth/{source}.tsv"
+        f"{BENCH}/synth/{{source}}.tsv"
     conda:
         "../envs/corpus.yaml"
     shell:
@@ -25,19 +25,19 @@ rule assemble:
     input:
         clean_texts,
     output:
-        text="results/corpus/{corpus}/{size}/base.txt",
-        stats="results/corpus/{corpus}/{size}/stats.json",
+        text=f"{RESULTS}/corpus/{{corpus}}/{{size}}/base.txt",
+        stats=f"{RESULTS}/corpus/{{corpus}}/{{size}}/stats.json",
     params:
         inputs=lambda wc, input: " ".join(
             f"{s}={p}" for s, p in zip(mixture_sources(wc.corpus, wc.size), input)
         ),
         mixture=lambda wc: as_json(plan.mixture(config, wc.corpus, wc.size)),
-        seed=lambda wc: config["corpora"][wc.corpus].get("seed", 0),
+        seed=lambda wc: config["corpora"][wc.corpus]["seed"],
         code=code("corpus"),
     log:
-        "logs/assemble/{corpus}/{size}.log",
+        f"{LOGS}/assemble/{{corpus}}/{{size}}.log",
     benchmark:
-        "benchmarks/assemble/{corpus}/{size}.tsv"
+        f"{BENCH}/assemble/{{corpus}}/{{size}}.tsv"
     conda:
         "../envs/corpus.yaml"
     shell:

@@ -5,15 +5,15 @@ rule benchmark:
     input:
         benchmark_inputs,
     output:
-        directory("results/benchmarks/{suite}"),
+        directory(f"{RESULTS}/benchmarks/{{suite}}"),
     params:
         spec=lambda wc: as_json(config["benchmarks"][wc.suite]),
         corpora=lambda wc, input: " ".join(f"--corpus {p}" for p in input),
         code=code("benchmarks", "lexicon.py"),
     log:
-        "logs/benchmark/{suite}.log",
+        f"{LOGS}/benchmark/{{suite}}.log",
     benchmark:
-        "benchmarks/benchmark/{suite}.tsv"
+        f"{BENCH}/benchmark/{{suite}}.tsv"
     conda:
         "../envs/train.yaml"
     shell:
@@ -23,24 +23,24 @@ rule benchmark:
 
 rule score:
     input:
-        suite="results/benchmarks/{suite}",
-        weights="results/models/{arch}/{condition}/{size}/seed{seed}/model.safetensors",
+        suite=f"{RESULTS}/benchmarks/{{suite}}",
+        weights=f"{RESULTS}/models/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/model.safetensors",
     output:
-        "results/scores/{arch}/{condition}/{size}/seed{seed}/{suite}.parquet",
+        f"{RESULTS}/scores/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.parquet",
     params:
-        scoring=as_json(config.get("scoring", {})),
+        scoring=as_json(config["scoring"]),
         model_dir=lambda wc, input: os.path.dirname(input.weights),
         meta=lambda wc: as_json(
             {"arch": wc.arch, "condition": wc.condition, "size": wc.size, "seed": int(wc.seed)}
         ),
-        code=code("scoring"),
+        code=code("scoring", "families.py"),
     threads: 2
     resources:
-        gpu=lambda wc: job_gpus(config.get("scoring", {}).get("device", "auto")),
+        gpu=plan.score_gpus(config),
     log:
-        "logs/score/{arch}/{condition}/{size}/seed{seed}/{suite}.log",
+        f"{LOGS}/score/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.log",
     benchmark:
-        "benchmarks/score/{arch}/{condition}/{size}/seed{seed}/{suite}.tsv"
+        f"{BENCH}/score/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.tsv"
     conda:
         "../envs/train.yaml"
     shell:
@@ -50,16 +50,16 @@ rule score:
 
 # Corpus baselines scored like models (BabyBERTa word frequency; Kneser-Ney
 # n-gram), trained on a condition's training text. Not in the default targets:
-# ask for them by path, e.g. results/scores/ngram/baby/50k/seed0/posh.parquet.
+# ask for them by path, e.g. results/demo/scores/ngram/baby/50k/seed0/posh.parquet.
 ruleorder: score_baseline > score
 
 
 rule score_baseline:
     input:
-        suite="results/benchmarks/{suite}",
-        corpus="results/corpus/{condition}/{size}/train.txt",
+        suite=f"{RESULTS}/benchmarks/{{suite}}",
+        corpus=f"{RESULTS}/corpus/{{condition}}/{{size}}/train.txt",
     output:
-        "results/scores/{baseline}/{condition}/{size}/seed0/{suite}.parquet",
+        f"{RESULTS}/scores/{{baseline}}/{{condition}}/{{size}}/seed0/{{suite}}.parquet",
     wildcard_constraints:
         baseline="unigram|ngram",
     params:
@@ -68,9 +68,9 @@ rule score_baseline:
         ),
         code=code("scoring"),
     log:
-        "logs/score/{baseline}/{condition}/{size}/seed0/{suite}.log",
+        f"{LOGS}/score/{{baseline}}/{{condition}}/{{size}}/seed0/{{suite}}.log",
     benchmark:
-        "benchmarks/score/{baseline}/{condition}/{size}/seed0/{suite}.tsv"
+        f"{BENCH}/score/{{baseline}}/{{condition}}/{{size}}/seed0/{{suite}}.tsv"
     conda:
         "../envs/train.yaml"
     shell:

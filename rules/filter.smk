@@ -1,30 +1,33 @@
 # Parse -> DPE filter (POSH App. C) -> training conditions.
-# The surface prefilter (which sentences get parsed) lives in the parse
-# package, so editing the rules reruns the filter but not the parse.
+# What the parse stage spares is decided by the enabled phenomena's surface
+# pre-tests (povstim.dpe): the parse rule hashes those, so editing a rule
+# reruns the filter but not the parse, while editing a pre-test reruns both.
 
-# stanza uses a GPU when one is free: count it against --resources gpu=N.
-PARSE_GPU = 1 if config.get("parser", {}).get("backend") == "stanza" and config.get("parser", {}).get("device", "auto") != "cpu" else 0
+from povstim import dpe
+
+DPE_RULES = config["filter"]["rules"]
+SANITY = [name for name, ph in dpe.PHENOMENA.items() if ph.sanity is not None]
 
 
 rule parse:
     input:
-        text="results/corpus/{corpus}/{size}/base.txt",
+        text=f"{RESULTS}/corpus/{{corpus}}/{{size}}/base.txt",
         gold=gold_conllus,
     output:
-        "results/parse/{corpus}/{size}/{shard}.conllu",
+        f"{RESULTS}/parse/{{corpus}}/{{size}}/{{shard}}.conllu",
     params:
-        parser=as_json(config.get("parser", {})),
+        parser=as_json(config["parser"]),
         # Only the enabled rules decide what the prefilter spares: a mode or
         # audit change must not rerun the parse.
-        filter=as_json({"rules": config.get("filter", {}).get("rules", ["question_formation", "binding"])}),
+        filter=as_json({"rules": DPE_RULES}),
         n_shards=N_SHARDS,
-        code=code("parse"),
+        code=code("parse") + dpe.surface_hash(DPE_RULES),
     log:
-        "logs/parse/{corpus}/{size}/{shard}.log",
+        f"{LOGS}/parse/{{corpus}}/{{size}}/{{shard}}.log",
     benchmark:
-        "benchmarks/parse/{corpus}/{size}/{shard}.tsv"
+        f"{BENCH}/parse/{{corpus}}/{{size}}/{{shard}}.tsv"
     resources:
-        gpu=PARSE_GPU,
+        gpu=plan.parse_gpus(config),
     conda:
         "../envs/corpus.yaml"
     shell:
@@ -35,21 +38,20 @@ rule parse:
 
 rule filter:
     input:
-        text="results/corpus/{corpus}/{size}/base.txt",
-        shards=expand("results/parse/{{corpus}}/{{size}}/{shard}.conllu", shard=range(N_SHARDS)),
+        text=f"{RESULTS}/corpus/{{corpus}}/{{size}}/base.txt",
+        shards=expand(f"{RESULTS}/parse/{{{{corpus}}}}/{{{{size}}}}/{{shard}}.conllu", shard=range(N_SHARDS)),
     output:
-        dpe="results/filter/{corpus}/{size}/dpe.tsv",
-        summary="results/filter/{corpus}/{size}/summary.json",
-        sanity_qf="results/filter/{corpus}/{size}/sanity_question_formation.tsv",
-        sanity_binding="results/filter/{corpus}/{size}/sanity_binding.tsv",
+        dpe=f"{RESULTS}/filter/{{corpus}}/{{size}}/dpe.tsv",
+        summary=f"{RESULTS}/filter/{{corpus}}/{{size}}/summary.json",
+        sanity=[f"{RESULTS}/filter/{{corpus}}/{{size}}/sanity_{name}.tsv" for name in SANITY],
     params:
-        filter=as_json(config.get("filter", {})),
+        filter=as_json(config["filter"]),
         audit_dir=subpath(output.summary, parent=True),
-        code=code("filter", "parse"),
+        code=code("filter", "dpe", "parse"),
     log:
-        "logs/filter/{corpus}/{size}.log",
+        f"{LOGS}/filter/{{corpus}}/{{size}}.log",
     benchmark:
-        "benchmarks/filter/{corpus}/{size}.tsv"
+        f"{BENCH}/filter/{{corpus}}/{{size}}.tsv"
     conda:
         "../envs/corpus.yaml"
     shell:
@@ -61,18 +63,18 @@ rule condition:
     input:
         unpack(condition_inputs),
     output:
-        train="results/corpus/{condition}/{size}/train.txt",
-        dev="results/corpus/{condition}/{size}/dev.txt",
-        stats="results/corpus/{condition}/{size}/condition.json",
+        train=f"{RESULTS}/corpus/{{condition}}/{{size}}/train.txt",
+        dev=f"{RESULTS}/corpus/{{condition}}/{{size}}/dev.txt",
+        stats=f"{RESULTS}/corpus/{{condition}}/{{size}}/condition.json",
     params:
         dpe=lambda wc, input: f"--dpe {input.dpe}" if "dpe" in input.keys() else "",
         reinsert=lambda wc: as_json(condition_spec(wc).get("reinsert", {})),
-        split=as_json(config.get("split", {})),
-        code=code("conditions", "filter/rules.py"),
+        split=as_json(config["split"]),
+        code=code("conditions", "dpe/audit.py"),
     log:
-        "logs/condition/{condition}/{size}.log",
+        f"{LOGS}/condition/{{condition}}/{{size}}.log",
     benchmark:
-        "benchmarks/condition/{condition}/{size}.tsv"
+        f"{BENCH}/condition/{{condition}}/{{size}}.tsv"
     conda:
         "../envs/corpus.yaml"
     shell:
@@ -85,18 +87,18 @@ rule condition_table:
     """Counts and measured DPE rates of every condition x size, one TSV."""
     input:
         [
-            f"results/corpus/{c}/{s}/condition.json"
+            f"{RESULTS}/corpus/{c}/{s}/condition.json"
             for c in config["conditions"]
             for s in plan.condition_sizes(config, c)
         ],
     output:
-        "results/corpus/conditions.tsv",
+        f"{RESULTS}/corpus/conditions.tsv",
     params:
         code=code("conditions"),
     log:
-        "logs/condition/table.log",
+        f"{LOGS}/condition/table.log",
     benchmark:
-        "benchmarks/condition/table.tsv"
+        f"{BENCH}/condition/table.tsv"
     conda:
         "../envs/corpus.yaml"
     shell:

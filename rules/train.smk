@@ -2,21 +2,20 @@
 
 
 from povstim.tokenizer import study as vocab_study
-from povstim.train import resources as train_resources
 
 
 rule tokenizer:
     input:
-        "results/corpus/{condition}/{size}/train.txt",
+        f"{RESULTS}/corpus/{{condition}}/{{size}}/train.txt",
     output:
-        "results/tokenizers/{condition}/{size}/tokenizer.json",
+        f"{RESULTS}/tokenizers/{{condition}}/{{size}}/tokenizer.json",
     params:
-        tok=as_json(config.get("tokenizer", {})),
+        tok=as_json(config["tokenizer"]),
         code=code("tokenizer"),
     log:
-        "logs/tokenizer/{condition}/{size}.log",
+        f"{LOGS}/tokenizer/{{condition}}/{{size}}.log",
     benchmark:
-        "benchmarks/tokenizer/{condition}/{size}.tsv"
+        f"{BENCH}/tokenizer/{{condition}}/{{size}}.tsv"
     conda:
         "../envs/train.yaml"
     shell:
@@ -25,29 +24,29 @@ rule tokenizer:
 
 rule train:
     input:
-        train="results/corpus/{condition}/{size}/train.txt",
-        dev="results/corpus/{condition}/{size}/dev.txt",
-        tokenizer="results/tokenizers/{condition}/{size}/tokenizer.json",
+        train=f"{RESULTS}/corpus/{{condition}}/{{size}}/train.txt",
+        dev=f"{RESULTS}/corpus/{{condition}}/{{size}}/dev.txt",
+        tokenizer=f"{RESULTS}/tokenizers/{{condition}}/{{size}}/tokenizer.json",
     output:
-        config="results/models/{arch}/{condition}/{size}/seed{seed}/config.json",
-        weights="results/models/{arch}/{condition}/{size}/seed{seed}/model.safetensors",
-        log="results/models/{arch}/{condition}/{size}/seed{seed}/train_log.jsonl",
+        config=f"{RESULTS}/models/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/config.json",
+        weights=f"{RESULTS}/models/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/model.safetensors",
+        log=f"{RESULTS}/models/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/train_log.jsonl",
     params:
         arch=lambda wc: as_json(config["archs"][wc.arch]),
         # threads only changes speed, so editing it does not retrain (the CLI gets --threads)
         training=as_json({k: v for k, v in config["training"].items() if k != "threads"}),
         out_dir=lambda wc, output: os.path.dirname(output.config),
-        code=code("train"),
+        code=code("train", "families.py", "tokenizer/bpe.py"),
     resources:
-        # 1 only when the job will use a GPU (see povstim.train.resources)
-        gpu=lambda wc: train_resources.gpus_for(config, wc.arch),
+        # 1 only when the job will use a GPU (povstim.devices.job_gpus)
+        gpu=lambda wc: plan.train_gpus(config, wc.arch),
     # Tiny CPU models scale poorly past one core, so by default two jobs share two
     # cores rather than one job using both; training.threads raises it.
-    threads: lambda wc: train_resources.threads_for(config, wc.arch)
+    threads: lambda wc: plan.train_threads(config, wc.arch)
     log:
-        "logs/train/{arch}/{condition}/{size}/seed{seed}.log",
+        f"{LOGS}/train/{{arch}}/{{condition}}/{{size}}/seed{{seed}}.log",
     benchmark:
-        "benchmarks/train/{arch}/{condition}/{size}/seed{seed}.tsv"
+        f"{BENCH}/train/{{arch}}/{{condition}}/{{size}}/seed{{seed}}.tsv"
     conda:
         "../envs/train.yaml"
     shell:
@@ -65,24 +64,24 @@ VOCAB_STUDY_CORPORA = vocab_study.study_corpora(config)
 
 rule vocab_study:
     input:
-        [f"results/corpus/{c}/{s}/train.txt" for c, s in VOCAB_STUDY_CORPORA],
+        [f"{RESULTS}/corpus/{c}/{s}/train.txt" for c, s in VOCAB_STUDY_CORPORA],
     output:
-        table="results/tokenizers/study/table9.tsv",
-        wide="results/tokenizers/study/table9_wide.tsv",
-        discrepancy="results/tokenizers/study/discrepancy.tsv",
-        choice="results/tokenizers/study/choice.json",
+        table=f"{RESULTS}/tokenizers/study/table9.tsv",
+        wide=f"{RESULTS}/tokenizers/study/table9_wide.tsv",
+        discrepancy=f"{RESULTS}/tokenizers/study/discrepancy.tsv",
+        choice=f"{RESULTS}/tokenizers/study/choice.json",
     params:
-        tok=as_json(config.get("tokenizer", {})),
+        tok=as_json(config["tokenizer"]),
         study=as_json(VOCAB_STUDY),
         corpora=" ".join(
-            f"--corpus {c} {s} results/corpus/{c}/{s}/train.txt" for c, s in VOCAB_STUDY_CORPORA
+            f"--corpus {c} {s} {RESULTS}/corpus/{c}/{s}/train.txt" for c, s in VOCAB_STUDY_CORPORA
         ),
         out_dir=lambda wc, output: os.path.dirname(output.table),
         code=code("tokenizer"),
     log:
-        "logs/tokenizer/vocab_study.log",
+        f"{LOGS}/tokenizer/vocab_study.log",
     benchmark:
-        "benchmarks/tokenizer/vocab_study.tsv"
+        f"{BENCH}/tokenizer/vocab_study.tsv"
     conda:
         "../envs/train.yaml"
     shell:

@@ -3,7 +3,7 @@
 
 POSH-BENCH's design: 11 models (BABY-F/BABY/WIKI at 10M, 30M, 50M; BABY/WIKI at 100M) x 3 seeds
 x 9 paradigms x 500 items = 148,500 observations. We simulate that design from known coefficients
-(povstim.analysis.simulate), aggregate it to binomial cells (297 of them; the same likelihood) and
+(tests/helpers/simulate.py), aggregate it to binomial cells (297 of them; the same likelihood) and
 fit ``(size + category) * filtered + source + (1|seed) + (1|phenomenon)`` with Bambi.
 
     .venv/bin/python scripts/bench_analysis.py                       # POSH sampling: 4 chains x 1000+1000
@@ -26,9 +26,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # helpers: simulated scores, tiny models
 
 from povstim.analysis import bayes, tidy  # noqa: E402
-from povstim.analysis.simulate import CONDITIONS, TRUE_COEFS, simulate_scores  # noqa: E402
+from povstim.analysis.pipeline import analysis_settings  # noqa: E402
+from helpers.simulate import CONDITIONS, TRUE_COEFS, simulate_scores  # noqa: E402
 
 
 def posh_design(items: int, rng_seed: int):
@@ -61,14 +63,16 @@ def main(argv=None) -> int:
     items = posh_design(a.items, a.seed)
     t_sim = time.perf_counter() - t0
     t1 = time.perf_counter()
-    design = bayes.build_design(items, bayes.DEFAULT_FORMULA, family=a.family)
+    settings = analysis_settings({"family": a.family, "draws": a.draws, "tune": a.tune, "chains": a.chains,
+                                  "seed": a.seed, "target_accept": a.target_accept, "sampler": a.sampler,
+                                  "parametrization": "centered" if a.centered else "noncentered"})
+    design = bayes.build_design(items, settings.formula, family=a.family, zscore=settings.zscore,
+                                contrasts=settings.contrasts)
     t_design = time.perf_counter() - t1
     if a.grad_evals:
-        return grad_bench(design, a)
+        return grad_bench(design, a, settings)
     t2 = time.perf_counter()
-    res = bayes.fit(design, draws=a.draws, tune=a.tune, chains=a.chains, seed=a.seed,
-                    target_accept=a.target_accept, cores=a.cores, sampler=a.sampler,
-                    centered=a.centered)
+    res = bayes.fit(design, settings, cores=a.cores)
     t_fit = time.perf_counter() - t2
     ru_self, ru_kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu_s = ru_self.ru_utime + ru_self.ru_stime + ru_kids.ru_utime + ru_kids.ru_stime
@@ -87,12 +91,12 @@ def main(argv=None) -> int:
     return 0
 
 
-def grad_bench(design, a) -> int:
+def grad_bench(design, a, settings) -> int:
     import bambi as bmb
     import pytensor
 
     model = bmb.Model(design.bambi_formula(), design.data, family=design.family,
-                      priors=bayes.make_priors(design, None), noncentered=not a.centered)
+                      priors=bayes.make_priors(design, settings.priors), noncentered=not a.centered)
     model.build()
     pm_model = model.backend.model
     t0 = time.perf_counter()

@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "workflow"))
+sys.path.insert(0, str(REPO / "tests"))  # helpers: tiny models
 DATA = Path(os.environ.get("POVSTIM_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
@@ -64,7 +66,7 @@ def long_pairs(model: str, pairs: list, n: int) -> list[tuple[str, str]]:
 
 
 def build_models(root: Path, sentences: list[str]) -> dict:
-    from povstim.scoring import tiny
+    from helpers import tiny_models as tiny
 
     causal = tiny.build(root / "gpt2", sentences, "causal", vocab_size=8192, layers=2, hidden=128, heads=4,
                         ffn=512, positions=128, seed=0)

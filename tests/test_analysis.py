@@ -11,8 +11,23 @@ import pytest
 from scipy import stats
 
 from povstim.analysis import bayes, formula, tables, tidy
-from povstim.analysis.simulate import CONDITIONS, simulate_scores
+from helpers.simulate import CONDITIONS, simulate_scores
 from povstim.io import PovstimError
+
+# POSH §6 / Table 12: the formula, size z-scored, sum-to-zero contrasts.
+POSH_FORMULA = "(size + category) * filtered + source + (1|seed) + (1|phenomenon)"
+POSH_CODING = {"zscore": True, "contrasts": "sum"}
+
+
+def test_schema_defaults_are_posh_table_12():
+    from povstim.analysis.pipeline import analysis_settings
+
+    s = analysis_settings({})
+    assert (s.formula, s.zscore, s.contrasts) == (POSH_FORMULA, True, "sum")
+    # POSH §6 priors: Intercept N(0, 1.5), b N(0, 0.5), group SD Exp(2)
+    assert s.priors == {"intercept": {"dist": "Normal", "mu": 0.0, "sigma": 1.5},
+                        "common": {"dist": "Normal", "mu": 0.0, "sigma": 0.5},
+                        "group_sd": {"dist": "Exponential", "lam": 2.0}}
 
 
 # ---- formula -----------------------------------------------------------------------------
@@ -155,7 +170,7 @@ def _model_items(conditions=CONDITIONS, **kw):
 
 def test_design_codes_like_posh_table12():
     items = _model_items(items=10)
-    d = bayes.build_design(items, bayes.DEFAULT_FORMULA, family="binomial")
+    d = bayes.build_design(items, POSH_FORMULA, **POSH_CODING, family="binomial")
     labels = [c.label for c in d.columns]
     assert labels == ["size", "category[Binding]", "category[Island]", "category[Question Formation]",
                       "filtered[True]", "source[baby]", "size:filtered[True]",
@@ -179,7 +194,7 @@ def test_design_codes_like_posh_table12():
 def test_design_drops_single_level_factors_with_a_warning(caplog):
     items = _model_items(items=5, sizes=("50k",), seeds=(1,))
     with caplog.at_level(logging.WARNING):
-        d = bayes.build_design(items, bayes.DEFAULT_FORMULA, family="binomial")
+        d = bayes.build_design(items, POSH_FORMULA, **POSH_CODING, family="binomial")
     assert "size" in d.dropped and "size:filtered" in d.dropped and "(1|seed)" in d.dropped
     assert not any(c.label.startswith("size") for c in d.columns)
     assert [g.group for g in d.groups] == ["phenomenon"]
@@ -190,7 +205,7 @@ def test_design_drops_aliased_terms():
     # BABY-F vs WIKI only: filtered and source are the same contrast.
     conds = {k: v for k, v in CONDITIONS.items() if k != "baby"}
     items = _model_items(conditions=conds, items=5)
-    d = bayes.build_design(items, bayes.DEFAULT_FORMULA, family="binomial")
+    d = bayes.build_design(items, POSH_FORMULA, **POSH_CODING, family="binomial")
     labels = [c.label for c in d.columns]
     assert "filtered[True]" in labels and "source[baby]" not in labels
     assert "source[baby]" in d.dropped
@@ -201,7 +216,7 @@ def test_design_drops_aliased_terms():
 def test_design_missing_variable_hint():
     items = _items(items=2, sizes=("50k",), seeds=(1,))
     with pytest.raises(PovstimError, match="come from --conditions"):
-        bayes.build_design(items, bayes.DEFAULT_FORMULA)
+        bayes.build_design(items, POSH_FORMULA, **POSH_CODING, family="bernoulli")
 
 
 def test_treatment_contrasts_and_no_zscore():
@@ -215,8 +230,8 @@ def test_treatment_contrasts_and_no_zscore():
 def test_bernoulli_and_binomial_designs_have_the_same_likelihood():
     """Sum over items of the Bernoulli log-likelihood == sum over cells of the binomial one."""
     items = _model_items(items=8)
-    db = bayes.build_design(items, "size * filtered + category", family="bernoulli")
-    da = bayes.build_design(items, "size * filtered + category", family="binomial")
+    db = bayes.build_design(items, "size * filtered + category", **POSH_CODING, family="bernoulli")
+    da = bayes.build_design(items, "size * filtered + category", **POSH_CODING, family="binomial")
     rng = np.random.default_rng(0)
     beta = rng.normal(0, 0.3, len(db.columns) + 1)
     eta_b = beta[0] + np.column_stack([c.values for c in db.columns]) @ beta[1:]

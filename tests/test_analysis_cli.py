@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from povstim.analysis import tidy
-from povstim.analysis.simulate import CONDITIONS, TRUE_COEFS, simulate_scores
+from helpers.simulate import CONDITIONS, TRUE_COEFS, simulate_scores
 from povstim.cli import main
 from test_analysis_helpers import PARAMS, simulated_results
 
@@ -122,7 +122,8 @@ def test_priors_file_and_bad_inputs(tmp_path):
     bad.write_text("comon: {dist: Normal, mu: 0, sigma: 1}\n")
     r = subprocess.run([sys.executable, "-m", "povstim", "analyze", "--counts", str(counts), "--formula", "size",
                         "--priors", str(bad), "--out", str(tmp_path / "o")], capture_output=True, text=True)
-    assert r.returncode == 1 and "unknown key 'comon'" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert f"{bad}: unknown config key 'analysis.priors.comon' (did you mean 'common'?)" in r.stderr
     r = subprocess.run([sys.executable, "-m", "povstim", "analyze", "--counts", str(counts), "--formula",
                         "size + filtered", "--out", str(tmp_path / "o")], capture_output=True, text=True)
     assert r.returncode == 1 and "filtered" in r.stderr and "Traceback" not in r.stderr

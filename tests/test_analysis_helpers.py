@@ -1,7 +1,7 @@
 """Shared simulated results for the analysis, figures and notebook tests.
 
 ``simulated_results()`` writes item-score parquet files simulated from known coefficients
-(povstim.analysis.simulate) and runs the real ``povstim analyze`` and ``povstim figures`` on
+(tests/helpers/simulate.py) and runs the real ``povstim analyze`` and ``povstim figures`` on
 them once per test process, so the expensive Bambi fit is shared by every test that only reads
 its outputs.
 """
@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from povstim.analysis.simulate import CONDITIONS, simulate_scores, write_score_files
+from helpers.simulate import CONDITIONS, simulate_scores, write_score_files
 from povstim.cli import main
 
 # Small enough to fit in well under a minute on 2 cores; the same values go into the

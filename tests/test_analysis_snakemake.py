@@ -39,28 +39,31 @@ def _config(repo_root: Path) -> dict:
 
 def _smk(repo_root, workdir, *args):
     cmd = [SNAKEMAKE, "-s", str(repo_root / "Snakefile"), "-d", str(workdir), "--configfile",
-           str(workdir / "config.yaml"), "--allowed-rules", "analyze", "figures", *args]
+           str(workdir / "config.yaml"), "--allowed-rules", "analyze", "figures", "figures_index", *args]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=repo_root, timeout=900)
 
 
 def test_analysis_rules_report_and_reproducibility(repo_root, tmp_path):
     work = tmp_path / "run"
-    (work / "results").mkdir(parents=True)
-    (work / "config.yaml").write_text(yaml.safe_dump(_config(repo_root)))
-    simulate_into(work / "results")
-    study = work / "results" / "tokenizers" / "study" / "table9.tsv"  # rule vocab_study's output
+    cfg = _config(repo_root)
+    results = work / "results" / cfg["experiment"]  # this experiment's own folder
+    results.mkdir(parents=True)
+    (work / "config.yaml").write_text(yaml.safe_dump(cfg))
+    simulate_into(results)
+    study = results / "tokenizers" / "study" / "table9.tsv"  # rule vocab_study's output
     study.parent.mkdir(parents=True)
     study.write_text("vocab_size\tcorpus\tsize\ttokens\n512\tbaby-f\t50k\t61000\n1024\tbaby-f\t50k\t55000\n"
                      "512\twiki\t50k\t64000\n1024\twiki\t50k\t56000\n")
     for size in ("50k", "150k"):
-        d = work / "results" / "filter" / "baby" / size
+        d = results / "filter" / "baby" / size
         d.mkdir(parents=True)
-        (d / "dpe.tsv").write_text("sent_id\tphenomenon\trule\ttokens\tsentence\n"
-                                   "4\tbinding\tbinding_2np\t5:himself\tThe girl said that the boy hurt himself.\n")
+        (d / "dpe.tsv").write_text("sent_id\tphenomenon\trule\ttokens\tsentence\ttargeted\n"
+                                   "4\tbinding\tbinding_2np\t5:himself\tThe girl said that the boy hurt himself.\t"
+                                   "true\n")
 
     r = _smk(repo_root, work, "--cores", "2", "results/figures")
     assert r.returncode == 0, r.stderr[-3000:]
-    ours, ref = work / "results", simulated_results()
+    ours, ref = results, simulated_results()
     for rel in ("analysis/accuracy.csv", "analysis/chisq.csv", "analysis/accuracy_by_step.csv",
                 "analysis/tables/table3_posh.md", "analysis/tables/table8_posh.tex",
                 "analysis/bayes/summary.csv", "analysis/bayes/table12.csv", "figures/fig2_accuracy.png"):
@@ -72,13 +75,13 @@ def test_analysis_rules_report_and_reproducibility(repo_root, tmp_path):
     r = _smk(repo_root, work, "-n", "results/figures")
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr
 
-    r = _smk(repo_root, work, "--report", str(work / "results" / "report.html"))
+    r = _smk(repo_root, work, "--report", str(results / "report.html"))
     assert r.returncode == 0, r.stderr[-3000:]
     assert "WARNING/2" not in r.stderr  # captions are valid reStructuredText
-    html = (work / "results" / "report.html").read_text(encoding="utf-8", errors="replace")
+    html = (results / "report.html").read_text(encoding="utf-8", errors="replace")
     for name in ("fig2_accuracy.png", "fig3_posterior.png", "learning_curves_posh.png", "filter_audit.png",
                  "table3_posh.html", "table8_posh.html", "table12.html", "run_info.html", "chisq.csv"):
         assert name in html, name
     assert "Holm" in html or "holm" in html
-    info = (work / "results" / "report" / "run_info.html").read_text()
+    info = (results / "report" / "run_info.html").read_text()
     assert "pymc" in info and "bambi" in info and "(1|phenomenon)" in info and "experiment:" in info

@@ -124,4 +124,4 @@ def test_cli_writes_corpus_and_stats(tmp_path, capsys):
     assert "expected NAME=PATH" in capsys.readouterr().err
     assert main(["assemble", "--input", f"a={tmp_path / 'missing.txt'}", "--mixture", '{"a": 1}', "--words", "1k",
                  "--out", str(big), "--stats", str(stats)]) == 1
-    assert "no such file" in capsys.readouterr().err
+    assert "does not exist" in capsys.readouterr().err

@@ -173,4 +173,5 @@ def test_cli_rejects_bad_params(tmp_path, capsys):
     assert main(["benchmark", "--suite", "s", "--params", '{"kind": "generated", "pairs": 3}', "--out-dir", out]) == 1
     assert main(["benchmark", "--suite", "s", "--params", '{"kind": "blimp"}', "--out-dir", out]) == 1
     err = capsys.readouterr().err
-    assert "not valid JSON" in err and "unknown key(s) pairs" in err and "needs 'path'" in err
+    assert "not valid JSON" in err and "unknown config key 'benchmarks.s.pairs'" in err
+    assert "config key 'benchmarks.s': 'path' is a required property" in err

@@ -19,14 +19,14 @@ def povstim(*args):
 @pytest.fixture
 def corpus(tmp_path):
     """2,000 sentences; every 40th is question-formation DPE, every 50th (not 40th) binding DPE."""
-    lines, rows = [], ["sent_id\tphenomenon\trule\ttokens\tsentence"]
+    lines, rows = [], ["sent_id\tphenomenon\trule\ttokens\tsentence\ttargeted"]
     for i in range(2000):
         if i % 40 == 0:
             text = f"Is the boy who is smiling number {i} happy?"
-            rows.append(f"{i}\tquestion_formation\tqf\t3:boy|6:smiling\t{text}")
+            rows.append(f"{i}\tquestion_formation\tqf\t3:boy|6:smiling\t{text}\tfalse")
         elif i % 50 == 0:
             text = f"The girl said that boy {i} hurt himself."
-            rows.append(f"{i}\tbinding\tb\t2:girl\t{text}")
+            rows.append(f"{i}\tbinding\tb\t2:girl\t{text}\tfalse")
         else:
             text = f"Plain sentence number {i}."
         lines.append(text)
@@ -89,7 +89,8 @@ def test_empty_corpus_after_filtering_is_an_error():
 
 
 def test_bad_dpe_audit_names_the_line(corpus):
-    (corpus / "bad.tsv").write_text("sent_id\tphenomenon\trule\ttokens\tsentence\n99999\tbinding\tb\tx\ty\n")
+    (corpus / "bad.tsv").write_text("sent_id\tphenomenon\trule\ttokens\tsentence\ttargeted\n"
+                                    "99999\tbinding\tb\tx\ty\tfalse\n")
     r = povstim("condition", "--base", corpus / "base.txt", "--dpe", corpus / "bad.tsv",
                 "--out-train", corpus / "t", "--out-dev", corpus / "d", "--stats", corpus / "s")
     assert r.returncode == 1 and "bad.tsv:2" in r.stderr and "99999" in r.stderr
@@ -105,10 +106,10 @@ def test_split_is_exact_and_seeded():
 
 
 def test_baby_puts_back_targeted_evidence_first(corpus):
-    """A posh audit marks the removals a strict rule also flags; BABY puts those back first."""
+    """A posh audit marks the removals a strict rule also flags (targeted); BABY puts those back first."""
     rows = (corpus / "dpe.tsv").read_text().splitlines()
-    extra = [f"{i}\tquestion_formation\tqf_strict_subject_relative_question\t3:boy\tx" for i in range(0, 2000, 80)]
-    (corpus / "dpe.tsv").write_text("\n".join(rows + extra) + "\n")
+    marked = [r[: -len("false")] + "true" if int(r.split("\t")[0]) % 80 == 0 else r for r in rows[1:]]
+    (corpus / "dpe.tsv").write_text("\n".join(rows[:1] + marked) + "\n")
     train, dev, stats = make(corpus, "baby", "--dpe", corpus / "dpe.tsv", "--reinsert", '{"question_formation": 0.01}')
     assert stats["reinsert_pool"] == {"question_formation": {"targeted": 25, "other": 25}}
     back = [int(s.split()[-2]) for s in train + dev if "smiling" in s]

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from povstim.analysis import tables, tidy
-from povstim.analysis.cli import curve_table
-from povstim.analysis.simulate import simulate_scores
+from povstim.analysis.curves import curve_table
+from helpers.simulate import simulate_scores
 from povstim.cli import main
 from povstim.figures import cli as fcli, plots, style
 from povstim.io import PovstimError
@@ -77,17 +77,21 @@ def test_optional_inputs(tmp_path):
 
     d = tmp_path / "results" / "filter" / "baby" / "50k"
     d.mkdir(parents=True)
-    (d / "dpe.tsv").write_text("sent_id\tphenomenon\trule\ttokens\tsentence\n"
-                               "3\tquestion_formation\tqf_rel\t3:who\tIs the boy who is smiling happy?\n"
-                               "8\tbinding\tbinding_2np\t5:himself\tThe girl said that the boy hurt himself.\n"
-                               "9\tbinding\tbinding_2np\t5:himself\tMary's dad likes himself.\n")
+    (d / "dpe.tsv").write_text("sent_id\tphenomenon\trule\ttokens\tsentence\ttargeted\n"
+                               "3\tquestion_formation\tqf_rel\t3:who\tIs the boy who is smiling happy?\ttrue\n"
+                               "8\tbinding\tbinding_2np\t5:himself\tThe girl said that the boy hurt himself.\ttrue\n"
+                               "9\tbinding\tbinding_2np\t5:himself\tMary's dad likes himself.\tfalse\n")
     (d / "summary.json").write_text(json.dumps({"n_sentences": 100}))
-    audit = fcli.read_filter_audit([d / "dpe.tsv"])
+    audit = fcli.read_filter_audit([("baby", "50k", d / "dpe.tsv")])
     row = audit[audit["rule"] == "binding_2np"].iloc[0]
     assert (row["corpus"], row["size"], row["n"], row["rate"]) == ("baby", "50k", 2, 0.02)
+    # targeted removals also count under the phenomenon's strict rule
+    strict = audit[audit["rule"] == "binding_strict_two_animate_antecedents"].iloc[0]
+    assert (strict["n"], strict["rate"]) == (1, 0.01)
     plots.filter_audit(audit)
-    with pytest.raises(PovstimError, match="expected a path like"):
-        fcli.read_filter_audit([tmp_path / "dpe.tsv"])
+    (tmp_path / "dpe.tsv").write_text("sent_id\tphenomenon\trule\n")
+    with pytest.raises(PovstimError, match="not a dpe.tsv"):
+        fcli.read_filter_audit([("baby", "50k", tmp_path / "dpe.tsv")])
 
 
 def test_figures_cli_needs_the_analysis(tmp_path, capsys):

@@ -22,9 +22,10 @@ def test_posh_audit_marks_targeted_evidence_and_leaks(tmp_path):
     r = povstim("filter", FIXTURE, "--out", tmp_path / "dpe.tsv", "--summary", tmp_path / "s.json")
     assert r.returncode == 0, r.stderr
     got = rows(tmp_path / "dpe.tsv")
-    assert got[0] == ["sent_id", "phenomenon", "rule", "tokens", "sentence"]
-    posh = {(int(x[0]), x[1]) for x in got[1:] if "posh" in x[2]}
-    strict = {(int(x[0]), x[1]) for x in got[1:] if "strict" in x[2]}
+    assert got[0] == ["sent_id", "phenomenon", "rule", "tokens", "sentence", "targeted"]
+    assert all("posh" in x[2] for x in got[1:])  # one row per removal, named by the posh rule
+    posh = {(int(x[0]), x[1]) for x in got[1:]}
+    strict = {(int(x[0]), x[1]) for x in got[1:] if x[5] == "true"}
     assert posh == {(0, "question_formation"), (1, "question_formation"), (2, "question_formation"),
                     (3, "question_formation"), (4, "question_formation"), (10, "question_formation"),
                     (6, "binding"), (7, "binding"), (8, "binding")}
@@ -58,7 +59,8 @@ def test_text_input_with_gold_parser(tmp_path):
                 "--out", tmp_path / "dpe.tsv", "--summary", tmp_path / "s.json")
     assert r.returncode == 0, r.stderr
     assert rows(tmp_path / "dpe.tsv")[1:] == [
-        ["1", "binding", "binding_strict_two_animate_antecedents", "5:himself|1:Mary|3:dad", "Mary's dad likes himself."]]
+        ["1", "binding", "binding_strict_two_animate_antecedents", "5:himself|1:Mary|3:dad", "Mary's dad likes himself.",
+         "true"]]
     s = json.loads((tmp_path / "s.json").read_text())
     assert s["n_sentences"] == 2 and s["n_parsed"] == 1 and s["parse"]["backend"] == "gold"
 
@@ -70,7 +72,7 @@ def test_bad_inputs_are_clear_errors(tmp_path):
     r = povstim("filter", tmp_path / "bad.conllu", "--out", tmp_path / "dpe.tsv")
     assert r.returncode == 1 and "bad.conllu:2" in r.stderr and "10 tab-separated" in r.stderr
     r = povstim("filter", FIXTURE, "--params", '{"rules": ["qf"]}', "--out", tmp_path / "dpe.tsv")
-    assert r.returncode == 1 and "unknown rule" in r.stderr
+    assert r.returncode == 1 and "filter.rules: unknown phenomenon 'qf'" in r.stderr
     r = povstim("filter", FIXTURE, "--params", "{mode: posh}", "--out", tmp_path / "dpe.tsv")
     assert r.returncode == 1 and "--params: not valid JSON" in r.stderr
     assert not (tmp_path / "dpe.tsv").exists()
@@ -79,5 +81,7 @@ def test_bad_inputs_are_clear_errors(tmp_path):
 def test_a_rule_shared_by_both_modes_gives_one_row(tmp_path):
     r = povstim("filter", FIXTURE, "--rules", "wanna", "--out", tmp_path / "dpe.tsv", "--summary", tmp_path / "s.json")
     assert r.returncode == 0, r.stderr
-    assert [x[:3] for x in rows(tmp_path / "dpe.tsv")[1:]] == [["11", "wanna", "wanna_wh_question_want_to"]]
-    assert json.loads((tmp_path / "s.json").read_text())["targeted"]["also_strict"] == {"wanna": 0}
+    assert [x[:3] + x[5:] for x in rows(tmp_path / "dpe.tsv")[1:]] == [
+        ["11", "wanna", "wanna_wh_question_want_to", "true"]]
+    # every wanna removal is targeted evidence: the one rule serves both modes
+    assert json.loads((tmp_path / "s.json").read_text())["targeted"]["also_strict"] == {"wanna": 1}

@@ -13,7 +13,22 @@ import pytest
 
 from povstim.io import PovstimError
 from povstim.parse.conllu import Sentence, Token, read_file
-from povstim.filter.rules import RULES, Settings, find_dpe, needs_parse
+from povstim import dpe
+from povstim.dpe import PHENOMENA as RULES
+from povstim.filter.settings import filter_settings
+
+
+def Settings(**given):
+    """The filter section as the config gives it (the schema's defaults for the rest)."""
+    return filter_settings(given)
+
+
+def find_dpe(sent, settings):
+    return settings.find(sent)
+
+
+def needs_parse(text, rules=("question_formation", "binding")):
+    return dpe.needs_parse(text, rules)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "conllu" / "rules.conllu"
 SENTS = read_file(FIXTURE)
@@ -71,27 +86,29 @@ def test_strict_binding_needs_animate_antecedents_posh_counts_any_noun():
     assert m.tokens_str() == "7:himself|2:boy|5:ball"
     assert find_dpe(s, Settings(mode="strict")) == []
     # Configured animate nouns extend the lexicon: a ball that counts as animate makes it DPE.
-    assert [m.phenomenon for m in find_dpe(s, Settings.from_params({"mode": "strict", "animate_nouns": ["ball"]}))] == ["binding"]
+    assert [m.phenomenon for m in find_dpe(s, filter_settings({"mode": "strict", "animate_nouns": ["ball"]}))] == ["binding"]
 
 
 def test_wanna_rule_is_off_by_default_and_switched_on_from_config():
     s = by_text("Who do you wanna see?")
     assert find_dpe(s, Settings()) == []
-    (m,) = find_dpe(s, Settings.from_params({"rules": ["question_formation", "binding", "wanna"]}))
+    (m,) = find_dpe(s, filter_settings({"rules": ["question_formation", "binding", "wanna"]}))
     assert (m.phenomenon, m.rule, m.tokens_str()) == ("wanna", "wanna_wh_question_want_to", "1:Who|4:wanna")
 
 
 def test_unknown_rule_and_mode_are_clear_errors():
-    with pytest.raises(PovstimError, match="unknown rule.*'qf'.*available: binding, question_formation, wanna"):
-        Settings.from_params({"rules": ["qf"]})
+    with pytest.raises(PovstimError, match="unknown phenomenon 'qf'; known: binding, question_formation, wanna"):
+        filter_settings({"rules": ["qf"]})
     with pytest.raises(PovstimError, match="filter.mode"):
-        Settings.from_params({"mode": "lenient"})
+        filter_settings({"mode": "lenient"})
 
 
-def test_every_rule_has_both_modes_and_a_surface_test():
-    for name, rule in RULES.items():
-        assert set(rule.modes) == {"posh", "strict"}, name
-        assert rule.surface is not None, name
+def test_every_phenomenon_has_both_modes_a_surface_test_and_languages():
+    for name, ph in RULES.items():
+        assert set(ph.rules) == {"posh", "strict"}, name
+        assert ph.surface is not None and ph.languages, name
+    # App. C's two sanity checks (questions with two auxiliaries; reflexives)
+    assert {n for n, ph in RULES.items() if ph.sanity} == {"question_formation", "binding"}
 
 
 def test_prefilter_passes_every_fixture_sentence_a_rule_removes():

@@ -52,7 +52,7 @@ def test_spacy_filters_real_childes(shared_data, tmp_path):
     assert 0 < s["n_parsed"] < len(texts) and s["prefilter"]["n_spared"] == len(texts) - s["n_parsed"]
     phen = {r[1] for r in rows}
     assert phen == {"question_formation", "binding"}, rows
-    for sid, _, rule, toks, text in rows:
+    for sid, _, rule, toks, text, targeted in rows:
         assert texts[int(sid)] == text
         assert rule in ("qf_posh_interrogative_nsubj_before_relcl", "binding_posh_self_after_two_nominals",
                         "qf_strict_subject_relative_question", "binding_strict_two_animate_antecedents")

@@ -13,8 +13,22 @@ from dataclasses import replace
 
 import pytest
 
-from povstim.filter.audit import evaluate
-from povstim.filter.rules import RULES, Settings, find_dpe, needs_parse
+from povstim import dpe
+from povstim.dpe import PHENOMENA as RULES
+from povstim.filter.evaluate import evaluate
+from povstim.filter.settings import filter_settings
+
+
+def Settings(**given):
+    return filter_settings(given)
+
+
+def find_dpe(sent, settings):
+    return settings.find(sent)
+
+
+def needs_parse(text, rules):
+    return dpe.needs_parse(text, rules)
 from povstim.parse.conllu import read_file
 
 
@@ -88,10 +102,11 @@ def test_filter_cli_on_gold_shards(synth, sentences):
     povstim("filter", synth / "0.conllu", synth / "1.conllu", "--base", synth / "base.txt",
             "--params", '{"mode": "strict"}', "--out", out, "--summary", summary, "--audit-dir", synth / "audit")
     rows = [line.split("\t") for line in out.read_text().splitlines()]
-    assert rows[0] == ["sent_id", "phenomenon", "rule", "tokens", "sentence"]
+    assert rows[0] == ["sent_id", "phenomenon", "rule", "tokens", "sentence", "targeted"]
     base = (synth / "base.txt").read_text().splitlines()
-    for sid, phen, rule, toks, text in rows[1:]:
+    for sid, phen, rule, toks, text, targeted in rows[1:]:
         assert base[int(sid)] == text and phen in ("question_formation", "binding") and ":" in toks
+        assert targeted == "true"  # strict mode: every removal is targeted evidence
     s = json.loads(summary.read_text())
     assert s["n_sentences"] == len(base) and s["prefilter"]["n_misses"] == 0
     assert s["prefilter"]["n_spared"] == sum(x.meta["prefilter"] == "spared" for x in sentences)

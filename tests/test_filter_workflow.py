@@ -46,16 +46,16 @@ def tiny_config(repo: Path, workdir: Path, **changes) -> None:
 def test_filter_rules_build_conditions_and_rerun_only_what_changed(repo_root, tmp_path):
     cfg = yaml.safe_load((repo_root / "config.yaml").read_text())
     tiny_config(repo_root, tmp_path)
-    target = "results/corpus/conditions.tsv"
+    target = "results/demo/corpus/conditions.tsv"
     snakemake(repo_root, tmp_path, target)
     table = (tmp_path / target).read_text().splitlines()
     rows = {r.split("\t")[0]: dict(zip(table[0].split("\t"), r.split("\t"))) for r in table[1:]}
     assert set(rows) == {"baby", "baby-f", "wiki"}
     assert rows["baby"]["n_sentences"] == rows["baby-f"]["n_sentences"]
-    summary = json.loads((tmp_path / "results/filter/baby/8k/summary.json").read_text())
+    summary = json.loads((tmp_path / "results/demo/filter/baby/8k/summary.json").read_text())
     assert summary["prefilter"]["n_misses"] == 0 and summary["prefilter"]["n_spared"] > 0
     assert summary["gold"]["posh"]["any"]["recall"] == 1.0
-    assert (tmp_path / "results/filter/baby/8k/sanity_question_formation.tsv").exists()
+    assert (tmp_path / "results/demo/filter/baby/8k/sanity_question_formation.tsv").exists()
 
     # A filter mode change reruns the filter and the filtered conditions, not the parse.
     tiny_config(repo_root, tmp_path, filter={**cfg["filter"], "mode": "strict"})

@@ -143,7 +143,7 @@ def test_real_suites_score_end_to_end(shared_data, tmp_path):
 
 
 def test_real_files_score_with_a_neural_model(shared_data, tmp_path):
-    from povstim.scoring import tiny
+    from helpers import tiny_models as tiny
 
     zorro = shared_data / "zorro" / "babyberta" / "binding-principle_a.txt"
     blimp = shared_data / "blimp" / "data" / "principle_A_c_command.jsonl"

@@ -10,7 +10,7 @@ import pytest
 
 from povstim.io import PovstimError
 from povstim.parse import backends
-from povstim.parse.cli import ParserSettings, parse_texts, shard_range
+from povstim.parse.run import parse_texts, parser_settings, shard_range
 from povstim.parse.conllu import read_file
 from povstim.parse.tokenize import tokenize
 
@@ -40,7 +40,7 @@ def test_shards_partition_the_corpus():
 
 def test_gold_backend_looks_up_by_text_and_marks_prefilter(tmp_path):
     texts = {0: "The dog is running.", 1: "Is the boy who is smiling happy?"}
-    sents, stats = parse_texts(texts, ParserSettings(backend="gold"), ("question_formation", "binding"),
+    sents, stats = parse_texts(texts, parser_settings(dict(backend="gold")), ("question_formation", "binding"),
                                [FIXTURES / "rules.conllu"])
     assert [s.meta["sent_id"] for s in sents] == ["0", "1"]
     assert [s.meta["prefilter"] for s in sents] == ["spared", "pass"]

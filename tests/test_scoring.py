@@ -13,7 +13,7 @@ import torch
 from povstim.benchmarks import posh, words
 from povstim.benchmarks.suite import write_suite
 from povstim.cli import main
-from povstim.scoring import tiny
+from helpers import tiny_models as tiny
 from povstim.scoring.items import COLUMNS, final_step
 from povstim.scoring.scorer import Scorer, load
 

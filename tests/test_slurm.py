@@ -31,8 +31,8 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 # synth x2 -> assemble x2 -> condition -> tokenizer -> train (a `gpu` rule).
 # The wiki condition needs no parse/filter, which keeps the run short.
 TARGETS = [
-    "results/corpus/baby/8k/base.txt",
-    "results/models/gpt2-nano/wiki/8k/seed1/model.safetensors",
+    "results/tiny/corpus/baby/8k/base.txt",
+    "results/tiny/models/gpt2-nano/wiki/8k/seed1/model.safetensors",
 ]
 NODE_MEM_MB = 2000
 NODE_CPUS = 2

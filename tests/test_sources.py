@@ -293,7 +293,7 @@ def test_cli_is_deterministic_and_resolves_base_dir(tmp_path):
          "--out", str(tmp_path / "x.txt"), "--stats", str(tmp_path / "x.json")],
         capture_output=True, text=True,
     )
-    assert bad.returncode == 1 and "--params is not valid JSON" in bad.stderr and "Traceback" not in bad.stderr
+    assert bad.returncode == 1 and "--params: not valid JSON" in bad.stderr and "Traceback" not in bad.stderr
 
 
 # ---- config schema of real sources ----

@@ -65,16 +65,16 @@ def test_download_and_clean_rules_run(file_server, tmp_path):
     work = tmp_path / "work"
     r = subprocess.run(
         SNAKEMAKE + ["-s", str(REPO / "Snakefile"), "-d", str(work), "--cores", "1",
-                     "results/corpus/clean/gut.txt", "results/corpus/clean/kids.txt", "--configfile", str(cfg)],
+                     "results/tiny/corpus/clean/gut.txt", "results/tiny/corpus/clean/kids.txt", "--configfile", str(cfg)],
         capture_output=True, text=True, cwd=tmp_path,
     )
     assert r.returncode == 0, r.stderr[-3000:]
     manifest = json.loads((work / "resources/downloads/gut/manifest.json").read_text())
     assert manifest["files"][0]["name"] == "gutenberg.txt" and manifest["license"] == "public domain"
-    assert (work / "results/corpus/clean/gut.txt").read_text().splitlines()[0] == "Mr. Brown walked to the old mill."
+    assert (work / "results/tiny/corpus/clean/gut.txt").read_text().splitlines()[0] == "Mr. Brown walked to the old mill."
     # The local path is relative to the repository, not to the working directory.
-    kids = (work / "results/corpus/clean/kids.txt").read_text().splitlines()
+    kids = (work / "results/tiny/corpus/clean/kids.txt").read_text().splitlines()
     assert kids[0] == "Do you want another cookie?"
-    stats = json.loads((work / "results/corpus/clean/kids.stats.json").read_text())
+    stats = json.loads((work / "results/tiny/corpus/clean/kids.stats.json").read_text())
     assert stats["malformed_lines"] == 3
-    assert (work / "logs/clean/kids.log").exists() and (work / "benchmarks/download/gut.tsv").exists()
+    assert (work / "logs/tiny/clean/kids.log").exists() and (work / "benchmarks/tiny/download/gut.tsv").exists()

@@ -240,7 +240,7 @@ def test_cli_with_params(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"kind": "synthetic", "register": "child", "sentences": 10, "rate": 1}, "unknown key 'rate'"),
+    ({"kind": "synthetic", "register": "child", "sentences": 10, "rate": 1}, "unknown config key 'sources.synthetic.rate' (did you mean 'dpe_rate'?)"),
     ({"kind": "local", "register": "child", "sentences": 10}, "kind is 'local'"),
     ({"kind": "synthetic", "sentences": 10}, "no register"),
 ])

@@ -110,9 +110,9 @@ def test_errors_name_the_cause(tmp_path, capsys):
     with pytest.raises(PovstimError, match="empty"):
         bpe.train_file(empty, {"vocab_size": 400})
     with pytest.raises(PovstimError, match="vocab_sise"):
-        bpe.resolve_params({"vocab_sise": 400})
+        bpe.tokenizer_settings({"vocab_sise": 400})
     with pytest.raises(PovstimError, match="vocab_size"):
-        bpe.resolve_params({"vocab_size": 100})
+        bpe.tokenizer_settings({"vocab_size": 100})
     rc = cli.main(["tokenize", "--train", str(tmp_path / "missing.txt"), "--out", str(tmp_path / "t.json")])
     assert rc == 1
     assert "missing.txt" in capsys.readouterr().err

@@ -95,11 +95,17 @@ def test_dry_run_lists_the_whole_dag(tmp_path):
 
 
 def test_full_run_makes_figures(finished):
-    figures = list((finished / "results" / "figures").glob("*.png"))
+    figures = list((finished / "results" / "tiny" / "figures").glob("*.png"))
     assert len(figures) >= 2
-    assert list((finished / "results" / "figures").glob("*.pdf"))
-    acc = (finished / "results" / "analysis" / "accuracy.csv").read_text()
+    assert list((finished / "results" / "tiny" / "figures").glob("*.pdf"))
+    acc = (finished / "results" / "tiny" / "analysis" / "accuracy.csv").read_text()
     assert "baby-f" in acc and "wiki" in acc
+    # results/figures indexes the experiment run last: links into its own folder
+    index = finished / "results" / "figures"
+    assert (index / "EXPERIMENT").read_text().strip() == "tiny"
+    linked = sorted(p.name for p in index.glob("*.png"))
+    assert linked == sorted(p.name for p in figures) and all((index / n).is_symlink() for n in linked)
+    assert (index / linked[0]).read_bytes() == (finished / "results" / "tiny" / "figures" / linked[0]).read_bytes()
 
 
 def test_nothing_to_do_after_a_full_run(finished):
@@ -113,13 +119,13 @@ def test_changing_a_training_parameter_reruns_only_training_and_downstream(finis
     alt = tmp_path / "alt.yaml"
     alt.write_text(yaml.safe_dump(config))
     jobs = scheduled_rules(snakemake(finished, "-n", "results/figures", "--configfile", str(alt)))
-    assert set(jobs) == {"train", "score", "analyze", "figures"}, jobs
+    assert set(jobs) == {"train", "score", "analyze", "figures", "figures_index"}, jobs
     assert jobs["train"] == 6
 
 
 def test_editing_a_stage_module_reruns_that_stage_and_downstream_only(finished):
-    # the filter's audit code: only the filter rule runs it
-    target = finished / "workflow" / "povstim" / "filter" / "audit.py"
+    # the filter's gold evaluation: only the filter rule runs it
+    target = finished / "workflow" / "povstim" / "filter" / "evaluate.py"
     original = target.read_text()
     try:
         target.write_text(original + "\n# an edit\n")
@@ -134,13 +140,13 @@ def test_editing_a_stage_module_reruns_that_stage_and_downstream_only(finished):
 
 def test_same_config_gives_byte_identical_outputs(finished, tmp_path):
     project = copy_project(tmp_path / "run_b")
-    scores = sorted(p.relative_to(finished) for p in (finished / "results" / "scores").rglob("*.parquet"))
+    scores = sorted(p.relative_to(finished) for p in (finished / "results" / "tiny" / "scores").rglob("*.parquet"))
     assert scores
     snakemake(project, *map(str, scores))
     compared = 0
-    for pattern in ["results/corpus/**/*.txt", "results/tokenizers/**/tokenizer.json",
-                    "results/benchmarks/**/*.jsonl", "results/scores/**/*.parquet",
-                    "results/filter/**/dpe.tsv"]:
+    for pattern in ["results/tiny/corpus/**/*.txt", "results/tiny/tokenizers/**/tokenizer.json",
+                    "results/tiny/benchmarks/**/*.jsonl", "results/tiny/scores/**/*.parquet",
+                    "results/tiny/filter/**/dpe.tsv"]:
         for a in finished.glob(pattern):
             b = project / a.relative_to(finished)
             assert b.exists(), b
@@ -153,13 +159,13 @@ def test_size_larger_than_corpus_is_a_clear_error(tmp_path):
     config = yaml.safe_load(TINY.read_text())
     config["sizes"] = ["8k", "5M"]
     project = copy_project(tmp_path / "p", config)
-    proc = snakemake(project, "results/corpus/baby/5M/base.txt", check=False)
+    proc = snakemake(project, "results/tiny/corpus/baby/5M/base.txt", check=False)
     assert proc.returncode != 0
-    log = (project / "logs" / "assemble" / "baby" / "5M.log").read_text()
+    log = (project / "logs" / "tiny" / "assemble" / "baby" / "5M.log").read_text()
     # names the source, what it has and what the size needs
     assert re.search(r"'cds' has [\d,]+ words", log) and "5,000,000" in log
     assert "Traceback" not in log
-    assert not (project / "results" / "corpus" / "baby" / "5M" / "base.txt").exists()
+    assert not (project / "results" / "tiny" / "corpus" / "baby" / "5M" / "base.txt").exists()
 
 
 def test_empty_corpus_after_filtering_is_a_clear_error(tmp_path):
@@ -167,9 +173,9 @@ def test_empty_corpus_after_filtering_is_a_clear_error(tmp_path):
     config["sources"]["cds"]["dpe_rate"] = {"question_formation": 0.6, "binding": 0.4}
     config["filter"] = {"mode": "posh", "rules": ["question_formation", "binding"]}
     project = copy_project(tmp_path / "p", config)
-    proc = snakemake(project, "results/corpus/baby-f/8k/train.txt", check=False)
+    proc = snakemake(project, "results/tiny/corpus/baby-f/8k/train.txt", check=False)
     assert proc.returncode != 0
-    log = (project / "logs" / "condition" / "baby-f" / "8k.log").read_text()
+    log = (project / "logs" / "tiny" / "condition" / "baby-f" / "8k.log").read_text()
     assert "empty" in log.lower()
     assert "Traceback" not in log
 

@@ -1,106 +1,15 @@
-"""Loading and validating an experiment config.
-
-The schema is split by top-level section: ``workflow/schemas/config.schema.yaml``
-lists the sections, and ``workflow/schemas/config/<section>.schema.yaml`` holds
-each one, so the stage that owns a section owns its schema. Every object is
-closed (``additionalProperties: false``), so a misspelled key is an error that
-names it instead of a silently ignored setting.
-"""
+"""Loading and validating an experiment config: the schema (povstim.schema), with its defaults
+filled in, plus the cross-section checks a JSON schema cannot express, all before any job runs."""
 
 from __future__ import annotations
 
-import copy
-import difflib
-import functools
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from .io import PovstimError
-
-SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
-
-
-@functools.lru_cache(maxsize=1)
-def _load_schema() -> dict:
-    root = yaml.safe_load((SCHEMA_DIR / "config.schema.yaml").read_text())
-    for section in list(root.get("properties", {})):
-        part = SCHEMA_DIR / "config" / f"{section}.schema.yaml"
-        if part.exists():
-            listed = root["properties"][section] or {}
-            root["properties"][section] = yaml.safe_load(part.read_text())
-            if "default" in listed:  # optional sections: config.schema.yaml says `default: {}`
-                root["properties"][section]["default"] = listed["default"]
-    # An arch's `training:` block overrides the training section key by key: it
-    # takes the training schema's keys and checks, but none of its defaults
-    # (a filled-in default would silently override the experiment's value).
-    arch = root["properties"].get("archs", {}).get("additionalProperties", {})
-    if isinstance(arch, dict) and "training" in arch.get("properties", {}):
-        arch["properties"]["training"] = _without_defaults(root["properties"]["training"])
-    return root
-
-
-def load_schema() -> dict:
-    """The whole config schema (sections merged in), as a fresh copy."""
-    return copy.deepcopy(_load_schema())
-
-
-def _without_defaults(schema):
-    if isinstance(schema, dict):
-        return {k: _without_defaults(v) for k, v in schema.items() if k != "default"}
-    if isinstance(schema, list):
-        return [_without_defaults(v) for v in schema]
-    return schema
-
-
-def _path_str(path) -> str:
-    return ".".join(str(p) for p in path) or "<top level>"
-
-
-def _subschema_at(schema: dict, path) -> dict:
-    """Follow an error's path through properties/patternProperties/additionalProperties."""
-    node = schema
-    for key in path:
-        if not isinstance(node, dict):
-            return {}
-        props = node.get("properties", {})
-        if isinstance(key, str) and key in props:
-            node = props[key]
-        elif isinstance(node.get("additionalProperties"), dict):
-            node = node["additionalProperties"]
-        elif "patternProperties" in node:
-            node = next(iter(node["patternProperties"].values()))
-        elif "items" in node:
-            node = node["items"]
-        else:
-            return {}
-    return node if isinstance(node, dict) else {}
-
-
-def _describe(error: jsonschema.ValidationError, schema: dict, source: str) -> str:
-    where = _path_str(error.absolute_path)
-    if error.validator == "additionalProperties":
-        # The schema that closed the object (it may be an if/then branch) lists what is allowed.
-        allowed = sorted(error.schema.get("properties") or _subschema_at(schema, error.absolute_path).get("properties", {}))
-        extra = [k for k in error.instance if k not in allowed] if isinstance(error.instance, dict) else []
-        msgs = []
-        for key in extra:
-            full = f"{where}.{key}" if error.absolute_path else key
-            hint = difflib.get_close_matches(key, allowed, n=1)
-            tip = f" (did you mean '{hint[0]}'?)" if hint else ""
-            msgs.append(f"unknown config key '{full}'{tip}; allowed here: {', '.join(allowed)}")
-        if msgs:
-            return f"{source}: " + "; ".join(msgs)
-    return f"{source}: config key '{where}': {error.message}"
-
-
-def describe_errors(errors, schema: dict, source: str) -> str:
-    """One message naming each bad key (at most five), shallowest first."""
-    errors = sorted(errors, key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
-    return "\n".join(_describe(e, schema, source) for e in errors[:5])
-
+from .schema import RESERVED_EXPERIMENTS, describe_errors, load_schema  # noqa: F401 (re-exported)
 
 def validate(config: dict, source: str = "config") -> dict:
     """Validate the config and fill in the schema's defaults (in place); raise PovstimError naming a bad key.
@@ -120,6 +29,9 @@ def validate(config: dict, source: str = "config") -> dict:
 
 def check_references(config: dict, source: str = "config") -> None:
     """Cross-section checks a JSON schema cannot express."""
+    if config.get("experiment") in RESERVED_EXPERIMENTS:
+        raise PovstimError(f"{source}: experiment name {config['experiment']!r} is reserved "
+                           f"(results/{config['experiment']} is the index of the last run); choose another")
     sources = config.get("sources", {})
     corpora = config.get("corpora", {})
     for name, corpus in corpora.items():
@@ -146,6 +58,21 @@ def check_references(config: dict, source: str = "config") -> None:
                 plan.mixture(config, name, size)
             except PovstimError as exc:
                 raise PovstimError(f"{source}: {exc}") from None
+    from . import dpe
+
+    filter_rules = config.get("filter", {}).get("rules")
+    if filter_rules is not None:
+        try:
+            dpe.check_rules(filter_rules, "filter.rules")
+        except PovstimError as exc:
+            raise PovstimError(f"{source}: {exc}") from None
+    for name, cond in config.get("conditions", {}).items():
+        for phen in cond.get("reinsert") or {}:
+            if filter_rules is not None and phen not in filter_rules:
+                raise PovstimError(
+                    f"{source}: conditions.{name}.reinsert.{phen}: {phen!r} is not filtered (filter.rules is "
+                    f"{', '.join(filter_rules)}), so there is no removed evidence to put back"
+                )
     for name, cond in config.get("conditions", {}).items():
         if cond["from"] not in corpora:
             raise PovstimError(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import glob
 import logging
 import os
 import sys
@@ -180,6 +181,31 @@ def release_gpu() -> None:
     if _held is not None:
         _held.release()
         _held = None
+
+
+def gpu_visible(env: Mapping[str, str] | None = None, dev_dir: str = "/dev") -> bool:
+    """Whether an NVIDIA GPU is visible to jobs: a /dev/nvidiaN node and CUDA_VISIBLE_DEVICES not hiding it.
+
+    Importing torch just to ask would add seconds to every Snakemake start.
+    """
+    env = os.environ if env is None else env
+    cvd = env.get("CUDA_VISIBLE_DEVICES")
+    if cvd is not None and cvd.strip() in ("", "-1"):
+        return False
+    return bool(glob.glob(os.path.join(dev_dir, "nvidia[0-9]*")))
+
+
+def job_gpus(device: str | None, env: Mapping[str, str] | None = None, dev_dir: str = "/dev") -> int:
+    """Units of Snakemake's ``gpu`` resource a job with this ``device`` setting holds.
+
+    The one answer to "does this job use a GPU": 1 only when it really will
+    (``cuda``/``cuda:N``, or ``auto`` with a GPU visible), so ``--resources gpu=1``
+    never serialises CPU-only jobs. Decided at DAG-build time, without torch.
+    """
+    device = str(device or "auto").strip().lower()
+    if device.startswith("cuda"):
+        return 1
+    return 1 if device == "auto" and gpu_visible(env, dev_dir) else 0
 
 
 def resolve_device(requested: str = "auto") -> str:

@@ -67,18 +67,67 @@ def read_lines(path: str | os.PathLike) -> list[str]:
         return [line.rstrip("\n") for line in fh]
 
 
+def iter_sentences(path: str | os.PathLike, what: str = "corpus") -> Iterator[str]:
+    """The lines of a corpus in the project's text format: UTF-8, one sentence per line, no empty lines.
+
+    The one reader of that format (every stage uses it, streaming or through
+    :func:`read_sentences`), so every stage reports a missing file, bad UTF-8,
+    an empty line or an empty file the same way, naming the file and line.
+    Blank lines at the very end of a file (an editor's trailing newlines) are
+    ignored; a blank line before another sentence is an error.
+    """
+    path = Path(path)
+    n = kept = 0
+    blank_at = 0
+    try:
+        with open(path, encoding="utf-8", newline="") as fh:
+            for n, line in enumerate(fh, 1):
+                line = line.rstrip("\n").rstrip("\r")
+                if not line.strip():
+                    blank_at = blank_at or n
+                    continue
+                if blank_at:
+                    raise PovstimError(f"{path}:{blank_at}: empty line in {what} {path.name} "
+                                       "(one sentence per line, no empty lines)")
+                kept += 1
+                yield line
+    except FileNotFoundError:
+        raise PovstimError(f"{what} {path} does not exist") from None
+    except IsADirectoryError:
+        raise PovstimError(f"{what} {path} is a folder, not a text file") from None
+    except UnicodeDecodeError as exc:
+        raise PovstimError(f"{path}:{n + 1}: not UTF-8 ({exc.reason})") from None
+    if kept == 0:
+        raise PovstimError(f"{what} {path} is empty")
+
+
+def read_sentences(path: str | os.PathLike, what: str = "corpus") -> list[str]:
+    """All lines of a corpus (see :func:`iter_sentences`)."""
+    return list(iter_sentences(path, what))
+
+
+def write_tsv(path: str | os.PathLike, header, rows) -> int:
+    """A tab-separated table (header + rows of values), atomically; return the row count."""
+    return write_lines(path, ["\t".join(header)] + ["\t".join(str(v) for v in r) for r in rows]) - 1
+
+
 def write_json(path: str | os.PathLike, obj) -> None:
     with atomic_write(path) as fh:
         json.dump(obj, fh, indent=2, sort_keys=True, default=str)
         fh.write("\n")
 
 
-def json_object_arg(text: "str | dict | None", flag: str) -> dict:
-    """A command-line JSON object (a config section passed by a rule), or a clear error naming the flag."""
+def json_object_arg(text: "str | dict | None", flag: str, allow_file: bool = False) -> dict:
+    """A command-line JSON object (a config section passed by a rule), or a clear error naming the flag.
+
+    With ``allow_file``, a value that is not inline JSON may name a .json file holding the object.
+    """
     if isinstance(text, dict):
         return dict(text)
     if not text:
         return {}
+    if allow_file and not text.lstrip().startswith("{") and Path(text).is_file():
+        text = Path(text).read_text(encoding="utf-8")
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:

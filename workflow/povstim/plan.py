@@ -97,3 +97,33 @@ def condition_meta(config: dict) -> dict[str, dict]:
 
 def suites(config: dict) -> list[str]:
     return list(config.get("benchmarks", {}))
+
+
+def training_for(config: dict, arch: str) -> dict:
+    """The training section with the arch's own ``training:`` overrides applied."""
+    return {**config.get("training", {}), **(config["archs"][arch].get("training") or {})}
+
+
+def train_gpus(config: dict, arch: str, env=None, dev_dir: str = "/dev") -> int:
+    """``gpu`` resource units of one training job of this arch (see povstim.devices.job_gpus)."""
+    from .devices import job_gpus
+
+    return job_gpus(training_for(config, arch).get("device"), env, dev_dir)
+
+
+def train_threads(config: dict, arch: str) -> int:
+    return int(training_for(config, arch)["threads"])
+
+
+def parse_gpus(config: dict, env=None, dev_dir: str = "/dev") -> int:
+    """Only stanza parses on a GPU."""
+    from .devices import job_gpus
+
+    parser = config.get("parser", {})
+    return job_gpus(parser.get("device"), env, dev_dir) if parser.get("backend") == "stanza" else 0
+
+
+def score_gpus(config: dict, env=None, dev_dir: str = "/dev") -> int:
+    from .devices import job_gpus
+
+    return job_gpus(config.get("scoring", {}).get("device"), env, dev_dir)

@@ -62,7 +62,7 @@ def validator(schema: dict, fill: bool = True):
 
 def section_schema(name: str) -> dict:
     """The schema of one top-level config section (its defaults included)."""
-    from .config import load_schema
+    from .schema import load_schema
 
     root = load_schema()
     if name not in root.get("properties", {}):
@@ -76,7 +76,7 @@ def section(name: str, given: dict | None = None, where: str = "--params") -> di
     Errors name the key as it is written in a config file (``scoring.batch_size``),
     prefixed by ``where`` (the flag or file the section came from).
     """
-    from .config import describe_errors, load_schema
+    from .schema import describe_errors, load_schema
 
     if given is not None and not isinstance(given, dict):
         raise PovstimError(f"{where}: the {name} section must be a mapping, got {type(given).__name__}")
@@ -102,12 +102,21 @@ def build(cls: type[T], name: str, given: dict | None = None, where: str = "--pa
     defaulted by the schema."""
     data = dict(given or {})
     data.update({k: v for k, v in overrides.items() if v is not None})
-    full = section(name, data, where)
+    full = section(name, _jsonable(data), where)
     fields = field_names(cls)
     extra = sorted(set(full) - set(fields))
     if extra:  # the schema allowed a key this stage does not know: a programming error, say it plainly
         raise PovstimError(f"{name}: key(s) {', '.join(extra)} are in the schema but not in {cls.__name__}")
     return cls(**{f: _frozen(full.get(f)) for f in fields})
+
+
+def _jsonable(value):
+    """Tuples (a settings object's lists, Python callers) as the JSON arrays the schema expects."""
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
 
 
 def _frozen(value):

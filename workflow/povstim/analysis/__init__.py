@@ -3,7 +3,9 @@
 Modules:
     tidy      read item-score parquet files / aggregated count tables into one tidy frame
     tables    accuracy per model x paradigm/category, chi-square tests, POSH Tables 3 and 8
+    curves    learning curves: accuracy per model x training step
     bayes     the Bambi mixed-effects logistic regression of POSH Table 12
-    simulate  item data from known coefficients (tests, benchmark, parameter recovery)
-    cli       ``povstim analyze``
+    formula   the model formula language (fixed effects, interactions, group terms)
+    pipeline  the analysis settings and the whole ``povstim analyze`` run
+    cli       ``povstim analyze`` (arguments and files only)
 """

@@ -31,12 +31,8 @@ from . import formula as fml
 
 log = logging.getLogger(__name__)
 
-DEFAULT_FORMULA = "(size + category) * filtered + source + (1|seed) + (1|phenomenon)"
-DEFAULT_PRIORS = {
-    "intercept": {"dist": "Normal", "mu": 0.0, "sigma": 1.5},
-    "common": {"dist": "Normal", "mu": 0.0, "sigma": 0.5},
-    "group_sd": {"dist": "Exponential", "lam": 2.0},
-}
+# The formula, the priors and the sampler settings come from the analysis
+# settings (defaults: workflow/schemas/config/analysis.schema.yaml).
 # Thresholds for a loud convergence warning (Vehtari et al. 2021).
 RHAT_MAX = 1.01
 ESS_PER_CHAIN_MIN = 100
@@ -126,8 +122,7 @@ def _level_str(v) -> str:
     return str(v)
 
 
-def build_design(df: pd.DataFrame, formula_text: str, family: str = "bernoulli",
-                 zscore: bool = True, contrasts: str = "sum") -> Design:
+def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bool, contrasts: str) -> Design:
     """Code the predictors, expand the formula, drop degenerate/aliased terms, aggregate."""
     f = fml.parse(formula_text)
     df = derive(df)
@@ -295,14 +290,21 @@ def _prior(spec: dict, what: str):
     return bmb.Prior(dist, **{k: float(v) for k, v in spec.items()})
 
 
-def make_priors(design: Design, priors: dict | None) -> dict:
+PRIOR_KEYS = ("intercept", "common", "group_sd")
+
+
+def make_priors(design: Design, priors: dict) -> dict:
+    """Bambi priors from the settings' ``priors`` (intercept, common, group_sd: each {dist, params})."""
     import bambi as bmb
 
-    cfg = {k: dict(v) for k, v in DEFAULT_PRIORS.items()}
-    for k, v in (priors or {}).items():
-        if k not in cfg:
-            raise PovstimError(f"priors: unknown key {k!r}; use intercept, common, group_sd")
-        cfg[k] = dict(v)
+    cfg = {}
+    for k in PRIOR_KEYS:
+        if k not in priors:
+            raise PovstimError(f"priors: no {k!r} prior (give intercept, common and group_sd)")
+        cfg[k] = dict(priors[k])
+    unknown = sorted(set(priors) - set(PRIOR_KEYS))
+    if unknown:
+        raise PovstimError(f"priors: unknown key {unknown[0]!r}; use intercept, common, group_sd")
     out = {}
     if design.formula.intercept:
         out["Intercept"] = _prior(cfg["intercept"], "intercept")
@@ -326,10 +328,15 @@ class FitResult:
 SAMPLERS = ("pymc", "nutpie")
 
 
-def fit(design: Design, draws: int = 1000, tune: int = 1000, chains: int = 4, seed: int = 1,
-        target_accept: float = 0.9, priors: dict | None = None, cores: int | None = None,
-        sampler: str = "pymc", centered: bool = False) -> FitResult:
+def fit(design: Design, settings, cores: int | None = None) -> FitResult:
+    """Sample the posterior with the analysis settings' sampler, chains, draws, tune, seed,
+    target_accept, priors and parametrization."""
     import bambi as bmb
+
+    draws, tune, chains, seed = int(settings.draws), int(settings.tune), int(settings.chains), int(settings.seed)
+    target_accept, sampler = float(settings.target_accept), settings.sampler
+    centered = settings.parametrization == "centered"
+    priors = settings.priors
 
     if sampler not in SAMPLERS:
         raise PovstimError(f"unknown sampler {sampler!r}: use {' or '.join(SAMPLERS)}")

@@ -37,17 +37,23 @@ def size_words(size) -> int:
     return parse_size(size if isinstance(size, (int, np.integer)) else str(size))
 
 
+def read_frame(path: str | Path, what: str, **csv_kw) -> pd.DataFrame:
+    """A parquet or CSV table, or an error naming the file (missing, unreadable)."""
+    path = Path(path)
+    if not path.exists():
+        raise PovstimError(f"{path}: no such {what} file")
+    kind = "parquet" if path.suffix == ".parquet" else "CSV"
+    try:  # pyarrow and pandas raise many exception types for a corrupt file
+        return pd.read_parquet(path) if kind == "parquet" else pd.read_csv(path, **csv_kw)
+    except Exception as exc:
+        raise PovstimError(f"{path}: cannot read as {kind} ({exc})") from None
+
+
 def read_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
     """Concatenate item-score parquet files, checking the columns of each one."""
     frames = []
     for path in paths:
-        path = Path(path)
-        if not path.exists():
-            raise PovstimError(f"{path}: no such item-score file")
-        try:
-            df = pd.read_parquet(path)
-        except Exception as exc:  # pyarrow raises many types for a corrupt file
-            raise PovstimError(f"{path}: cannot read as parquet ({exc})") from None
+        df = read_frame(path, "item-score")
         missing = [c for c in SCORE_COLUMNS if c not in df.columns]
         if missing:
             raise PovstimError(f"{path}: item-score file lacks column(s) {', '.join(missing)}")
@@ -135,12 +141,7 @@ def attach_conditions(df: pd.DataFrame, meta: dict | None) -> pd.DataFrame:
 def read_counts(path: str | Path) -> pd.DataFrame:
     """Read an aggregated-count CSV (n_correct, n_total + descriptive columns)."""
     path = Path(path)
-    if not path.exists():
-        raise PovstimError(f"{path}: no such counts file")
-    try:
-        df = pd.read_csv(path)
-    except Exception as exc:
-        raise PovstimError(f"{path}: cannot read as CSV ({exc})") from None
+    df = read_frame(path, "counts")
     missing = [c for c in COUNT_COLUMNS if c not in df.columns]
     if missing:
         raise PovstimError(f"{path}: counts file lacks column(s) {', '.join(missing)} "

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ..io import PovstimError, read_lines
+from ..io import PovstimError
+from ..settings import build as build_settings
 
 
 @dataclass
@@ -33,46 +33,6 @@ class Condition:
     replaced: list[int] = field(default_factory=list)
     pool: dict[str, dict[str, int]] = field(default_factory=dict)  # phenomenon -> candidates to put back
     reinserted_targeted: dict[str, int] = field(default_factory=dict)
-
-
-def strict_rule_names() -> set[str]:
-    from ..filter.rules import RULES
-
-    return {r.modes["strict"].__name__ for r in RULES.values() if "strict" in r.modes}
-
-
-def read_targeted(path: str | Path) -> dict[int, set[str]]:
-    """sent_id -> phenomena a strict (targeted-evidence) rule flagged, from a dpe.tsv audit."""
-    names = strict_rule_names()
-    out: dict[int, set[str]] = defaultdict(set)
-    for line in read_lines(path)[1:]:
-        cols = line.split("\t")
-        if len(cols) >= 3 and cols[2] in names:
-            out[int(cols[0])].add(cols[1])
-    return dict(out)
-
-
-def read_dpe(path: str | Path, n_lines: int) -> dict[int, list[str]]:
-    """sent_id -> phenomena (in file order) from a dpe.tsv audit."""
-    path = Path(path)
-    if not path.is_file():
-        raise PovstimError(f"DPE audit {path} does not exist")
-    lines = read_lines(path)
-    if not lines or lines[0].split("\t")[:2] != ["sent_id", "phenomenon"]:
-        raise PovstimError(f"{path}: not a dpe.tsv (expected a header starting 'sent_id<TAB>phenomenon')")
-    out: dict[int, list[str]] = defaultdict(list)
-    for lineno, line in enumerate(lines[1:], 2):
-        cols = line.split("\t")
-        try:
-            i = int(cols[0])
-            phen = cols[1]
-        except (ValueError, IndexError):
-            raise PovstimError(f"{path}:{lineno}: bad row {line!r}") from None
-        if not 0 <= i < n_lines:
-            raise PovstimError(f"{path}:{lineno}: sent_id {i} is not a line of the base corpus ({n_lines} lines)")
-        if phen not in out[i]:
-            out[i].append(phen)
-    return dict(out)
 
 
 def build(
@@ -151,3 +111,49 @@ def split(ids: list[int], dev_fraction: float, seed: int) -> tuple[list[int], li
 
     dev = set(sorted(ids, key=key)[:n_dev])
     return [i for i in ids if i not in dev], [i for i in ids if i in dev]
+
+
+@dataclass(frozen=True)
+class SplitSettings:
+    """The ``split:`` section (defaults: workflow/schemas/config/split.schema.yaml)."""
+
+    dev_fraction: float
+    seed: int
+
+
+def split_settings(given: dict | None = None, where: str = "--split") -> SplitSettings:
+    return build_settings(SplitSettings, "split", given, where=where)
+
+
+def _rate(k: int, n: int) -> float:
+    return round(k / n, 8) if n else 0.0
+
+
+def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict, train: list[int],
+                    dev: list[int], split: SplitSettings, filtered: bool) -> dict:
+    """condition.json: counts, what was removed and put back, and the measured DPE rates."""
+    n = len(cond.ids)
+    dpe_of = cond.dpe_of
+    present = Counter(p for i in cond.ids for p in dpe_of.get(i, []))
+    removed = Counter(p for ps in dpe_of.values() for p in ps)
+    return {
+        "base": base,
+        "filtered": filtered,
+        "n_base": len(lines),
+        "n_dpe_removed": len(dpe_of),
+        "dpe_removed": dict(sorted(removed.items())),
+        "n_filtered": len(lines) - len(dpe_of),
+        "reinsert_config": dict(sorted(reinsert.items())),
+        "reinserted": {p: len(v) for p, v in sorted(cond.reinserted.items())},
+        "n_replaced": len(cond.replaced),
+        "reinsert_pool": cond.pool,
+        "reinserted_targeted": dict(sorted(cond.reinserted_targeted.items())),
+        "n_sentences": n,
+        "n_words": sum(len(lines[i].split()) for i in cond.ids),
+        "n_train": len(train),
+        "n_dev": len(dev),
+        "dev_fraction": split.dev_fraction,
+        "seed": split.seed,
+        "dpe_count": dict(sorted(present.items())),
+        "dpe_rate": {p: _rate(present.get(p, 0), n) for p in sorted(set(removed) | set(reinsert))},
+    }

@@ -25,18 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import PovstimError
+from ..io import PovstimError, read_sentences
 
 
 def read_source(name: str, path: str | Path) -> list[str]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = [line.rstrip("\r\n") for line in fh]
-    except FileNotFoundError:
-        raise PovstimError(f"assemble: source {name!r}: no such file {path}") from None
-    except UnicodeDecodeError as exc:
-        raise PovstimError(f"assemble: source {name!r}: {path} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    return [line for line in lines if line.strip()]
+    return read_sentences(path, f"assemble: source {name!r}")
 
 
 def quotas(mixture: Mapping[str, float], budget: int) -> dict[str, int]:

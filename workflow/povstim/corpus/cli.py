@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
-from ..io import PovstimError, parse_size, write_json, write_lines
+from ..io import PovstimError, json_object_arg, parse_size, write_json, write_lines
+from ..settings import section
 
 log = logging.getLogger("povstim.assemble")
 
@@ -22,7 +22,7 @@ def add_arguments(p) -> None:
                    help='source name -> share of the word budget, e.g. \'{"cds": 0.7, "books": 0.3}\' '
                         "(shares are normalised)")
     p.add_argument("--words", required=True, metavar="SIZE", help="word budget, e.g. 50k, 10M or 5000")
-    p.add_argument("--seed", type=int, default=0, help="selection seed (default 0)")
+    p.add_argument("--seed", type=int, help="selection seed (default: corpora.<name>.seed's schema default, 0)")
     p.add_argument("--out", required=True, help="output corpus text (base.txt)")
     p.add_argument("--stats", required=True, help="output statistics JSON (stats.json)")
 
@@ -43,18 +43,18 @@ def run(args) -> int:
     from .assemble import assemble, read_source
 
     inputs = parse_inputs(args.input)
-    try:
-        mixture = json.loads(args.mixture)
-    except json.JSONDecodeError as exc:
-        raise PovstimError(f"--mixture: not valid JSON ({exc.msg}): {args.mixture!r}") from None
-    if not isinstance(mixture, dict):
-        raise PovstimError(f"--mixture must be a JSON object source -> share, got {args.mixture!r}")
+    # the mixture and seed as a corpora: entry, checked and defaulted by the schema
+    given = {"mixture": json_object_arg(args.mixture, "--mixture")}
+    if args.seed is not None:
+        given["seed"] = args.seed
+    corpus = section("corpora", {"corpus": given}, "--mixture")["corpus"]
+    mixture, seed = corpus["mixture"], corpus["seed"]
     budget = parse_size(args.words)
     sources = {name: read_source(name, path) for name, path in inputs.items() if name in mixture}
     for name in inputs:
         if name not in mixture:
             sources[name] = []
-    lines, stats = assemble(sources, mixture, budget, args.seed)
+    lines, stats = assemble(sources, mixture, budget, seed)
     stats["size"] = str(args.words)
     stats["inputs"] = inputs
     write_lines(args.out, lines)

@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 from pathlib import Path
 
 import pandas as pd
 
-from ..io import PovstimError, write_json
+from ..io import PovstimError, json_object_arg, write_json
 
 log = logging.getLogger("povstim.figures")
 
@@ -27,23 +26,36 @@ log = logging.getLogger("povstim.figures")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = __doc__.split("\n", 1)[1]
-    p.add_argument("--analysis-dir", required=True, metavar="DIR",
+    p.add_argument("--analysis-dir", metavar="DIR",
                    help="output folder of `povstim analyze` (accuracy.csv, accuracy_by_step.csv, bayes/)")
     p.add_argument("--scores", nargs="*", metavar="PARQUET", default=[],
                    help="item-score files for the learning curves (default: DIR/accuracy_by_step.csv)")
     p.add_argument("--tokenizer-study", nargs="*", metavar="FILE", default=[],
                    help="vocab-study tables (CSV/TSV/JSON) with vocab_size, dataset|condition|corpus, size, "
                    "tokens|n_tokens|ctc")
-    p.add_argument("--filter-audit", nargs="*", metavar="DPE_TSV", default=[],
-                   help="results/filter/{corpus}/{size}/dpe.tsv files (summary.json beside each adds rates)")
+    p.add_argument("--filter-audit", nargs=3, action="append", default=[], metavar=("CORPUS", "SIZE", "DPE_TSV"),
+                   help="a DPE audit with its corpus and size, e.g. --filter-audit baby 50k "
+                   "results/demo/filter/baby/50k/dpe.tsv (repeatable; summary.json beside it adds rates)")
     p.add_argument("--out-dir", required=True, metavar="DIR", help="where the PNG and PDF files go")
     p.add_argument("--run-info", metavar="HTML", help="also write the run's config and package versions here "
                    "(for the Snakemake report)")
     p.add_argument("--config", metavar="JSON", help="the whole config as JSON, shown in --run-info")
+    p.add_argument("--index", metavar="FIGURES_DIR",
+                   help="instead of drawing: make --out-dir an index of links to this experiment's figures folder")
+    p.add_argument("--experiment", help="the experiment's name (with --index)")
 
 
 def run(args) -> int:
     from . import plots, style
+
+    if args.index:
+        from .index import write_index
+
+        files = write_index(args.index, args.experiment or Path(args.index).parent.name, args.out_dir)
+        log.info("%s: links to the %d figure files of %s", args.out_dir, len(files), args.index)
+        return 0
+    if not args.analysis_dir:
+        raise PovstimError("--analysis-dir is required (the output folder of `povstim analyze`)")
 
     logging.getLogger("fontTools").setLevel(logging.WARNING)
     style.apply()
@@ -69,7 +81,7 @@ def run(args) -> int:
 
     if args.scores:
         from ..analysis import tidy
-        from ..analysis.cli import curve_table
+        from ..analysis.curves import curve_table
 
         curves = curve_table(tidy.read_scores(args.scores))
     else:
@@ -95,10 +107,7 @@ def run(args) -> int:
     if args.run_info:
         from .runinfo import write_run_info
 
-        try:
-            config = json.loads(args.config) if args.config else {}
-        except json.JSONDecodeError as exc:
-            raise PovstimError(f"--config: not valid JSON ({exc})") from None
+        config = json_object_arg(args.config, "--config")
         write_run_info(args.run_info, config)
     write_json(out / "figures.json", made)
     log.info("%d figures written to %s", len(made), out)
@@ -144,42 +153,39 @@ def read_tokenizer_study(paths) -> pd.DataFrame:
     return out
 
 
-_FILTER_PATH = re.compile(r"filter/(?P<corpus>[^/]+)/(?P<size>[^/]+)/dpe\.tsv$")
+def read_filter_audit(audits) -> pd.DataFrame:
+    """Removed sentences per corpus x size x phenomenon x rule from (corpus, size, dpe.tsv) triples.
 
+    Targeted removals also count under the phenomenon's strict rule, so the
+    figure shows how much of App. C's removal is disambiguating evidence.
+    """
+    from .. import dpe
+    from ..dpe import audit
 
-def read_filter_audit(paths) -> pd.DataFrame:
     rows = []
-    for path in map(Path, paths):
-        m = _FILTER_PATH.search(path.as_posix())
-        if not m:
-            raise PovstimError(f"{path}: expected a path like results/filter/{{corpus}}/{{size}}/dpe.tsv")
-        if not path.exists():
-            raise PovstimError(f"{path}: no such DPE audit file")
-        try:
-            dpe = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, quoting=3)
-        except pd.errors.EmptyDataError:
-            dpe = pd.DataFrame(columns=["sent_id", "phenomenon", "rule"])
-        missing = [c for c in ("sent_id", "phenomenon", "rule") if c not in dpe.columns]
-        if missing:
-            raise PovstimError(f"{path}: DPE audit lacks column(s) {', '.join(missing)}")
+    for corpus, size, path in audits:
+        path = Path(path)
+        dpe_rows = audit.read(path)
         total = _sentence_total(path.with_name("summary.json"))
-        for (phen, rule), sub in sorted(dpe.groupby(["phenomenon", "rule"])):
-            n = int(sub["sent_id"].nunique())
-            rows.append({"corpus": m["corpus"], "size": m["size"], "phenomenon": phen, "rule": rule, "n": n,
-                         "rate": (n / total) if total else None})
+        groups: dict[tuple[str, str], set[int]] = {}
+        for r in dpe_rows:
+            groups.setdefault((r.phenomenon, r.rule), set()).add(r.sent_id)
+            strict = dpe.PHENOMENA[r.phenomenon].rules["strict"].__name__ if r.phenomenon in dpe.PHENOMENA else None
+            if r.targeted and strict and strict != r.rule:
+                groups.setdefault((r.phenomenon, strict), set()).add(r.sent_id)
+        for (phen, rule), ids in sorted(groups.items()):
+            rows.append({"corpus": corpus, "size": size, "phenomenon": phen, "rule": rule, "n": len(ids),
+                         "rate": (len(ids) / total) if total else None})
     return pd.DataFrame(rows, columns=["corpus", "size", "phenomenon", "rule", "n", "rate"])
 
 
 def _sentence_total(path: Path):
-    """The corpus's sentence count from the filter's summary.json, if it states one."""
+    """The corpus's sentence count from the filter's summary.json, if there is one."""
     if not path.exists():
         return None
     try:
         obj = json.loads(path.read_text())
     except json.JSONDecodeError:
         return None
-    for key in ("n_sentences", "sentences", "total_sentences", "n_total", "total"):
-        v = obj.get(key) if isinstance(obj, dict) else None
-        if isinstance(v, (int, float)) and v > 0:
-            return float(v)
-    return None
+    v = obj.get("n_sentences") if isinstance(obj, dict) else None
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None

@@ -20,7 +20,7 @@ from typing import Sequence
 
 from ..io import PovstimError
 from .conllu import Sentence, Token, read
-from .prefilter import REFLEXIVES
+from ..dpe.words import REFLEXIVES
 from .tokenize import tokenize
 
 log = logging.getLogger(__name__)

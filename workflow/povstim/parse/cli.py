@@ -14,131 +14,19 @@ removed.
 
 from __future__ import annotations
 
-import json
 import logging
-import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from ..io import PovstimError, atomic_write, read_lines
+from .. import dpe
+from ..io import PovstimError, atomic_write, read_sentences
+from ..settings import section
 from ..io import json_object_arg as load_json_arg
 from . import backends
-from .cache import ParseCache, namespace, parse_with_cache
-from .conllu import Sentence, write
-from .prefilter import DEFAULT_RULES, check_rules, needs_parse
+from .conllu import write
+from .run import parse_texts, parser_settings, shard_range
 
 log = logging.getLogger("povstim.parse")
-
-
-@dataclass(frozen=True)
-class ParserSettings:
-    backend: str = "gold"
-    shards: int = 1
-    model_dir: str | None = None
-    batch_size: int = 256
-    prefilter: bool = True
-    device: str = "auto"
-    spacy_model: str | None = None
-    cache_dir: str | None = "resources/parse_cache"
-
-    @classmethod
-    def from_params(cls, params: dict | None, **overrides) -> "ParserSettings":
-        p = dict(params or {})
-        p.update({k: v for k, v in overrides.items() if v is not None})
-        backend = p.get("backend", "gold")
-        if backend not in backends.BACKENDS:
-            raise PovstimError(f"parser.backend: unknown backend {backend!r} (choose from {', '.join(backends.BACKENDS)})")
-        return cls(
-            backend=backend,
-            shards=int(p.get("shards", 1)),
-            model_dir=p.get("model_dir"),
-            batch_size=int(p.get("batch_size", 256)),
-            prefilter=bool(p.get("prefilter", True)),
-            device=str(p.get("device", "auto")),
-            spacy_model=p.get("spacy_model"),
-            cache_dir=p.get("cache_dir", "resources/parse_cache") or None,
-        )
-
-
-
-def shard_range(n: int, shard: int, n_shards: int) -> range:
-    if n_shards < 1:
-        raise PovstimError(f"--n-shards must be at least 1, got {n_shards}")
-    if not 0 <= shard < n_shards:
-        raise PovstimError(f"--shard {shard} is outside 0..{n_shards - 1}")
-    return range(shard * n // n_shards, (shard + 1) * n // n_shards)
-
-
-def parse_texts(
-    items: dict[int, str],
-    settings: ParserSettings,
-    rules: tuple[str, ...],
-    gold: list[str] | None = None,
-) -> tuple[list[Sentence], dict]:
-    """Parse the texts the prefilter lets through; return CoNLL-U sentences and counts.
-
-    ``items`` maps a sentence id (base.txt line index) to its text.
-    """
-    cache_stats: dict = {}
-    t0 = time.perf_counter()
-    if settings.prefilter:
-        keep = {i: t for i, t in items.items() if needs_parse(t, rules)}
-    else:
-        keep = dict(items)
-    t_prefilter = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    out: list[Sentence] = []
-    if settings.backend == "gold":
-        parsed = backends.gold_lookup(items, gold or [])
-        for i in sorted(items):
-            g = parsed[i]
-            meta = {"sent_id": str(i), "text": items[i]}
-            meta.update({k: v for k, v in g.meta.items() if k not in ("sent_id", "text")})
-            if settings.prefilter:
-                meta["prefilter"] = "pass" if i in keep else "spared"
-            out.append(Sentence([replace(t) for t in g.tokens], meta))
-    else:
-        ids = sorted(keep)
-        texts = [keep[i] for i in ids]
-        if settings.backend == "spacy":
-            model = settings.spacy_model
-
-            def parse(batch):
-                return backends.parse_spacy(batch, settings.spacy_model, settings.batch_size)
-        else:
-            # Check the models even for a shard with nothing to parse: a missing
-            # model folder is a config error, whatever the shard holds.
-            backends.check_stanza_models(settings.model_dir)
-            model = str(Path(settings.model_dir).resolve()) if settings.model_dir else None
-
-            def parse(batch):
-                return backends.parse_stanza(batch, settings.model_dir, settings.device, settings.batch_size)
-        cache = None
-        if settings.cache_dir:
-            cache = ParseCache(Path(settings.cache_dir) / f"{settings.backend}.sqlite", namespace(settings.backend, model))
-        try:
-            sents = parse_with_cache(texts, parse, cache)
-        finally:
-            if cache is not None:
-                cache.close()
-        if cache is not None:
-            cache_stats = {"cache_hits": cache.hits, "cache_misses": cache.misses}
-        for i, s in zip(ids, sents):
-            s.meta = {"sent_id": str(i), "text": keep[i], "prefilter": "pass" if settings.prefilter else "off"}
-            if settings.backend == "stanza":
-                backends.with_space_after(s, keep[i])
-            out.append(s)
-    t_parse = time.perf_counter() - t1
-    stats = {
-        "backend": settings.backend,
-        "n_sentences": len(items),
-        "n_parsed": len(keep),
-        "n_spared": len(items) - len(keep),
-        "seconds_prefilter": round(t_prefilter, 3),
-        "seconds_parse": round(t_parse, 3),
-        **cache_stats,
-    }
-    return out, stats
 
 
 def add_arguments(p) -> None:
@@ -161,7 +49,7 @@ def add_arguments(p) -> None:
                    "resources/parse_cache); reruns parse only sentences not parsed before")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
     p.add_argument("--shard", type=int, default=0, help="0-based shard index (default 0)")
-    p.add_argument("--n-shards", type=int, default=1, help="number of shards (default 1)")
+    p.add_argument("--n-shards", type=int, help="number of shards (default parser.shards)")
     p.add_argument("--out", required=True, help="output CoNLL-U")
 
 
@@ -171,24 +59,22 @@ def run(args) -> int:
         overrides["prefilter"] = False
     if args.cache_dir:
         overrides["cache_dir"] = args.cache_dir
-    settings = ParserSettings.from_params(load_json_arg(args.params, "--params"), **overrides)
+    settings = parser_settings(load_json_arg(args.params, "--params"), **overrides)
     if args.no_cache:
         settings = replace(settings, cache_dir=None)
-    rules = check_rules(load_json_arg(args.filter_params, "--filter-params").get("rules", DEFAULT_RULES))
+    # Which phenomena the prefilter serves: the filter section's rules, checked against the registry.
+    rules = dpe.check_rules(section("filter", load_json_arg(args.filter_params, "--filter-params"),
+                                    "--filter-params")["rules"])
+    lines = read_sentences(args.input, "corpus")
     path = Path(args.input)
-    if not path.is_file():
-        raise PovstimError(f"corpus {path} does not exist")
-    lines = read_lines(path)
-    for i, line in enumerate(lines):
-        if not line.strip():
-            raise PovstimError(f"{path}:{i + 1}: empty line (corpora hold one sentence per line, no empty lines)")
-    items = {i: lines[i] for i in shard_range(len(lines), args.shard, args.n_shards)}
+    n_shards = args.n_shards if args.n_shards is not None else settings.shards
+    items = {i: lines[i] for i in shard_range(len(lines), args.shard, n_shards)}
     sents, stats = parse_texts(items, settings, rules, args.gold)
     with atomic_write(args.out) as fh:
         write(fh, sents)
     log.info(
         "shard %d/%d of %s: %d sentences, %d parsed, %d spared by the prefilter (%s backend, %.2fs)",
-        args.shard, args.n_shards, path, stats["n_sentences"], stats["n_parsed"], stats["n_spared"],
+        args.shard, n_shards, path, stats["n_sentences"], stats["n_parsed"], stats["n_spared"],
         settings.backend, stats["seconds_parse"],
     )
     if "cache_hits" in stats:

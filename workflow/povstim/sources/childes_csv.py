@@ -95,7 +95,7 @@ def utterances(
     drop_roles = set(params.get("drop_roles", DEFAULT_DROP_ROLES))
     max_age = params.get("max_age_days")
     collections = set(params.get("collections") or [])
-    age_order = bool(params.get("age_order", False))
+    age_order = bool(params["age_order"])
     kept: list[tuple[float, int, int, int, str, str]] = []
     for row_no, (gloss, role, age_s, collection, utype, transcript, order) in enumerate(read_rows(members, stats)):
         stats.lines_in += 1

@@ -76,7 +76,7 @@ def _members(paths: list[Path], spec: dict, fmt: str) -> Iterator[tuple[str, Ite
             continue  # a downloaded file the patterns do not select (e.g. a README next to the data)
         # A local file named by `path` is read whatever its name; patterns select inside archives and folders.
         yield from textfmt.iter_members(path, None if (local_file and not is_archive) else include,
-                                        spec.get("encoding", "utf-8"))
+                                        spec["encoding"])
 
 
 def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterator[tuple[str, str | None]]:
@@ -87,7 +87,7 @@ def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterat
         roles = spec.get("drop_roles", chat.CHILD_ROLES)
         languages = set(spec.get("languages") or [])
         max_age = spec.get("max_age_days")
-        age_order = bool(spec.get("age_order", False))
+        age_order = bool(spec["age_order"])
         ordered: list[tuple[float, int, list[tuple[str, str]]]] = []
         for n, (member, lines) in enumerate(_members(paths, spec, fmt)):
             stats.files += 1
@@ -115,7 +115,7 @@ def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterat
         yield from childes_csv.utterances(_members(paths, spec, fmt), spec, stats)
         return
     if fmt == "parquet":
-        column = spec.get("column", "text")
+        column = spec["column"]
 
         def texts():
             for path in paths:
@@ -169,6 +169,9 @@ def clean_source(
     name: str, spec: dict, out: Path, stats_path: Path, input_dir: Path | None = None, base_dir: Path | None = None
 ) -> dict:
     """Clean a source; write the text and its statistics atomically; return the statistics."""
+    from .spec import source_spec
+
+    spec = source_spec(name, spec)
     fmt = source_format(name, spec)
     paths = input_paths(name, spec, input_dir, base_dir or Path.cwd())
     stats = CleanStats(source=name)

@@ -39,8 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from .clean import clean_source
-    from .download_cli import source_params
+    from .spec import source_spec
 
-    spec = source_params(args.params)
+    spec = source_spec(args.source, args.params)
     clean_source(args.source, spec, args.out, args.stats, input_dir=args.input_dir, base_dir=args.base_dir)
     return 0

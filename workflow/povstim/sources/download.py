@@ -225,8 +225,14 @@ def fetch(
     return {"name": f.name, "url": f.url, "bytes": size, "sha256": sha}
 
 
-def download_source(source: str, spec: dict, out_dir: Path, progress_stream=None) -> dict:
-    """Download every file of a source and write ``manifest.json`` last; return the manifest."""
+def download_source(source: str, spec: dict, out_dir: Path, progress_stream=None, backoff: float = 1.0) -> dict:
+    """Download every file of a source and write ``manifest.json`` last; return the manifest.
+
+    ``backoff``: seconds before the first retry (doubling each time); not a config key.
+    """
+    from .spec import source_spec
+
+    spec = source_spec(source, spec)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     files = remote_files(source, spec)
@@ -235,9 +241,9 @@ def download_source(source: str, spec: dict, out_dir: Path, progress_stream=None
             source,
             f,
             out_dir,
-            retries=int(spec.get("retries", 3)),
-            timeout=float(spec.get("timeout", 60)),
-            backoff=float(spec.get("backoff", 1.0)),
+            retries=int(spec["retries"]),
+            timeout=float(spec["timeout"]),
+            backoff=float(backoff),
             progress_stream=progress_stream,
         )
         for f in files

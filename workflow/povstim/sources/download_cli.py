@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ..io import PovstimError
@@ -26,21 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out-dir", required=True, type=Path, help="folder for the files, e.g. resources/downloads/NAME")
 
 
-def source_params(text: str) -> dict:
-    """The source's config mapping passed as ``--params`` JSON."""
-    try:
-        spec = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PovstimError(f"--params is not valid JSON: {exc}") from None
-    if not isinstance(spec, dict):
-        raise PovstimError("--params must be a JSON object (the source's config)")
-    return spec
-
-
 def run(args: argparse.Namespace) -> int:
     from .download import download_source
+    from .spec import source_spec
 
-    spec = source_params(args.params)
+    spec = source_spec(args.source, args.params)
     if spec.get("kind") not in REMOTE_KINDS:
         raise PovstimError(
             f"source '{args.source}' has kind '{spec.get('kind')}': only {', '.join(REMOTE_KINDS)} are downloaded"

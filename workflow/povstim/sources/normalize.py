@@ -84,13 +84,13 @@ class Style:
 
     @classmethod
     def from_params(cls, params: dict, spoken: bool = False) -> "Style":
-        style = params.get("style", "posh")
+        style = params["style"]
         # BabyBERTa lowercased every corpus; an explicit `lowercase` still wins.
         lowercase = params.get("lowercase", style == "babyberta")
         return cls(
             style=style,
             lowercase=bool(lowercase),
-            min_words=int(params.get("min_words", 3)),
+            min_words=int(params["min_words"]),
             # Transcribers often end questions with a period; written text marks them itself.
             fix_questions=bool(params.get("fix_questions", spoken)),
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from ..io import PovstimError
+from ..io import PovstimError, json_object_arg
 
 log = logging.getLogger("povstim.synth")
 
@@ -23,53 +23,37 @@ def add_arguments(p) -> None:
                         "\"dpe_rate\": {\"question_formation\": 0.01, \"binding\": 0.005}}'")
     p.add_argument("--register", choices=["child", "adult"], help="child-directed or adult-written register")
     p.add_argument("--sentences", type=int, help="number of sentences (lines) to generate")
-    p.add_argument("--seed", type=int, help="random seed (default 0)")
+    p.add_argument("--seed", type=int, help="random seed (default: the schema's, 0)")
     p.add_argument("--dpe-rate", metavar="JSON",
                    help='share of sentences that are DPE per phenomenon, e.g. \'{"question_formation": 0.01}\'')
     p.add_argument("--out-text", required=True, help="output text file, one sentence per line")
     p.add_argument("--out-conllu", required=True, help="output gold CoNLL-U file, one block per line of --out-text")
 
 
-def _json(value: str, flag: str):
-    try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
-        raise PovstimError(f"{flag}: not valid JSON ({exc.msg} at column {exc.colno}): {value!r}") from None
-
-
 def resolve(args) -> dict:
-    spec = _json(args.params, "--params") if args.params else {}
-    if not isinstance(spec, dict):
-        raise PovstimError("--params must be a JSON object (a source's config mapping)")
-    if spec.get("kind", "synthetic") != "synthetic":
+    """The synthetic source's spec: --params, overridden by the flags, checked and defaulted by the schema."""
+    from ..sources.spec import source_spec
+
+    spec = json_object_arg(args.params, "--params")
+    spec.setdefault("kind", "synthetic")
+    if spec["kind"] != "synthetic":
         raise PovstimError(f"--params: kind is {spec['kind']!r}; povstim synth only makes 'synthetic' sources")
-    known = {"kind", "register", "sentences", "seed", "dpe_rate"}
-    extra = sorted(set(spec) - known)
-    if extra:
-        raise PovstimError(f"--params: unknown key {extra[0]!r} for a synthetic source (known: {', '.join(sorted(known))})")
-    if args.register:
-        spec["register"] = args.register
-    if args.sentences is not None:
-        spec["sentences"] = args.sentences
-    if args.seed is not None:
-        spec["seed"] = args.seed
+    for key, value in (("register", args.register), ("sentences", args.sentences), ("seed", args.seed)):
+        if value is not None:
+            spec[key] = value
     if args.dpe_rate:
-        spec["dpe_rate"] = _json(args.dpe_rate, "--dpe-rate")
+        spec["dpe_rate"] = json_object_arg(args.dpe_rate, "--dpe-rate")
     for key in ("register", "sentences"):
         if key not in spec:
             raise PovstimError(f"synth: no {key} given (use --{key} or put it in --params)")
-    if not isinstance(spec["sentences"], int) or isinstance(spec["sentences"], bool):
-        raise PovstimError(f"synth: sentences must be an integer, got {spec['sentences']!r}")
-    if not isinstance(spec.get("dpe_rate", {}), dict):
-        raise PovstimError("synth: dpe_rate must be a mapping phenomenon -> rate")
-    return spec
+    return source_spec("synthetic", spec)
 
 
 def run(args) -> int:
     from .generator import write_corpus
 
     spec = resolve(args)
-    summary = write_corpus(spec["register"], spec["sentences"], int(spec.get("seed", 0)),
+    summary = write_corpus(spec["register"], spec["sentences"], int(spec["seed"]),
                            spec.get("dpe_rate"), args.out_text, args.out_conllu)
     log.info("synth: %s", json.dumps(summary, sort_keys=True))
     return 0

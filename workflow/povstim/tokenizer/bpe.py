@@ -13,50 +13,45 @@ import os
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ..io import PovstimError, atomic_path
+from dataclasses import dataclass
+
+from ..io import PovstimError, atomic_path, iter_sentences
+from ..settings import as_dict
+from ..settings import build as build_settings
 
 # RoBERTa's order, so ids 0..3 mean the same thing as in RoBERTa checkpoints.
 SPECIAL_TOKENS = {"bos": "<s>", "pad": "<pad>", "eos": "</s>", "unk": "<unk>", "mask": "<mask>"}
-DEFAULTS = {"vocab_size": 8192, "lowercase": False, "add_prefix_space": True, "min_frequency": 2}
 
 
-def resolve_params(params: dict | None) -> dict:
-    params = dict(params or {})
-    unknown = sorted(set(params) - set(DEFAULTS))
-    if unknown:
-        raise PovstimError(
-            f"tokenizer: unknown parameter(s) {', '.join(unknown)}; known: {', '.join(sorted(DEFAULTS))}"
-        )
-    out = {**DEFAULTS, **params}
-    min_vocab = 256 + len(SPECIAL_TOKENS)
-    if not isinstance(out["vocab_size"], int) or out["vocab_size"] < min_vocab:
-        raise PovstimError(
-            f"tokenizer.vocab_size must be an integer >= {min_vocab} (256 bytes + special tokens), "
-            f"got {out['vocab_size']!r}"
-        )
-    return out
+@dataclass(frozen=True)
+class TokenizerSettings:
+    """The ``tokenizer:`` section (defaults and limits: workflow/schemas/config/tokenizer.schema.yaml)."""
+
+    vocab_size: int
+    lowercase: bool
+    add_prefix_space: bool
+    min_frequency: int
 
 
-def _sentences(path: str | os.PathLike) -> Iterator[str]:
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            line = line.rstrip("\n")
-            if line:
-                yield line
+def tokenizer_settings(given: "dict | TokenizerSettings | None" = None, where: str = "--params",
+                       **overrides) -> TokenizerSettings:
+    if isinstance(given, TokenizerSettings):
+        given = as_dict(given)
+    return build_settings(TokenizerSettings, "tokenizer", given, where=where, **overrides)
 
 
-def build(params: dict):
-    """An untrained tokenizers.Tokenizer and its trainer for these params."""
+def build(params: TokenizerSettings):
+    """An untrained tokenizers.Tokenizer and its trainer for these settings."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE(unk_token=None))
-    if params["lowercase"]:
+    if params.lowercase:
         tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=params["add_prefix_space"])
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=params.add_prefix_space)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=params["vocab_size"],
-        min_frequency=params["min_frequency"],
+        vocab_size=params.vocab_size,
+        min_frequency=params.min_frequency,
         special_tokens=list(SPECIAL_TOKENS.values()),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
@@ -64,9 +59,9 @@ def build(params: dict):
     return tok, trainer
 
 
-def train(sentences: Iterable[str], params: dict | None = None, source: str = "<corpus>"):
+def train(sentences: Iterable[str], params: "dict | TokenizerSettings | None" = None, source: str = "<corpus>"):
     """Train on an iterable of sentences; return a tokenizers.Tokenizer."""
-    params = resolve_params(params)
+    params = tokenizer_settings(params)
     tok, trainer = build(params)
     n = 0
 
@@ -84,10 +79,9 @@ def train(sentences: Iterable[str], params: dict | None = None, source: str = "<
     return tok
 
 
-def train_file(path: str | os.PathLike, params: dict | None = None):
-    if not Path(path).is_file():
-        raise PovstimError(f"{path}: training corpus not found")
-    return train(_sentences(path), params, source=str(path))
+def train_file(path: str | os.PathLike, params: "dict | TokenizerSettings | None" = None):
+    params = tokenizer_settings(params)  # bad settings fail before the corpus is read
+    return train(iter_sentences(path, "training corpus"), params, source=str(path))
 
 
 def save(tok, path: str | os.PathLike) -> None:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 
-from ..io import PovstimError
+from ..io import json_object_arg
 
 log = logging.getLogger("povstim.tokenize")
 
@@ -22,10 +21,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output tokenizer.json")
     p.add_argument(
         "--params",
-        default="{}",
         help="the config's tokenizer: section as JSON, e.g. "
         '\'{"vocab_size": 8192, "lowercase": true, "add_prefix_space": true, "min_frequency": 2}\'; '
-        "the flags below override it",
+        "missing keys take the schema's defaults; the flags below override it",
     )
     p.add_argument("--vocab-size", type=int, help="vocabulary size incl. 256 byte symbols and special tokens")
     p.add_argument("--lowercase", action=argparse.BooleanOptionalAction, default=None, help="lowercase the text")
@@ -36,26 +34,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-frequency", type=int, help="minimum pair frequency for a merge")
 
 
-def parse_params(text: str) -> dict:
-    try:
-        params = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PovstimError(f"--params is not valid JSON: {exc}") from None
-    if not isinstance(params, dict):
-        raise PovstimError("--params must be a JSON object (the config's tokenizer: section)")
-    return params
-
-
 def run(args) -> int:
     from . import bpe
 
-    params = parse_params(args.params)
-    for key in ("vocab_size", "lowercase", "add_prefix_space", "min_frequency"):
-        value = getattr(args, key)
-        if value is not None:
-            params[key] = value
+    settings = bpe.tokenizer_settings(
+        json_object_arg(args.params, "--params"), vocab_size=args.vocab_size, lowercase=args.lowercase,
+        add_prefix_space=args.add_prefix_space, min_frequency=args.min_frequency,
+    )
     t0 = time.perf_counter()
-    tok = bpe.train_file(args.train, params)
+    tok = bpe.train_file(args.train, settings)
     bpe.save(tok, args.out)
     log.info("trained %d-token BPE on %s in %.1fs -> %s", tok.get_vocab_size(), args.train,
              time.perf_counter() - t0, args.out)

@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         '"n_inner": 2048}\'; an optional "training" object inside overrides --params for this arch',
     )
     p.add_argument("--params", default="{}", help="the config's training: section as JSON (defaults: POSH Table 6)")
-    p.add_argument("--seed", type=int, default=1, help="seed for init, data order, dropout and masking")
+    p.add_argument("--seed", type=int, required=True, help="seed for init, data order, dropout and masking "
+                   "(one of the config's seeds)")
     p.add_argument("--out-dir", required=True, help="output model folder")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--max-steps", type=int, default=None, help="override training.max_steps")

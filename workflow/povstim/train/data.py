@@ -20,21 +20,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..io import PovstimError
+from ..io import PovstimError, read_sentences
 
 
 def read_corpus(path: str | os.PathLike) -> list[str]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            lines = [line.rstrip("\n") for line in fh]
-    except FileNotFoundError:
-        raise PovstimError(f"{path}: corpus not found") from None
-    except UnicodeDecodeError as exc:
-        raise PovstimError(f"{path}: not UTF-8 ({exc})") from None
-    lines = [s for s in lines if s.strip()]
-    if not lines:
-        raise PovstimError(f"{path}: corpus is empty")
-    return lines
+    return read_sentences(path, "corpus")
 
 
 @dataclass

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..benchmarks.suite import POSH_CATEGORIES
-from ..io import atomic_path, parse_size
+from povstim.benchmarks.suite import POSH_CATEGORIES
+from povstim.io import atomic_path, parse_size
 
 # The POSH-BENCH paradigms and their categories, as the benchmark generator writes them.
 POSH_PARADIGMS = POSH_CATEGORIES
@@ -112,7 +112,7 @@ def write_score_files(df: pd.DataFrame, root: str | Path) -> list[Path]:
 
 
 def main(argv=None) -> int:
-    """python -m povstim.analysis.simulate OUT_ROOT [--items N]: write simulated score files."""
+    """python tests/helpers/simulate.py OUT_ROOT [--items N]: write simulated score files."""
     import argparse
 
     ap = argparse.ArgumentParser(description=main.__doc__)

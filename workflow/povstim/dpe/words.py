@@ -1,15 +1,35 @@
-"""Word lists of the DPE rules.
+"""Closed word lists of the DPE rules and their surface pre-tests.
 
-WH_WORDS, AUX_FORMS and REFLEXIVES are shared with the surface prefilter
-(``povstim.parse.prefilter``): the rules test them on parsed tokens and the
-prefilter on the same tokens before parsing, so a sentence the prefilter
-spares can never satisfy a rule's surface condition.
+The rules test these lists on parsed tokens and the pre-tests on the same
+tokens before parsing (both see :func:`povstim.parse.tokenize.tokenize`
+output), so a sentence a pre-test spares can never satisfy its rule's
+surface condition.
 """
 
 from __future__ import annotations
 
-# The closed lists the prefilter shares with the rules live with the prefilter.
-from ..parse.prefilter import AUX_FORMS, REFLEXIVES, WH_WORDS  # noqa: E402,F401
+# App. C: "a wh-word". Interrogative and relative uses look alike on the surface.
+WH_WORDS = frozenset(
+    "who whom whose what which where when why how whoever whomever whatever whichever wherever whenever".split()
+)
+
+# App. C: "an auxiliary verb among the first two tokens". Every form an English
+# auxiliary takes after our tokenizer (clitics split, `n't` split off), plus the
+# unsplit negated forms in case a gold CoNLL-U keeps them whole.
+AUX_FORMS = frozenset(
+    """
+    be am is are was were been being 's 're 'm ai
+    have has had having 've 'd
+    do does did
+    will would 'll shall should can could may might must ca wo sha ought
+    isn't aren't wasn't weren't ain't haven't hasn't hadn't don't doesn't didn't
+    won't wouldn't shan't shouldn't can't couldn't mightn't mustn't needn't
+    """.split()
+)
+
+REFLEXIVES = frozenset(
+    "myself yourself himself herself itself oneself ourselves yourselves themselves themself thyself".split()
+)
 
 # Pronouns that can stand for an animate antecedent (strict binding). `it`,
 # demonstratives and wh-words are left out: they cannot antecede himself/herself/

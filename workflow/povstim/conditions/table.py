@@ -1,0 +1,35 @@
+"""One TSV of the counts and measured DPE rates of every condition x size (from condition.json files)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..io import PovstimError, write_lines
+
+COLUMNS = ("condition", "size", "n_base", "n_dpe_removed", "n_sentences", "n_words", "n_train", "n_dev",
+           "n_replaced")
+
+
+def write_table(paths: list[str], out: str) -> None:
+    """One row per condition x size (``{condition}/{size}/condition.json``)."""
+    stats = []
+    phen: set[str] = set()
+    for p in paths:
+        path = Path(p)
+        try:
+            s = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise PovstimError(f"cannot read condition stats {path}: {exc}") from None
+        s["condition"], s["size"] = path.parent.parent.name, path.parent.name
+        phen |= set(s.get("dpe_rate", {})) | set(s.get("reinsert_config", {}))
+        stats.append(s)
+    phens = sorted(phen)
+    cols = list(COLUMNS) + [f"dpe_rate_{p}" for p in phens] + [f"config_rate_{p}" for p in phens]
+    rows = ["\t".join(cols)]
+    for s in sorted(stats, key=lambda s: (s["condition"], s["size"])):
+        vals = [s.get(c, "") for c in COLUMNS]
+        vals += [s.get("dpe_rate", {}).get(p, "") for p in phens]
+        vals += [s.get("reinsert_config", {}).get(p, "") for p in phens]
+        rows.append("\t".join(str(v) for v in vals))
+    write_lines(out, rows)

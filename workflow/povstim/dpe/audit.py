@@ -1,0 +1,87 @@
+"""``dpe.tsv``: the one reader and writer of the DPE audit.
+
+One row per removed sentence and phenomenon: ``sent_id`` (0-based line of the
+corpus's base.txt), ``phenomenon``, ``rule`` (the function that fired, in the
+configured mode), ``tokens`` (``id:form`` of the tokens that triggered it),
+``sentence`` and ``targeted`` (``true`` when the strict rule of the same
+phenomenon also fires: the removal is disambiguating evidence, which BABY puts
+back first; in strict mode every removal is targeted).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ..io import PovstimError, atomic_write, read_lines
+
+COLUMNS = ("sent_id", "phenomenon", "rule", "tokens", "sentence", "targeted")
+
+
+@dataclass(frozen=True)
+class Row:
+    sent_id: int
+    phenomenon: str
+    rule: str
+    tokens: str
+    sentence: str
+    targeted: bool
+
+
+def _clean(s: str) -> str:
+    return s.replace("\t", " ").replace("\n", " ")
+
+
+def write(path: str | Path, rows: Iterable[Row]) -> int:
+    n = 0
+    with atomic_write(path) as fh:
+        fh.write("\t".join(COLUMNS) + "\n")
+        for r in rows:
+            fh.write("\t".join((str(r.sent_id), r.phenomenon, r.rule, _clean(r.tokens), _clean(r.sentence),
+                                "true" if r.targeted else "false")) + "\n")
+            n += 1
+    return n
+
+
+def read(path: str | Path, n_lines: int | None = None) -> list[Row]:
+    """Rows of a dpe.tsv; ``n_lines`` (the base corpus's line count) checks every sent_id against it."""
+    path = Path(path)
+    if not path.is_file():
+        raise PovstimError(f"DPE audit {path} does not exist")
+    lines = read_lines(path)
+    if not lines or tuple(lines[0].split("\t")) != COLUMNS:
+        raise PovstimError(f"{path}: not a dpe.tsv (expected the header {' '.join(COLUMNS)}); "
+                           "rerun the filter stage")
+    out = []
+    for lineno, line in enumerate(lines[1:], 2):
+        cols = line.split("\t")
+        if len(cols) != len(COLUMNS) or cols[5] not in ("true", "false"):
+            raise PovstimError(f"{path}:{lineno}: bad row {line!r}")
+        try:
+            i = int(cols[0])
+        except ValueError:
+            raise PovstimError(f"{path}:{lineno}: sent_id {cols[0]!r} is not an integer") from None
+        if n_lines is not None and not 0 <= i < n_lines:
+            raise PovstimError(f"{path}:{lineno}: sent_id {i} is not a line of the base corpus ({n_lines} lines)")
+        out.append(Row(i, cols[1], cols[2], cols[3], cols[4], cols[5] == "true"))
+    return out
+
+
+def removed(rows: Iterable[Row]) -> dict[int, list[str]]:
+    """sent_id -> phenomena it was removed for (in file order)."""
+    out: dict[int, list[str]] = defaultdict(list)
+    for r in rows:
+        if r.phenomenon not in out[r.sent_id]:
+            out[r.sent_id].append(r.phenomenon)
+    return dict(out)
+
+
+def targeted(rows: Iterable[Row]) -> dict[int, set[str]]:
+    """sent_id -> phenomena whose removal is targeted (disambiguating) evidence."""
+    out: dict[int, set[str]] = defaultdict(set)
+    for r in rows:
+        if r.targeted:
+            out[r.sent_id].add(r.phenomenon)
+    return dict(out)

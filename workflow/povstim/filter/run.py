@@ -1,0 +1,179 @@
+"""Finding direct positive evidence in parsed sentences: the library behind ``povstim filter``.
+
+Input: CoNLL-U sentences (parse shards, whose ``# sent_id`` is the line index
+in the corpus's base.txt), optionally checked against base.txt itself. Output:
+the audit rows of ``dpe.tsv`` (:mod:`povstim.dpe.audit`), a summary (counts
+per rule and phenomenon, the prefilter's check, gold precision/recall when the
+parses carry gold labels) and the App. C sanity-check samples.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import dpe
+from ..dpe import audit
+from ..io import PovstimError, atomic_write, read_sentences
+from ..parse.conllu import Sentence, read
+from ..parse.tokenize import tokenize
+from . import evaluate
+from .settings import FilterSettings
+
+log = logging.getLogger("povstim.filter")
+
+
+@dataclass
+class FilterResult:
+    rows: list[audit.Row]
+    removed: set[int]
+    summary: dict
+    texts: dict[int, str]  # every sentence of the corpus (base.txt) by id
+    sanity: dict[str, tuple[int, list[int]]] = field(default_factory=dict)
+
+
+def read_parses(paths: list[str]) -> list[Sentence]:
+    """CoNLL-U sentences of the given files; a sentence without ``# sent_id`` gets its running index."""
+    sentences: list[Sentence] = []
+    for path in paths:
+        p = Path(path)
+        if not p.is_file():
+            raise PovstimError(f"filter input {p} does not exist")
+        with open(p, encoding="utf-8") as fh:
+            for sent in read(fh, str(p)):
+                if sent.sent_id is None:
+                    sent.meta = {"sent_id": str(len(sentences)), **sent.meta}
+                sentences.append(sent)
+    return sentences
+
+
+def check_ids(sentences: list[Sentence], base: dict[int, str] | None, base_name: str) -> None:
+    """Every sentence id is an integer line of base.txt, once, with the same text."""
+    seen: set[int] = set()
+    for s in sentences:
+        try:
+            i = int(s.sent_id)
+        except (TypeError, ValueError):
+            raise PovstimError(f"sentence with non-integer '# sent_id = {s.sent_id}' ({s.text!r})") from None
+        if i in seen:
+            raise PovstimError(f"sentence id {i} appears twice in the filter input")
+        seen.add(i)
+        if base is not None:
+            if i not in base:
+                raise PovstimError(f"sent_id {i} is not a line of {base_name} ({len(base)} lines): stale parse shard?")
+            if s.meta.get("text", base[i]) != base[i]:
+                raise PovstimError(
+                    f"sent_id {i}: the parse's text {s.meta.get('text')!r} differs from line {i + 1} of "
+                    f"{base_name} {base[i]!r}: the parse shards are stale, rerun the parse stage"
+                )
+
+
+def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[int, str] | None = None,
+               parse_stats: dict | None = None) -> FilterResult:
+    """Apply the enabled phenomena's rules in the configured mode; build the audit rows and the summary.
+
+    In posh mode each removal also says whether the strict rule of the same
+    phenomenon fires (``targeted``): BABY puts back those, the real evidence.
+    Strict matches that posh lets through are counted as possible leaks.
+    """
+    sentences = sorted(sentences, key=lambda s: int(s.sent_id))
+    rows: list[audit.Row] = []
+    per_rule: Counter = Counter()
+    per_phen: Counter = Counter()
+    removed: set[int] = set()
+    misses: list[int] = []
+    check_strict = settings.mode == "posh"
+    also_strict: Counter = Counter()
+    leaks: list[int] = []
+    spared_parsed = 0
+    for s in sentences:
+        i = int(s.sent_id)
+        spared = s.meta.get("prefilter") == "spared"
+        spared_parsed += spared
+        matches = settings.find(s)
+        if matches and spared:
+            misses.append(i)  # safety net: removed anyway, and reported
+        strict = {m.phenomenon for m in settings.find(s, "strict")} if check_strict else None
+        for m in matches:
+            targeted = True if strict is None else m.phenomenon in strict
+            rows.append(audit.Row(i, m.phenomenon, m.rule, m.tokens_str(), s.text, targeted))
+            per_rule[m.rule] += 1
+            per_phen[m.phenomenon] += 1
+            also_strict[m.phenomenon] += bool(check_strict and targeted)
+        if matches:
+            removed.add(i)
+        if check_strict and strict - {m.phenomenon for m in matches}:
+            leaks.append(i)
+    if misses:
+        log.warning("PREFILTER MISS: a rule flags %d sentence(s) its surface pre-test spared (ids %s); they are "
+                    "removed here, but unchecked spared sentences may hold more. A rule was widened beyond its "
+                    "pre-test in povstim/dpe/: widen the pre-test too.", len(misses), misses[:10])
+    texts = base if base is not None else {int(s.sent_id): s.text for s in sentences}
+    n_sentences = len(texts)
+    n_parsed = len(sentences) - spared_parsed
+    summary = {
+        "mode": settings.mode,
+        "rules": list(settings.rules),
+        "rule_functions": {p: dpe.PHENOMENA[p].rules[settings.mode].__name__ for p in settings.rules},
+        "n_sentences": n_sentences,
+        "n_parsed": n_parsed,
+        "n_removed": len(removed),
+        "removed_fraction": round(len(removed) / n_sentences, 6) if n_sentences else None,
+        "per_rule": dict(sorted(per_rule.items())),
+        "per_phenomenon": {p: per_phen.get(p, 0) for p in settings.rules},
+        "targeted": {
+            "note": "posh removals the strict rule also flags (dpe.tsv targeted=true), and strict matches posh kept",
+            "also_strict": {p: also_strict.get(p, 0) for p in settings.rules} if check_strict else None,
+            "n_strict_not_removed": len(leaks) if check_strict else None,
+            "strict_not_removed_ids": leaks[:100] if check_strict else None,
+        },
+        "prefilter": {
+            "note": "n_checked spared sentences were parsed anyway; n_misses of them a rule flags (must be 0)",
+            "n_checked": spared_parsed,
+            "n_spared": n_sentences - n_parsed,
+            "spared_fraction": round((n_sentences - n_parsed) / n_sentences, 6) if n_sentences else None,
+            "n_misses": len(misses),
+            "miss_ids": misses[:100],
+        },
+    }
+    if parse_stats:  # timings stay in the log: they would break byte-identical reruns
+        summary["parse"] = {k: v for k, v in parse_stats.items() if not k.startswith("seconds")}
+    if any(evaluate.gold_labels(s) is not None for s in sentences):
+        summary["gold"] = {m: evaluate.evaluate(sentences, settings, m) for m in dpe.MODES}
+    return FilterResult(rows, removed, summary, texts)
+
+
+def sanity_samples(survivors: dict[int, str], settings: FilterSettings) -> dict[str, tuple[int, list[int]]]:
+    """For each enabled phenomenon with an App. C sanity check: (number of candidates among the
+    survivors, a seeded random sample of their ids)."""
+    out = {}
+    for name in sanity_checks():
+        test = dpe.PHENOMENA[name].sanity
+        cands = [i for i in sorted(survivors) if test(tokenize(survivors[i])[0], survivors[i])]
+        rng = random.Random(f"{settings.seed}:sanity:{name}")
+        out[name] = (len(cands), sorted(rng.sample(cands, min(settings.audit_sample, len(cands)))))
+    return out
+
+
+def sanity_checks() -> list[str]:
+    """The phenomena that declare an App. C sanity check (App. C inspects them all, whatever is filtered)."""
+    return [n for n, ph in dpe.PHENOMENA.items() if ph.sanity is not None]
+
+
+def write_sanity(result: FilterResult, settings: FilterSettings, audit_dir: str | Path) -> None:
+    survivors = {i: t for i, t in result.texts.items() if i not in result.removed}
+    result.summary["sanity"] = {}
+    for name, (n_cand, ids) in sanity_samples(survivors, settings).items():
+        out = Path(audit_dir) / f"sanity_{name}.tsv"
+        with atomic_write(out) as fh:
+            fh.write("sent_id\tsentence\n")
+            for i in ids:
+                fh.write(f"{i}\t{audit._clean(survivors[i])}\n")
+        result.summary["sanity"][name] = {"n_candidates": n_cand, "n_sampled": len(ids), "file": out.name}
+
+
+def read_base(path: str | Path) -> dict[int, str]:
+    return dict(enumerate(read_sentences(path, "base corpus")))

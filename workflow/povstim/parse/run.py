@@ -1,0 +1,133 @@
+"""Parsing sentences to CoNLL-U with the configured backend, behind the surface prefilter.
+
+The library behind ``povstim parse`` (and behind ``povstim filter`` on a text
+input). The prefilter keeps a sentence unparsed when no enabled DPE
+phenomenon's surface pre-test (povstim.dpe) passes on it: no rule could flag it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from .. import dpe
+from ..io import PovstimError
+from ..settings import build
+from . import backends
+from .cache import ParseCache, namespace, parse_with_cache
+from .conllu import Sentence
+
+
+@dataclass(frozen=True)
+class ParserSettings:
+    """The ``parser:`` section (defaults: workflow/schemas/config/parser.schema.yaml)."""
+
+    backend: str
+    shards: int
+    model_dir: str | None
+    batch_size: int
+    prefilter: bool
+    prefilter_check: int
+    device: str
+    spacy_model: str | None
+    cache_dir: str | None
+
+
+def parser_settings(given: dict | None = None, where: str = "--params", **overrides) -> ParserSettings:
+    return build(ParserSettings, "parser", given, where=where, **overrides)
+
+
+def shard_range(n: int, shard: int, n_shards: int) -> range:
+    if n_shards < 1:
+        raise PovstimError(f"--n-shards must be at least 1, got {n_shards}")
+    if not 0 <= shard < n_shards:
+        raise PovstimError(f"--shard {shard} is outside 0..{n_shards - 1}")
+    return range(shard * n // n_shards, (shard + 1) * n // n_shards)
+
+
+def spared_sample(items: dict[int, str], keep: dict[int, str], n: int) -> dict[int, str]:
+    """Up to ``n`` of the sentences the prefilter spared, chosen by a hash of their text (deterministic)."""
+    import hashlib
+
+    spared = [i for i in items if i not in keep]
+    spared.sort(key=lambda i: (hashlib.sha256(items[i].encode()).digest(), i))
+    return {i: items[i] for i in spared[:n]}
+
+
+def parse_texts(
+    items: dict[int, str],
+    settings: ParserSettings,
+    rules: tuple[str, ...],
+    gold: list[str] | None = None,
+) -> tuple[list[Sentence], dict]:
+    """Parse the texts the prefilter lets through; return CoNLL-U sentences and counts.
+
+    ``items`` maps a sentence id (base.txt line index) to its text.
+    """
+    cache_stats: dict = {}
+    t0 = time.perf_counter()
+    if settings.prefilter:
+        keep = {i: t for i, t in items.items() if dpe.needs_parse(t, rules)}
+    else:
+        keep = dict(items)
+    t_prefilter = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    out: list[Sentence] = []
+    if settings.backend == "gold":
+        parsed = backends.gold_lookup(items, gold or [])
+        for i in sorted(items):
+            g = parsed[i]
+            meta = {"sent_id": str(i), "text": items[i]}
+            meta.update({k: v for k, v in g.meta.items() if k not in ("sent_id", "text")})
+            if settings.prefilter:
+                meta["prefilter"] = "pass" if i in keep else "spared"
+            out.append(Sentence([replace(t) for t in g.tokens], meta))
+    else:
+        # A seeded sample of spared sentences is parsed too: the filter checks that no rule
+        # fires on them, which catches a rule widened beyond its surface pre-test.
+        check = spared_sample(items, keep, settings.prefilter_check) if settings.prefilter else {}
+        todo = {**keep, **check}
+        ids = sorted(todo)
+        texts = [todo[i] for i in ids]
+        if settings.backend == "spacy":
+            model = settings.spacy_model
+
+            def parse(batch):
+                return backends.parse_spacy(batch, settings.spacy_model, settings.batch_size)
+        else:
+            # Check the models even for a shard with nothing to parse: a missing
+            # model folder is a config error, whatever the shard holds.
+            backends.check_stanza_models(settings.model_dir)
+            model = str(Path(settings.model_dir).resolve()) if settings.model_dir else None
+
+            def parse(batch):
+                return backends.parse_stanza(batch, settings.model_dir, settings.device, settings.batch_size)
+        cache = None
+        if settings.cache_dir:
+            cache = ParseCache(Path(settings.cache_dir) / f"{settings.backend}.sqlite", namespace(settings.backend, model))
+        try:
+            sents = parse_with_cache(texts, parse, cache)
+        finally:
+            if cache is not None:
+                cache.close()
+        if cache is not None:
+            cache_stats = {"cache_hits": cache.hits, "cache_misses": cache.misses}
+        for i, s in zip(ids, sents):
+            mark = ("spared" if i in check else "pass") if settings.prefilter else "off"
+            s.meta = {"sent_id": str(i), "text": todo[i], "prefilter": mark}
+            if settings.backend == "stanza":
+                backends.with_space_after(s, todo[i])
+            out.append(s)
+        cache_stats["n_spared_checked"] = len(check)
+    t_parse = time.perf_counter() - t1
+    stats = {
+        "backend": settings.backend,
+        "n_sentences": len(items),
+        "n_parsed": len(keep),
+        "n_spared": len(items) - len(keep),
+        "seconds_prefilter": round(t_prefilter, 3),
+        "seconds_parse": round(t_parse, 3),
+        **cache_stats,
+    }
+    return out, stats
