@@ -103,7 +103,8 @@ def clean_inputs(wildcards):
 def condition_inputs(wildcards):
     spec = condition_spec(wildcards)
     inputs = {"base": f"results/corpus/{spec['from']}/{wildcards.size}/base.txt"}
-    if spec.get("filter"):
+    # [issue 16] filter: true in a language without DPE rules builds the condition unfiltered.
+    if plan.filter_applies(config, wildcards.condition):
         inputs["dpe"] = f"results/filter/{spec['from']}/{wildcards.size}/dpe.tsv"
     return inputs
 

@@ -18,6 +18,7 @@ rule parse:
         # audit change must not rerun the parse.
         filter=as_json({"rules": config.get("filter", {}).get("rules", ["question_formation", "binding"])}),
         n_shards=N_SHARDS,
+        language=plan.language(config),
         code=code("parse"),
     log:
         "logs/parse/{corpus}/{size}/{shard}.log",
@@ -29,7 +30,7 @@ rule parse:
         "../envs/corpus.yaml"
     shell:
         "{POVSTIM} parse --input {input.text} --gold {input.gold} --params {params.parser:q}"
-        " --filter-params {params.filter:q}"
+        " --filter-params {params.filter:q} --language {params.language}"
         " --shard {wildcards.shard} --n-shards {params.n_shards} --out {output} > {log} 2>&1"
 
 
@@ -67,6 +68,8 @@ rule condition:
     params:
         dpe=lambda wc, input: f"--dpe {input.dpe}" if "dpe" in input.keys() else "",
         reinsert=lambda wc: as_json(condition_spec(wc).get("reinsert", {})),
+        # [issue 16] why a `filter: true` condition is built unfiltered (no DPE rules for its language)
+        not_filtered=lambda wc: plan.filter_note(config, wc.condition) or "",
         split=as_json(config.get("split", {})),
         code=code("conditions", "filter/rules.py"),
     log:
@@ -76,7 +79,7 @@ rule condition:
     conda:
         "../envs/corpus.yaml"
     shell:
-        "{POVSTIM} condition --base {input.base} {params.dpe} --reinsert {params.reinsert:q}"
+        "{POVSTIM} condition --base {input.base} {params.dpe} --not-filtered={params.not_filtered:q} --reinsert {params.reinsert:q}"
         " --split {params.split:q} --out-train {output.train} --out-dev {output.dev}"
         " --stats {output.stats} > {log} 2>&1"
 

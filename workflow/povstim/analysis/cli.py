@@ -89,6 +89,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--correction", choices=["none", "holm", "bonferroni", "bh"],
                    help="multiple-comparison correction of the chi-square tests")
     p.add_argument("--cores", type=int, help="processes for the chains (default: min(chains, CPUs))")
+    p.add_argument("--suite-dirs", nargs="+", metavar="DIR", default=[],
+                   help="benchmark suite folders (results/benchmarks/{suite}); a norms.json/norms.csv in one "
+                   "adds age-equivalent scores (analysis/age.py)")
 
 
 def _json_arg(value: str | None, what: str):
@@ -146,7 +149,8 @@ def run(args) -> int:
         out = args.out_dir or args.out
         if not out:
             raise PovstimError("--scores needs --out-dir")
-        full_analysis(args.scores, meta, params, Path(out), fit_model=not args.no_model, cores=args.cores)
+        full_analysis(args.scores, meta, params, Path(out), fit_model=not args.no_model, cores=args.cores,
+                      suite_dirs=args.suite_dirs)
     else:
         out = args.out or args.out_dir
         if not out:
@@ -182,7 +186,7 @@ def model_only(args, meta, params, out: Path) -> None:
     fit_and_write(df, params, out, family=family, cores=args.cores)
 
 
-def full_analysis(score_paths, meta, params, out: Path, fit_model=True, cores=None) -> None:
+def full_analysis(score_paths, meta, params, out: Path, fit_model=True, cores=None, suite_dirs=()) -> None:
     from . import tables, tidy
 
     scores = tidy.read_scores(score_paths)
@@ -203,7 +207,13 @@ def full_analysis(score_paths, meta, params, out: Path, fit_model=True, cores=No
         t8 = pd.concat([t8, pd.DataFrame([tables.average_row(acc, suite)])], ignore_index=True).fillna("")
         for kind, t in (("table3", t3), ("table8", t8)):
             cap = tables.caption(kind, suite, params["correction"], n_seeds)
+            notes = caption_notes(items, suite, meta)
+            if "1/k" in notes:  # other task kinds: chance is not 50% for every item
+                cap = cap.replace("against chance (50%)", "against chance")
+            cap += notes
             write_table(t, out / "tables" / f"{kind}_{suite}", cap, f"tab:{kind}-{suite}")
+    if suite_dirs:
+        age_tables(items, suite_dirs, out)
     log.info("accuracy tables for %d model(s), %d suite(s) written to %s",
              items.groupby(["arch", "condition", "size", "seed"]).ngroups, items["suite"].nunique(), out)
     if not fit_model:
@@ -213,6 +223,39 @@ def full_analysis(score_paths, meta, params, out: Path, fit_model=True, cores=No
         raise PovstimError(f"analysis.suite {suite!r} was not scored (suites: {', '.join(sorted(items['suite'].unique()))})")
     model_items = tidy.attach_conditions(items[items["suite"] == suite], meta)
     fit_and_write(model_items, params, out / "bayes", family=params["family"], cores=cores, suite=suite)
+
+
+def caption_notes(items: pd.DataFrame, suite: str, meta: dict | None) -> str:
+    """What a table caption must add for other task kinds and for conditions left unfiltered."""
+    note = ""
+    if "chance" in items.columns:
+        sub = items[items["suite"] == suite]
+        if set(sub["task"]) != {"minimal_pair"}:
+            note += (" Chance is each item's own: 50% for a minimal pair, 1/k for a k-option multiple-choice "
+                     "item; completion items have none and are not tested.")
+    unfiltered = {c: m["note"] for c, m in (meta or {}).items() if m.get("note")}
+    if unfiltered:
+        note += " " + " ".join(f"{c.upper()}: {n}." for c, n in sorted(unfiltered.items()))
+    return note
+
+
+def age_tables(items: pd.DataFrame, suite_dirs, out: Path) -> None:
+    """Age-equivalent scores for every suite folder that ships norms (analysis/age.py)."""
+    from . import age
+
+    frames = []
+    for d in suite_dirs:
+        suite = age.suite_name(d)
+        path = age.find_norms(d)
+        if path is None or suite not in set(items["suite"]):
+            continue
+        norms = age.read_norms(path)
+        t = age.age_table(items, suite, norms)
+        frames.append(t)
+        write_table(t, out / "tables" / f"age_{suite}", age.caption(suite, norms), f"tab:age-{suite}")
+    if frames:
+        write_csv(pd.concat(frames, ignore_index=True), out / "age_equivalents.csv")
+        log.info("age-equivalent scores for %d suite(s) -> %s", len(frames), out / "age_equivalents.csv")
 
 
 def curve_table(scores: pd.DataFrame) -> pd.DataFrame:

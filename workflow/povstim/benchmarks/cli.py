@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", required=True, help="suite name (written into every pair's 'suite' field)")
     p.add_argument(
         "--params",
-        help="the suite's config as JSON: {kind: generated|blimp|zorro|scamp|posh|jsonl|csv, ...}; "
+        help="the suite's config as JSON: {kind: generated|suite|blimp|zorro|scamp|posh|jsonl|csv, ...}; "
         "generated takes pairs_per_paradigm, top_k_words, seed, paradigms; importers take path "
         "(and columns for jsonl/csv)",
     )
@@ -105,17 +105,25 @@ def run(args) -> int:
     spec = _spec(args)
     if spec["kind"] != "generated" and args.corpus:
         log.warning("--corpus is only used by generated suites; ignoring it")
-    pairs, params = build(args.suite, spec, args.corpus)
     out = Path(args.out_dir)
     # Build in a sibling temp folder, then swap it in: a failed run never leaves
     # a half-written suite, and stale paradigm files from an earlier run vanish.
     tmp = out.with_name(f".{out.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    manifest = write_suite(tmp, pairs, params)
+    if spec["kind"] == "suite":  # a suite in the benchmark schema, any task kind (benchmarks/tasks.py)
+        from .tasks import import_items, write_items
+
+        items, norms, params = import_items(args.suite, spec)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        manifest = write_items(tmp, items, params, norms)
+    else:
+        pairs, params = build(args.suite, spec, args.corpus)
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        manifest = write_suite(tmp, pairs, params)
     if out.exists():
         shutil.rmtree(out)
     tmp.rename(out)
-    log.info("suite %s: %d pairs in %d paradigms -> %s", args.suite, manifest["n_pairs"],
-             len(manifest["paradigms"]), out)
+    log.info("suite %s: %d items (%d pairs) in %d paradigms -> %s", args.suite,
+             manifest.get("n_items", manifest["n_pairs"]), manifest["n_pairs"], len(manifest["paradigms"]), out)
     return 0

@@ -26,6 +26,9 @@ def add_arguments(p) -> None:
     p.add_argument("--dpe", help="the filter's dpe.tsv; omit for an unfiltered condition")
     p.add_argument("--reinsert", default="{}", help='phenomenon -> share of sentences put back, JSON, e.g. '
                    '\'{"question_formation": 0.002, "binding": 0.0007}\'')
+    p.add_argument("--not-filtered", default="", metavar="REASON",
+                   help="the condition asked for the filter but runs unfiltered, and why (e.g. 'not filtered: no "
+                   "DPE rules for language it'); recorded in --stats and the log")
     p.add_argument("--split", default="{}", help='the config\'s split: section as JSON ({"dev_fraction": 0.05, "seed": 1})')
     p.add_argument("--out-train", help="train.txt")
     p.add_argument("--out-dev", help="dev.txt")
@@ -125,6 +128,9 @@ def run(args) -> int:
         "dpe_count": dict(sorted(present.items())),
         "dpe_rate": {p: _rate(present.get(p, 0), n) for p in sorted(set(removed) | set(reinsert))},
     }
+    if getattr(args, "not_filtered", ""):  # [issue 16] say so, never silently
+        stats["not_filtered"] = args.not_filtered
+        log.warning("%s: %s", args.out_train, args.not_filtered)
     write_json(args.stats, stats)
     log.info("%s: %d sentences (%d train, %d dev), DPE rates %s", args.out_train, n, len(train), len(dev),
              stats["dpe_rate"])

@@ -74,6 +74,7 @@ def parse_texts(
     settings: ParserSettings,
     rules: tuple[str, ...],
     gold: list[str] | None = None,
+    language: str = "en",
 ) -> tuple[list[Sentence], dict]:
     """Parse the texts the prefilter lets through; return CoNLL-U sentences and counts.
 
@@ -104,15 +105,18 @@ def parse_texts(
             model = settings.spacy_model
 
             def parse(batch):
-                return backends.parse_spacy(batch, settings.spacy_model, settings.batch_size)
+                return backends.parse_spacy(batch, settings.spacy_model, settings.batch_size, language=language)
         else:
             # Check the models even for a shard with nothing to parse: a missing
             # model folder is a config error, whatever the shard holds.
-            backends.check_stanza_models(settings.model_dir)
+            backends.check_stanza_models(settings.model_dir, language)
             model = str(Path(settings.model_dir).resolve()) if settings.model_dir else None
 
             def parse(batch):
-                return backends.parse_stanza(batch, settings.model_dir, settings.device, settings.batch_size)
+                return backends.parse_stanza(batch, settings.model_dir, settings.device, settings.batch_size,
+                                             language=language)
+        if language != "en":  # one cache, several languages: keep their parses apart
+            model = f"{model or ''}|{language}"
         cache = None
         if settings.cache_dir:
             cache = ParseCache(Path(settings.cache_dir) / f"{settings.backend}.sqlite", namespace(settings.backend, model))
@@ -160,6 +164,8 @@ def add_arguments(p) -> None:
     p.add_argument("--cache-dir", help="sentence-level parse cache (default parser.cache_dir, "
                    "resources/parse_cache); reruns parse only sentences not parsed before")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    p.add_argument("--language", default="en",
+                   help="the corpus language (povstim.languages): picks the spaCy pipeline / stanza models")
     p.add_argument("--shard", type=int, default=0, help="0-based shard index (default 0)")
     p.add_argument("--n-shards", type=int, default=1, help="number of shards (default 1)")
     p.add_argument("--out", required=True, help="output CoNLL-U")
@@ -183,7 +189,10 @@ def run(args) -> int:
         if not line.strip():
             raise PovstimError(f"{path}:{i + 1}: empty line (corpora hold one sentence per line, no empty lines)")
     items = {i: lines[i] for i in shard_range(len(lines), args.shard, args.n_shards)}
-    sents, stats = parse_texts(items, settings, rules, args.gold)
+    from .. import languages
+
+    languages.get(args.language, "--language")
+    sents, stats = parse_texts(items, settings, rules, args.gold, args.language)
     with atomic_write(args.out) as fh:
         write(fh, sents)
     log.info(

@@ -19,7 +19,9 @@ of the sentence's words), ``ngram`` = an interpolated Kneser-Ney word n-gram
 
 The output parquet has one row per model x checkpoint x item: arch, condition,
 size, seed, step, final, suite, paradigm, category, item_id, logp_good,
-logp_bad, ntok_good, ntok_bad, correct (a tie is not correct).
+logp_bad, ntok_good, ntok_bad, correct (a tie is not correct). A suite with
+multiple-choice or completion items (docs/evaluation.md, "Task kinds") adds
+the columns of scoring/tasks.py (task, option perplexities, generations, ...).
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ from ..io import json_object_arg as _json_arg
 log = logging.getLogger("povstim.score")
 
 DEFAULTS = {"reduction": "sum", "bos": True, "eos": False, "batch_size": 64, "checkpoints": False, "mlm": "pll",
-            "device": "auto"}
+            "device": "auto",
+            # BaBIEs task kinds (scoring/tasks.py); None = the schema's defaults.
+            "multiple_choice": None, "completion": None}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="read --suite with this importer (default: the benchmark JSONL schema)")
     p.add_argument("--suite-name", help="suite name for imported files (default: the file name)")
     p.add_argument("--params", help="the config's scoring section as JSON (keys: reduction, bos, eos, batch_size, "
-                   "checkpoints, mlm, device)")
+                   "checkpoints, mlm, device, multiple_choice, completion)")
     p.add_argument("--meta", help="JSON {arch, condition, size, seed} written into every row")
     p.add_argument("--arch", help="override meta arch (default: the model folder's name)")
     p.add_argument("--condition", help="override meta condition")
@@ -110,7 +114,19 @@ def run(args) -> int:
     if bool(args.model) == bool(args.baseline):
         raise PovstimError("give exactly one of --model and --baseline")
     opts, meta = settings(args), metadata(args)
-    pairs = load_pairs(args.suite, args.format, args.suite_name)
+    from ..benchmarks.tasks import resolve_path
+    from .tasks import has_tasks, task_frame, task_settings
+
+    pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
+    # Minimal pairs only: the original item table, unchanged. Other task kinds: scoring/tasks.py.
+    mixed = has_tasks(pairs)
+    mc, cs = task_settings(opts) if mixed else (None, None)
+
+    def frame(score_fn, step, final, scorer=None, model=None):
+        if not mixed:
+            return item_frame(pairs, score_fn, meta, step=step, final=final)
+        return task_frame(pairs, meta, step, final, score_fn, opts["reduction"], mc, cs, scorer, model)
+
     t0 = time.perf_counter()
     frames = []
     if args.baseline:
@@ -119,7 +135,7 @@ def run(args) -> int:
         if not args.corpus:
             raise PovstimError("--baseline needs at least one --corpus (the training text)")
         model = train_baseline(args.baseline, args.corpus, order=args.order)
-        frames.append(item_frame(pairs, model.score, meta, step=0, final=True))
+        frames.append(frame(model.score, step=0, final=True))
     else:
         import torch
 
@@ -141,7 +157,7 @@ def run(args) -> int:
             lm, tok, kind = load(path, device)
             scorer = Scorer(lm, tok, kind, device=device, bos=bool(opts["bos"]), method=opts["mlm"],
                             batch_size=int(opts["batch_size"]), reduction=opts["reduction"], eos=bool(opts["eos"]))
-            frames.append(item_frame(pairs, scorer.score, meta, step=step, final=final))
+            frames.append(frame(scorer.score, step, final, scorer, (lm, tok, kind, device)))
             log.info("%s (step %d): accuracy %.3f", path, step, frames[-1]["correct"].mean())
             del lm
     df = pd.concat(frames, ignore_index=True)
