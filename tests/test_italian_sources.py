@@ -72,7 +72,7 @@ def test_english_cleaning_would_damage_italian(tmp_path):
 
 
 def test_fix_questions_cannot_be_switched_on_for_italian(tmp_path):
-    with pytest.raises(PovstimError, match="reads English word order"):
+    with pytest.raises(PovstimError, match=r"sources\.it\.fix_questions: the question heuristic reads English word order"):
         _clean(tmp_path, language="it", fix_questions=True)
 
 

@@ -172,7 +172,10 @@ def clean_source(
     fmt = source_format(name, spec)
     from .. import languages
 
-    languages.get(spec.get("language"), f"sources.{name}.language")  # an unknown language fails before any work
+    lang = languages.get(spec.get("language"), f"sources.{name}.language")  # fails before any work
+    if spec.get("fix_questions") and not lang.question_heuristic:
+        raise PovstimError(f"sources.{name}.fix_questions: the question heuristic reads English word order and "
+                           f"cannot run on {lang.name} ({lang.code}); leave it unset for this source")
     paths = input_paths(name, spec, input_dir, base_dir or Path.cwd())
     stats = CleanStats(source=name)
     t0 = time.perf_counter()
