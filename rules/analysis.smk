@@ -8,6 +8,8 @@ report: "../workflow/report/workflow.rst"
 rule analyze:
     input:
         scores=score_files(),
+        # suites that may ship norms (kind suite): norms.json/csv -> age equivalents
+        suites=[f"{RESULTS}/benchmarks/{s}" for s in plan.norms_suites(config)],
     output:
         accuracy=report(
             f"{RESULTS}/analysis/accuracy.csv",
@@ -41,6 +43,7 @@ rule analyze:
         analysis=as_json(config["analysis"]),
         conditions=as_json(plan.condition_meta(config)),
         out_dir=lambda wc, output: os.path.dirname(output.accuracy),
+        suite_dirs=lambda wc, input: f"--suite-dirs {' '.join(input.suites)}" if input.suites else "",
         code=code("analysis"),
     threads: 2
     log:
@@ -51,7 +54,8 @@ rule analyze:
         "../envs/analysis.yaml"
     shell:
         "{POVSTIM} analyze --scores {input.scores} --conditions {params.conditions:q}"
-        " --params {params.analysis:q} --out-dir {params.out_dir} --cores {threads} > {log} 2>&1"
+        " --params {params.analysis:q} --out-dir {params.out_dir} --cores {threads}"
+        " {params.suite_dirs} > {log} 2>&1"
 
 
 rule figures:

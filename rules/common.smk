@@ -99,7 +99,8 @@ def clean_inputs(wildcards):
 def condition_inputs(wildcards):
     spec = condition_spec(wildcards)
     inputs = {"base": f"{RESULTS}/corpus/{spec['from']}/{wildcards.size}/base.txt"}
-    if spec.get("filter"):
+    # filter: true in a language without DPE rules builds the condition unfiltered (plan.filter_applies).
+    if plan.filter_applies(config, wildcards.condition):
         inputs["dpe"] = f"{RESULTS}/filter/{spec['from']}/{wildcards.size}/dpe.tsv"
     return inputs
 

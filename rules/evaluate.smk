@@ -7,9 +7,10 @@ rule benchmark:
     output:
         directory(f"{RESULTS}/benchmarks/{{suite}}"),
     params:
-        spec=lambda wc: as_json(config["benchmarks"][wc.suite]),
+        spec=lambda wc: as_json(plan.benchmark_spec(config, wc.suite)),
         corpora=lambda wc, input: " ".join(f"--corpus {p}" for p in input),
-        code=code("benchmarks", "lexicon.py"),
+        # kind suite: the suite's own files count as code (editing an item reruns it)
+        code=lambda wc: code("benchmarks", "lexicon.py") + plan.suite_files_hash(config, wc.suite, REPO_DIR),
     log:
         f"{LOGS}/benchmark/{{suite}}.log",
     benchmark:

@@ -21,6 +21,7 @@ rule parse:
         # audit change must not rerun the parse.
         filter=as_json({"rules": DPE_RULES}),
         n_shards=N_SHARDS,
+        language=plan.language(config),
         code=code("parse") + dpe.surface_hash(DPE_RULES),
     log:
         f"{LOGS}/parse/{{corpus}}/{{size}}/{{shard}}.log",
@@ -32,7 +33,7 @@ rule parse:
         "../envs/corpus.yaml"
     shell:
         "{POVSTIM} parse --input {input.text} --gold {input.gold} --params {params.parser:q}"
-        " --filter-params {params.filter:q}"
+        " --filter-params {params.filter:q} --language {params.language}"
         " --shard {wildcards.shard} --n-shards {params.n_shards} --out {output} > {log} 2>&1"
 
 
@@ -69,6 +70,8 @@ rule condition:
     params:
         dpe=lambda wc, input: f"--dpe {input.dpe}" if "dpe" in input.keys() else "",
         reinsert=lambda wc: as_json(condition_spec(wc).get("reinsert", {})),
+        # why a `filter: true` condition is built unfiltered (no DPE rules for its language)
+        not_filtered=lambda wc: plan.filter_note(config, wc.condition) or "",
         split=as_json(config["split"]),
         code=code("conditions", "dpe/audit.py"),
     log:
@@ -78,7 +81,7 @@ rule condition:
     conda:
         "../envs/corpus.yaml"
     shell:
-        "{POVSTIM} condition --base {input.base} {params.dpe} --reinsert {params.reinsert:q}"
+        "{POVSTIM} condition --base {input.base} {params.dpe} --not-filtered={params.not_filtered:q} --reinsert {params.reinsert:q}"
         " --split {params.split:q} --out-train {output.train} --out-dev {output.dev}"
         " --stats {output.stats} > {log} 2>&1"
 

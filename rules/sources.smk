@@ -32,7 +32,7 @@ rule clean:
     wildcard_constraints:
         source=one_of(REAL_SOURCES),
     params:
-        spec=lambda wc: as_json(config["sources"][wc.source]),
+        spec=lambda wc: as_json(plan.source_spec(config, wc.source)),  # with its language resolved
         input_dir=lambda wc, input: (
             f"--input-dir {os.path.dirname(input.manifest)}" if "manifest" in input.keys() else ""
         ),

@@ -68,11 +68,109 @@ def models(config: dict) -> list[Model]:
     return out
 
 
+# --- languages [issue 16] -----------------------------------------------------------------------
+
+def language(config: dict) -> str:
+    """The experiment's language (filled by the schema's default at load; the same default otherwise)."""
+    from .languages import default
+
+    return str(config.get("language") or default())
+
+
+def source_language(config: dict, source: str) -> str:
+    """A source's language: its own `language`, else the experiment's (synthetic sources are English)."""
+    spec = config["sources"][source]
+    if spec.get("kind") == "synthetic":
+        return "en"
+    return str(spec.get("language") or language(config))
+
+
+def source_spec(config: dict, source: str) -> dict:
+    """A source's config as the clean rule passes it: with its language resolved."""
+    return {**config["sources"][source], "language": source_language(config, source)}
+
+
+def corpus_languages(config: dict, corpus: str) -> list[str]:
+    return sorted({source_language(config, s) for s in config["corpora"][corpus]["mixture"]})
+
+
+def rule_languages(config: dict) -> set[str]:
+    """The languages every enabled DPE phenomenon has rules for (the registry in povstim.dpe)."""
+    from . import dpe
+
+    rules = (config.get("filter") or {}).get("rules") or ["question_formation", "binding"]
+    return dpe.languages(rules)
+
+
+def filter_applies(config: dict, condition: str) -> bool:
+    """Does the DPE filter run for this condition? Only if it asks (`filter: true`) and the
+    enabled phenomena have rules for every language of its corpus (dpe.languages).
+
+    A `filter: true` condition in another language is built unfiltered (no parse or
+    filter jobs) and its condition.json, log, tables and report say so (filter_note).
+    """
+    spec = config["conditions"][condition]
+    if not spec.get("filter"):
+        return False
+    langs = rule_languages(config)
+    missing = [lang for lang in corpus_languages(config, spec["from"]) if lang not in langs]
+    if missing and spec.get("reinsert"):
+        raise PovstimError(
+            f"conditions.{condition}.reinsert: the DPE filter has no rules for language {', '.join(missing)}, "
+            "so no sentence is removed and there is nothing to put back; drop `reinsert`"
+        )
+    return not missing
+
+
+def filter_note(config: dict, condition: str) -> str | None:
+    """Why a `filter: true` condition is not filtered, or None."""
+    spec = config["conditions"][condition]
+    if not spec.get("filter") or filter_applies(config, condition):
+        return None
+    langs = rule_languages(config)
+    missing = [lang for lang in corpus_languages(config, spec["from"]) if lang not in langs]
+    return f"not filtered: no DPE rules for language {', '.join(missing)}"
+
+
+def benchmark_spec(config: dict, suite: str) -> dict:
+    """A suite's config as the benchmark rule passes it (kind suite: with the experiment's language)."""
+    spec = dict(config["benchmarks"][suite])
+    if spec.get("kind") == "suite" and "language" not in spec:
+        spec["language"] = language(config)
+    return spec
+
+
+def norms_suites(config: dict) -> list[str]:
+    """Suites that may ship normative tables (kind suite): the analysis reads their folders."""
+    return [s for s, spec in config.get("benchmarks", {}).items() if spec.get("kind") == "suite"]
+
+
+def suite_files_hash(config: dict, suite: str, base_dir: str = ".") -> str:
+    """Kind suite: a hash of the suite's files, so editing an item reruns the benchmark ('' for other kinds)."""
+    import hashlib
+    from pathlib import Path
+
+    spec = config["benchmarks"][suite]
+    if spec.get("kind") != "suite":
+        return ""
+    from .benchmarks.tasks import resolve_path
+
+    path = resolve_path(spec["path"])
+    if not path.is_absolute():
+        path = Path(base_dir) / path
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    h = hashlib.sha256()
+    for f in files:
+        if f.exists():
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
 def filtered_corpora(config: dict) -> list[tuple[str, str]]:
     """(corpus, size) pairs that some condition filters, so they need parsing."""
     pairs = []
     for condition, spec in config["conditions"].items():
-        if spec.get("filter"):
+        if filter_applies(config, condition):
             for size in condition_sizes(config, condition):
                 pair = (spec["from"], size)
                 if pair not in pairs:
@@ -90,8 +188,11 @@ def condition_meta(config: dict) -> dict[str, dict]:
     for name, spec in config["conditions"].items():
         meta[name] = {
             "source": spec["from"],
-            "filtered": bool(spec.get("filter")) and not spec.get("reinsert"),
+            "filtered": filter_applies(config, name) and not spec.get("reinsert"),
         }
+        note = filter_note(config, name)
+        if note:
+            meta[name]["note"] = note
     return meta
 
 

@@ -68,6 +68,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--correction", choices=["none", "holm", "bonferroni", "bh"],
                    help="multiple-comparison correction of the chi-square tests")
     p.add_argument("--cores", type=int, help="processes for the chains (default: min(chains, CPUs))")
+    p.add_argument("--suite-dirs", nargs="+", metavar="DIR", default=[],
+                   help="benchmark suite folders (results/benchmarks/{suite}); a norms.json/norms.csv in one "
+                   "adds age-equivalent scores (analysis/age.py)")
 
 
 def _priors_file(path: str | None) -> dict | None:
@@ -116,7 +119,8 @@ def run(args) -> int:
         out = args.out_dir or args.out
         if not out:
             raise PovstimError("--scores needs --out-dir")
-        full_analysis(args.scores, meta, settings, Path(out), fit_model=not args.no_model, cores=args.cores)
+        full_analysis(args.scores, meta, settings, Path(out), fit_model=not args.no_model, cores=args.cores,
+                      suite_dirs=args.suite_dirs)
     else:
         out = args.out or args.out_dir
         if not out:

@@ -64,9 +64,10 @@ def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = 
 
 
 def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
-                  cores: int | None = None) -> None:
-    """Tidy item table, accuracy and chi-square tables, POSH Tables 3 and 8, learning curves and
-    (unless ``fit_model`` is false) the Bayesian model, from item-score files, into ``out``."""
+                  cores: int | None = None, suite_dirs=()) -> None:
+    """Tidy item table, accuracy and chi-square tables, POSH Tables 3 and 8, learning curves,
+    age-equivalent scores (suite folders in ``suite_dirs`` that ship norms) and (unless
+    ``fit_model`` is false) the Bayesian model, from item-score files, into ``out``."""
     from . import tables, tidy
     from .curves import curve_table
 
@@ -88,7 +89,13 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
         t8 = pd.concat([t8, pd.DataFrame([tables.average_row(acc, suite)])], ignore_index=True).fillna("")
         for kind, t in (("table3", t3), ("table8", t8)):
             cap = tables.caption(kind, suite, settings.correction, n_seeds)
+            notes = caption_notes(items, suite, meta)
+            if "1/k" in notes:  # other task kinds: chance is not 50% for every item
+                cap = cap.replace("against chance (50%)", "against chance")
+            cap += notes
             write_table(t, out / "tables" / f"{kind}_{suite}", cap, f"tab:{kind}-{suite}")
+    if suite_dirs:
+        age_tables(items, suite_dirs, out)
     log.info("accuracy tables for %d model(s), %d suite(s) written to %s",
              items.groupby(["arch", "condition", "size", "seed"]).ngroups, items["suite"].nunique(), out)
     if not fit_model:
@@ -98,6 +105,39 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
         raise PovstimError(f"analysis.suite {suite!r} was not scored (suites: {', '.join(sorted(items['suite'].unique()))})")
     model_items = tidy.attach_conditions(items[items["suite"] == suite], meta)
     fit_and_write(model_items, settings, out / "bayes", family=settings.family, cores=cores, suite=suite)
+
+
+def caption_notes(items: pd.DataFrame, suite: str, meta: dict | None) -> str:
+    """What a table caption must add for other task kinds and for conditions left unfiltered."""
+    note = ""
+    if "chance" in items.columns:
+        sub = items[items["suite"] == suite]
+        if set(sub["task"]) != {"minimal_pair"}:
+            note += (" Chance is each item's own: 50% for a minimal pair, 1/k for a k-option multiple-choice "
+                     "item; completion items have none and are not tested.")
+    unfiltered = {c: m["note"] for c, m in (meta or {}).items() if m.get("note")}
+    if unfiltered:
+        note += " " + " ".join(f"{c.upper()}: {n}." for c, n in sorted(unfiltered.items()))
+    return note
+
+
+def age_tables(items: pd.DataFrame, suite_dirs, out: Path) -> None:
+    """Age-equivalent scores for every suite folder that ships norms (analysis/age.py)."""
+    from . import age
+
+    frames = []
+    for d in suite_dirs:
+        suite = age.suite_name(d)
+        path = age.find_norms(d)
+        if path is None or suite not in set(items["suite"]):
+            continue
+        norms = age.read_norms(path)
+        t = age.age_table(items, suite, norms)
+        frames.append(t)
+        write_table(t, out / "tables" / f"age_{suite}", age.caption(suite, norms), f"tab:age-{suite}")
+    if frames:
+        write_csv(pd.concat(frames, ignore_index=True), out / "age_equivalents.csv")
+        log.info("age-equivalent scores for %d suite(s) -> %s", len(frames), out / "age_equivalents.csv")
 
 
 def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,

@@ -44,16 +44,24 @@ def accuracy_table(items: pd.DataFrame) -> pd.DataFrame:
     )
     par["accuracy"] = par["n_correct"] / par["n_total"]
     par["level"] = "paradigm"
+    # Mixed task kinds (tidy.with_chance): expected correct by guessing, NaN if any item has no chance level.
+    chance = "chance" in items.columns
+    extra = {}
+    if chance:
+        par = par.merge(items.groupby(model + ["category", "paradigm"], sort=False)["chance"]
+                        .agg(lambda x: x.sum(min_count=len(x))).rename("expected").reset_index(),
+                        on=model + ["category", "paradigm"], how="left")
+        extra = {"expected": ("expected", lambda x: x.sum(min_count=len(x)))}
     cat = (
         par.groupby(model + ["category"], sort=False)
-        .agg(n_correct=("n_correct", "sum"), n_total=("n_total", "sum"), accuracy=("accuracy", "mean"))
+        .agg(n_correct=("n_correct", "sum"), n_total=("n_total", "sum"), accuracy=("accuracy", "mean"), **extra)
         .reset_index()
     )
     cat["paradigm"] = ""
     cat["level"] = "category"
     ovr = (
         cat.groupby(model, sort=False)
-        .agg(n_correct=("n_correct", "sum"), n_total=("n_total", "sum"), accuracy=("accuracy", "mean"))
+        .agg(n_correct=("n_correct", "sum"), n_total=("n_total", "sum"), accuracy=("accuracy", "mean"), **extra)
         .reset_index()
     )
     ovr["category"] = OVERALL
@@ -62,7 +70,11 @@ def accuracy_table(items: pd.DataFrame) -> pd.DataFrame:
     out = pd.concat([par, cat, ovr], ignore_index=True)
     out["n_correct"] = out["n_correct"].astype(int)
     out["n_total"] = out["n_total"].astype(int)
-    return sort_table(out[model + ["level", "category", "paradigm", "n_correct", "n_total", "accuracy"]])
+    cols = model + ["level", "category", "paradigm", "n_correct", "n_total", "accuracy"]
+    if chance:
+        out["chance"] = out["expected"] / out["n_total"]
+        cols.append("chance")
+    return sort_table(out[cols])
 
 
 def sort_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -85,11 +97,12 @@ def sort_table(df: pd.DataFrame) -> pd.DataFrame:
     return tmp.drop(columns=[c for c in tmp.columns if c.startswith("_k_")]).reset_index(drop=True)
 
 
-def chisq_vs_chance(k: int, n: int) -> tuple[float, float]:
-    """Two-sided chi-square goodness-of-fit test of k correct out of n against p = 0.5."""
-    if n == 0:
+def chisq_vs_chance(k: int, n: int, p: float = 0.5) -> tuple[float, float]:
+    """Two-sided chi-square goodness-of-fit test of k correct out of n against chance p
+    (0.5 for minimal pairs; 1/k for k-option items; NaN = no chance level, no test)."""
+    if n == 0 or p is None or math.isnan(p):
         return math.nan, math.nan
-    res = stats.chisquare([k, n - k], [n / 2, n / 2])
+    res = stats.chisquare([k, n - k], [n * p, n * (1 - p)])
     return float(res.statistic), float(res.pvalue)
 
 
@@ -135,11 +148,14 @@ def chisq_table(acc: pd.DataFrame, correction: str = "holm") -> pd.DataFrame:
            "accuracy_mean": ("accuracy", "mean"), "n_seeds": ("accuracy", "size")}
     if "seed" in acc.columns:
         agg["accuracy_sd"] = ("accuracy", lambda x: float(np.std(x, ddof=1)) if len(x) > 1 else math.nan)
+    if "chance" in acc.columns:
+        agg["chance"] = ("chance", "mean")  # the same items for every seed
     out = acc.groupby(group, sort=False).agg(**agg).reset_index()
     if "accuracy_sd" not in out.columns:
         out["accuracy_sd"] = math.nan
-    tests = [chisq_vs_chance(int(k), int(n)) if lvl != "overall" else (math.nan, math.nan)
-             for k, n, lvl in zip(out["n_correct"], out["n_total"], out["level"])]
+    chance = out["chance"] if "chance" in out.columns else [0.5] * len(out)
+    tests = [chisq_vs_chance(int(k), int(n), float(p)) if lvl != "overall" else (math.nan, math.nan)
+             for k, n, lvl, p in zip(out["n_correct"], out["n_total"], out["level"], chance)]
     out["chi2"] = [t[0] for t in tests]
     out["p"] = [t[1] for t in tests]
     out["p_adj"] = math.nan
@@ -150,7 +166,7 @@ def chisq_table(acc: pd.DataFrame, correction: str = "holm") -> pd.DataFrame:
     out["correction"] = correction
     out = sort_table(out)
     return out[group + ["n_seeds", "n_correct", "n_total", "accuracy_mean", "accuracy_sd", "chi2", "p",
-                        "p_adj", "stars", "correction"]]
+                        "p_adj", "stars", "correction"] + (["chance"] if "chance" in out.columns else [])]
 
 
 # ---- formatted tables -------------------------------------------------------------------

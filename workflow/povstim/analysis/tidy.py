@@ -3,7 +3,10 @@
 Two input formats are accepted (docs/analysis.md):
 
 * item scores (``results/scores/.../{suite}.parquet``): one row per model x checkpoint x item
-  with the columns in ``SCORE_COLUMNS``; ``correct`` is the item's outcome.
+  with the columns in ``SCORE_COLUMNS``; ``correct`` is the item's outcome, whatever the task
+  kind. Files of suites with multiple-choice or completion items (scoring/tasks.py) may be
+  mixed with minimal-pair files: the table then gets ``task`` and ``chance`` (see
+  :func:`with_chance`), and the chi-square tests use each item's own chance level.
 * aggregated counts (CSV): one row per model x paradigm with ``n_correct`` and ``n_total``
   plus whichever descriptive columns the analysis needs (``condition, size, seed, paradigm,
   category`` …), so published accuracy tables can be analysed the same way.
@@ -60,11 +63,32 @@ def read_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
         if df.empty:
             log.warning("%s: no rows", path)
             continue
-        frames.append(df[SCORE_COLUMNS])
+        frames.append(df[SCORE_COLUMNS + [c for c in TASK_KEEP if c in df.columns]])
     if not frames:
         raise PovstimError("no item scores to analyse: every --scores file is empty")
     df = pd.concat(frames, ignore_index=True)
+    if "task" in df.columns:
+        df = with_chance(df)
     return normalise(df, "item scores")
+
+
+# Score files of suites with other task kinds (scoring/tasks.py) also carry these.
+TASK_KEEP = ["task", "n_options"]
+
+
+def with_chance(df: pd.DataFrame) -> pd.DataFrame:
+    """Mixed task kinds: ``task`` (minimal_pair where missing) and each item's ``chance`` of being correct
+    by guessing: 1/2 for a minimal pair, 1/k for k options, none (NaN) for an open completion.
+
+    Only a set with some non-minimal-pair file gets these columns, so a minimal-pair
+    experiment's tables stay exactly as they were.
+    """
+    df = df.copy()
+    df["task"] = df["task"].fillna("minimal_pair").astype(str)
+    k = pd.to_numeric(df["n_options"], errors="coerce") if "n_options" in df.columns else np.nan
+    df["chance"] = np.where(df["task"] == "minimal_pair", 0.5,
+                            np.where(df["task"] == "multiple_choice", 1.0 / k, np.nan)).astype(float)
+    return df.drop(columns=["n_options"], errors="ignore")
 
 
 def normalise(df: pd.DataFrame, what: str) -> pd.DataFrame:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 from ..io import PovstimError
 from ..settings import section
 
@@ -35,3 +38,29 @@ def build(suite: str, spec: dict, corpora: list[str]) -> tuple[list, dict]:
         )
     pairs = importers.import_suite(kind, spec["path"], suite, spec.get("columns"))
     return pairs, dict(spec)
+
+
+def build_suite(suite: str, spec: dict, corpora: list[str], out: Path) -> dict:
+    """Build the suite into folder ``out``; return its manifest.
+
+    It is built in a sibling temp folder and swapped in: a failed run never
+    leaves a half-written suite, and stale paradigm files from an earlier run vanish.
+    """
+    from .suite import write_suite
+
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    if spec["kind"] == "suite":  # a suite in the benchmark schema, any task kind (benchmarks/tasks.py)
+        from .tasks import import_items, write_items
+
+        items, norms, params = import_items(suite, spec)
+        manifest = write_items(tmp, items, params, norms)
+    else:
+        pairs, params = build(suite, spec, corpora)
+        manifest = write_suite(tmp, pairs, params)
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.rename(out)
+    return manifest

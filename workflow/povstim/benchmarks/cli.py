@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import shutil
 from pathlib import Path
 
 from ..io import PovstimError, json_object_arg
@@ -28,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite", required=True, help="suite name (written into every pair's 'suite' field)")
     p.add_argument(
         "--params",
-        help="the suite's config as JSON: {kind: generated|blimp|zorro|scamp|posh|jsonl|csv, ...}; "
+        help="the suite's config as JSON: {kind: generated|suite|blimp|zorro|scamp|posh|jsonl|csv, ...}; "
         "generated takes pairs_per_paradigm, top_k_words, seed, paradigms; importers take path "
         "(and columns for jsonl/csv)",
     )
@@ -58,23 +57,13 @@ def _spec(args) -> dict:
 
 
 def run(args) -> int:
-    from .build import build
-    from .suite import write_suite
+    from .build import build_suite
 
     spec = _spec(args)
     if spec["kind"] != "generated" and args.corpus:
         log.warning("--corpus is only used by generated suites; ignoring it")
-    pairs, params = build(args.suite, spec, args.corpus)
-    out = Path(args.out_dir)
-    # Build in a sibling temp folder, then swap it in: a failed run never leaves
-    # a half-written suite, and stale paradigm files from an earlier run vanish.
-    tmp = out.with_name(f".{out.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    manifest = write_suite(tmp, pairs, params)
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.rename(out)
-    log.info("suite %s: %d pairs in %d paradigms -> %s", args.suite, manifest["n_pairs"],
-             len(manifest["paradigms"]), out)
+    manifest = build_suite(args.suite, spec, args.corpus, Path(args.out_dir))
+    log.info("suite %s: %d items (%d pairs) in %d paradigms -> %s", args.suite,
+             manifest.get("n_items", manifest["n_pairs"]), manifest["n_pairs"], len(manifest["paradigms"]),
+             args.out_dir)
     return 0

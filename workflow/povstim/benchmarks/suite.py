@@ -142,6 +142,11 @@ def write_suite(out_dir: str | Path, pairs: list[Pair], params: dict) -> dict:
 def _validate_record(obj, where: str) -> dict:
     if not isinstance(obj, dict):
         raise PovstimError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if obj.get("task", "minimal_pair") != "minimal_pair":
+        # Other task kinds (multiple choice, completion): benchmarks/tasks.py.
+        from .tasks import validate_item
+
+        return validate_item(obj, where)
     missing = [k for k in REQUIRED if k not in obj]
     if missing:
         raise PovstimError(f"{where}: missing field(s) {', '.join(missing)} (need {', '.join(REQUIRED)})")

@@ -20,6 +20,9 @@ def add_arguments(p) -> None:
     p.add_argument("--dpe", help="the filter's dpe.tsv; omit for an unfiltered condition")
     p.add_argument("--reinsert", help='phenomenon -> share of sentences put back, JSON, e.g. '
                    '\'{"question_formation": 0.002, "binding": 0.0007}\'')
+    p.add_argument("--not-filtered", metavar="REASON",
+                   help="the condition asked for the filter but runs unfiltered, and why (e.g. 'not filtered: no "
+                   "DPE rules for language it'); recorded in --stats and the log")
     p.add_argument("--split", help='the config\'s split: section as JSON ({"dev_fraction": 0.05, "seed": 1})')
     p.add_argument("--out-train", help="train.txt")
     p.add_argument("--out-dev", help="dev.txt")
@@ -56,6 +59,9 @@ def run(args) -> int:
     write_lines(args.out_train, (lines[i] for i in train))
     write_lines(args.out_dev, (lines[i] for i in dev))
     stats = condition_stats(str(args.base), lines, cond, reinsert, train, dev, sp, rows is not None)
+    if args.not_filtered:  # say so, never silently
+        stats["not_filtered"] = args.not_filtered
+        log.warning("%s: %s", args.out_train, args.not_filtered)
     write_json(args.stats, stats)
     log.info("%s: %d sentences (%d train, %d dev), DPE rates %s", args.out_train, stats["n_sentences"], len(train),
              len(dev), stats["dpe_rate"])

@@ -60,7 +60,11 @@ def fig2_accuracy(acc: pd.DataFrame):
                 off = (k - (len(conds) - 1) / 2) * width * 0.6
                 ax.errorbar(x + off, 100 * sub["mean"], yerr=100 * sub["sd"], label=style.label(cond),
                             color=st["color"], marker=st["marker"], linestyle=st["linestyle"], capsize=2)
-            ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
+            chance = 0.5
+            if "chance" in d.columns:  # other task kinds (tidy.with_chance): 1/k, or none for completion
+                chance = d[(d["suite"] == suite) & (d["category"] == cat)]["chance"].mean()
+            if chance == chance:  # not NaN
+                ax.axhline(100 * chance, color="0.4", linestyle="--", linewidth=0.8)
             ax.set_xticks(x, sizes)
             ax.set_ylim(0, 100)
             if r == 0:
@@ -135,7 +139,11 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
                         linestyle=st["linestyle"], label=style.label(cond), markersize=3)
                 ax.fill_between(sub["step"], 100 * (sub["mean"] - sub["sd"]), 100 * (sub["mean"] + sub["sd"]),
                                 color=st["color"], alpha=0.15, linewidth=0)
-            ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
+            chance = 0.5
+            if "chance" in d.columns:  # other task kinds (tidy.with_chance): 1/k, or none for completion
+                chance = d[(d["suite"] == suite) & (d["category"] == cat)]["chance"].mean()
+            if chance == chance:  # not NaN
+                ax.axhline(100 * chance, color="0.4", linestyle="--", linewidth=0.8)
             ax.set_ylim(0, 100)
             if r == 0:
                 ax.set_title(panel.replace("_", " "))

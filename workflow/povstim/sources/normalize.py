@@ -19,6 +19,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from ..io import PovstimError
+
 TERMINATORS = ".?!"
 _SPACE_RE = re.compile(r"\s+")
 # Spaces a tokenised source puts before punctuation ("dog , cat .").
@@ -81,18 +83,28 @@ class Style:
     lowercase: bool = False
     min_words: int = 3
     fix_questions: bool = False
+    language: str = "en"  # per-language normalisation: sources/language.py (English: this module only)
 
     @classmethod
     def from_params(cls, params: dict, spoken: bool = False) -> "Style":
+        from .. import languages
+
         style = params["style"]
         # BabyBERTa lowercased every corpus; an explicit `lowercase` still wins.
         lowercase = params.get("lowercase", style == "babyberta")
+        lang = languages.get(params.get("language"), "sources.<name>.language")
+        if params.get("fix_questions") and not lang.question_heuristic:
+            raise PovstimError(
+                f"fix_questions: the question heuristic reads English word order and cannot run on "
+                f"{lang.name} ({lang.code}); leave fix_questions unset for this source"
+            )
         return cls(
             style=style,
             lowercase=bool(lowercase),
             min_words=int(params["min_words"]),
             # Transcribers often end questions with a period; written text marks them itself.
-            fix_questions=bool(params.get("fix_questions", spoken)),
+            fix_questions=bool(params.get("fix_questions", spoken and lang.question_heuristic)),
+            language=lang.code,
         )
 
 
@@ -107,6 +119,10 @@ def finish(text: str, style: Style, stats: CleanStats, terminator: str | None = 
     marks it separately (CHAT terminators, childes-db ``type``); otherwise the
     text's own final punctuation is used, and a sentence without one gets ".".
     """
+    if style.language != "en":
+        from .language import normalise
+
+        text = normalise(text, style.language)
     text = _SPACE_BEFORE_PUNCT_RE.sub(r"\1", squash(text))
     m = _END_PUNCT_RE.search(text)
     own = ""
@@ -129,6 +145,10 @@ def finish(text: str, style: Style, stats: CleanStats, terminator: str | None = 
         stats.questions_fixed += 1
     if style.lowercase:
         text = text.lower()
+    elif style.style == "posh" and style.language != "en":
+        from .language import capitalise
+
+        text = capitalise(text)
     elif style.style == "posh":
         text = text[0].upper() + text[1:]
     line = f"{text} {terminator}" if style.style == "babyberta" else f"{text}{terminator}"
@@ -168,8 +188,12 @@ def looks_like_question(words: list[str]) -> bool:
     return False
 
 
-def split_sentences(paragraph: str) -> list[str]:
+def split_sentences(paragraph: str, language: str = "en") -> list[str]:
     """Rule-based sentence splitting for written text (no model: fast and deterministic)."""
+    if language != "en":
+        from .language import split_sentences as split_other
+
+        return split_other(paragraph, language)
     paragraph = squash(paragraph)
     if not paragraph:
         return []
