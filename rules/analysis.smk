@@ -61,6 +61,8 @@ rule figures:
         bayes="results/analysis/bayes",
         audits=filter_audits(),
         study=tokenizer_studies(),
+        # the MSGS probe summary when the config has probes.msgs (rules/probe.smk), so this target runs it
+        probes=lambda wc: PROBE_OUTPUTS,
     output:
         figures=report(
             directory("results/figures"),
