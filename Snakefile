@@ -70,6 +70,7 @@ include: "rules/filter.smk"
 include: "rules/train.smk"
 include: "rules/evaluate.smk"
 include: "rules/analysis.smk"
+include: "rules/probe.smk"
 
 
 rule all:

@@ -65,6 +65,8 @@ rule figures:
         bayes=f"{RESULTS}/analysis/bayes",
         audits=[path for _, _, path in filter_audits()],
         study=tokenizer_studies(),
+        # the MSGS probe summary when the config has probes.msgs (rules/probe.smk), so this target runs it
+        probes=lambda wc: PROBE_OUTPUTS,
     output:
         figures=report(
             directory(f"{RESULTS}/figures"),

@@ -32,6 +32,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "benchmark": ("povstim.benchmarks.cli", "generate or import a minimal-pair benchmark suite"),
     "score": ("povstim.scoring.cli", "score minimal pairs with a model (and its checkpoints)"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
+    "probe": ("povstim.probes.cli", "MSGS fine-tuning probes: generate tasks, fine-tune a model, summarise the LBS"),
     "figures": ("povstim.figures.cli", "draw the paper's figures from the analysis outputs"),
 }
 

@@ -100,6 +100,9 @@ def check_references(config: dict, source: str = "config") -> None:
                 raise PovstimError(f"{source}: conditions.{name}.sizes names size '{size}', which is not in sizes")
     if not known_archs:
         raise PovstimError(f"{source}: archs is empty: name at least one architecture")
+    from .probes.settings import check_probes
+
+    check_probes(config, source)
 
 
 def load(path: str | Path) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""Fine-tuning probes of trained models (``povstim probe``): MSGS (docs/probes.md)."""
