@@ -68,6 +68,7 @@ include: "rules/sources.smk"
 include: "rules/corpus.smk"
 include: "rules/filter.smk"
 include: "rules/train.smk"
+include: "rules/biases.smk"
 include: "rules/evaluate.smk"
 include: "rules/analysis.smk"
 

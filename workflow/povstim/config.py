@@ -173,6 +173,9 @@ def check_references(config: dict, source: str = "config") -> None:
                 raise PovstimError(f"{source}: conditions.{name}.sizes names size '{size}', which is not in sizes")
     if not known_archs:
         raise PovstimError(f"{source}: archs is empty: name at least one architecture")
+    from . import biases
+
+    biases.check_config(config, source)  # Exp. 3 bias blocks: unknown bias, r, Dyck k, TPT parses
 
 
 def load(path: str | Path) -> dict[str, Any]:

@@ -60,6 +60,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--conditions", metavar="JSON",
                    help="condition -> {source, filtered} as a JSON string or a .json file "
                    "(adds the 'source' and 'filtered' predictors)")
+    p.add_argument("--archs", metavar="JSON", help="arch -> {bias} (povstim.biases.arch_meta): adds the 'bias' "
+                   "predictor and the Experiment 3 table (analysis/exp3.py)")
     p.add_argument("--params", metavar="JSON", help="the config's analysis section as JSON (flags override it)")
     out = p.add_argument_group("outputs")
     out.add_argument("--out-dir", metavar="DIR", help="full analysis folder (with --scores)")
@@ -142,21 +144,23 @@ def run(args) -> int:
         raise PovstimError("give exactly one of --scores, --items, --counts")
     params = resolve_params(args)
     meta = _json_arg(args.conditions, "--conditions")
+    arch_meta = _json_arg(args.archs, "--archs")
     if args.scores:
         out = args.out_dir or args.out
         if not out:
             raise PovstimError("--scores needs --out-dir")
-        full_analysis(args.scores, meta, params, Path(out), fit_model=not args.no_model, cores=args.cores)
+        full_analysis(args.scores, meta, params, Path(out), fit_model=not args.no_model, cores=args.cores,
+                      arch_meta=arch_meta)
     else:
         out = args.out or args.out_dir
         if not out:
             raise PovstimError("--counts/--items need --out DIR")
-        model_only(args, meta, params, Path(out))
+        model_only(args, meta, params, Path(out), arch_meta)
     return 0
 
 
-def model_only(args, meta, params, out: Path) -> None:
-    from . import tidy
+def model_only(args, meta, params, out: Path, arch_meta=None) -> None:
+    from . import exp3, tidy
 
     if args.counts:
         df = tidy.read_counts(args.counts)
@@ -179,11 +183,12 @@ def model_only(args, meta, params, out: Path) -> None:
         family = args.family or "bernoulli"
     if meta:
         df = tidy.attach_conditions(df, meta)
+    df = exp3.attach_archs(df, arch_meta)
     fit_and_write(df, params, out, family=family, cores=args.cores)
 
 
-def full_analysis(score_paths, meta, params, out: Path, fit_model=True, cores=None) -> None:
-    from . import tables, tidy
+def full_analysis(score_paths, meta, params, out: Path, fit_model=True, cores=None, arch_meta=None) -> None:
+    from . import exp3, tables, tidy
 
     scores = tidy.read_scores(score_paths)
     # The tidy table: every item score of every model and checkpoint, with the condition's predictors.
@@ -195,7 +200,8 @@ def full_analysis(score_paths, meta, params, out: Path, fit_model=True, cores=No
     chisq = tables.chisq_table(acc, params["correction"])
     write_csv(acc, out / "accuracy.csv")
     write_csv(chisq, out / "chisq.csv")
-    write_csv(curve_table(scores), out / "accuracy_by_step.csv")
+    curves = curve_table(scores)
+    write_csv(curves, out / "accuracy_by_step.csv")
     n_seeds = int(items["seed"].nunique())
     for suite in sorted(items["suite"].unique()):
         t3 = tables.table3(chisq, suite)
@@ -204,6 +210,7 @@ def full_analysis(score_paths, meta, params, out: Path, fit_model=True, cores=No
         for kind, t in (("table3", t3), ("table8", t8)):
             cap = tables.caption(kind, suite, params["correction"], n_seeds)
             write_table(t, out / "tables" / f"{kind}_{suite}", cap, f"tab:{kind}-{suite}")
+    exp3.write_outputs(acc, chisq, curves, arch_meta, out, params["correction"], write_csv, write_table)
     log.info("accuracy tables for %d model(s), %d suite(s) written to %s",
              items.groupby(["arch", "condition", "size", "seed"]).ngroups, items["suite"].nunique(), out)
     if not fit_model:
@@ -211,7 +218,7 @@ def full_analysis(score_paths, meta, params, out: Path, fit_model=True, cores=No
     suite = params.get("suite") or ("posh" if "posh" in set(items["suite"]) else sorted(items["suite"].unique())[0])
     if suite not in set(items["suite"]):
         raise PovstimError(f"analysis.suite {suite!r} was not scored (suites: {', '.join(sorted(items['suite'].unique()))})")
-    model_items = tidy.attach_conditions(items[items["suite"] == suite], meta)
+    model_items = exp3.attach_archs(tidy.attach_conditions(items[items["suite"] == suite], meta), arch_meta)
     fit_and_write(model_items, params, out / "bayes", family=params["family"], cores=cores, suite=suite)
 
 
