@@ -4,6 +4,8 @@
 
 report: "../workflow/report/workflow.rst"
 
+from povstim import biases as bias_plan  # the arch-level 'bias' predictor (Experiment 3)
+
 
 rule analyze:
     input:
@@ -42,6 +44,7 @@ rule analyze:
     params:
         analysis=as_json(config["analysis"]),
         conditions=as_json(plan.condition_meta(config)),
+        archs=as_json(bias_plan.arch_meta(config)),
         out_dir=lambda wc, output: os.path.dirname(output.accuracy),
         suite_dirs=lambda wc, input: f"--suite-dirs {' '.join(input.suites)}" if input.suites else "",
         code=code("analysis"),
@@ -53,7 +56,7 @@ rule analyze:
     conda:
         "../envs/analysis.yaml"
     shell:
-        "{POVSTIM} analyze --scores {input.scores} --conditions {params.conditions:q}"
+        "{POVSTIM} analyze --scores {input.scores} --conditions {params.conditions:q} --archs {params.archs:q}"
         " --params {params.analysis:q} --out-dir {params.out_dir} --cores {threads}"
         " {params.suite_dirs} > {log} 2>&1"
 

@@ -36,7 +36,7 @@ rule train:
         # threads only changes speed, so editing it does not retrain (the CLI gets --threads)
         training=as_json({k: v for k, v in config["training"].items() if k != "threads"}),
         out_dir=lambda wc, output: os.path.dirname(output.config),
-        code=code("train", "families.py", "tokenizer/bpe.py"),
+        code=code("train", "biases", "families.py", "tokenizer/bpe.py", "parse/conllu.py"),
     resources:
         # 1 only when the job will use a GPU (povstim.devices.job_gpus)
         gpu=lambda wc: plan.train_gpus(config, wc.arch),

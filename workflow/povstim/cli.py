@@ -28,6 +28,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "condition": ("povstim.conditions.cli", "build a training condition (BABY-F, BABY, WIKI) with train/dev split"),
     "tokenize": ("povstim.tokenizer.cli", "train a byte-level BPE tokenizer on a training corpus"),
     "vocab-study": ("povstim.tokenizer.study_cli", "corpus token counts per vocab size (POSH Table 9)"),
+    "dyck": ("povstim.formal.cli", "shuffled k-Dyck corpus and formal-language pre-pretraining (POSH §7)"),
     "train": ("povstim.train.cli", "train one language model (GPT-2 family or BabyBERTa)"),
     "benchmark": ("povstim.benchmarks.cli", "generate or import a minimal-pair benchmark suite"),
     "score": ("povstim.scoring.cli", "score minimal pairs with a model (and its checkpoints)"),

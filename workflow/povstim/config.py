@@ -103,6 +103,9 @@ def check_references(config: dict, source: str = "config") -> None:
     from .probes.settings import check_probes
 
     check_probes(config, source)
+    from . import biases
+
+    biases.check_config(config, source)  # Exp. 3 bias blocks: unknown bias, r, Dyck k, TPT parses
 
 
 def load(path: str | Path) -> dict[str, Any]:

@@ -205,3 +205,42 @@ register(Family(
     split_head=("roberta", "lm_head"),
     description="RoBERTa masked LM (BabyBERTa: 8 layers x 256, FFN 1024)",
 ))
+
+
+# --------------------------------------------------------------------------- GPT-2 + dynamic recency bias
+
+def _gpt2_recency_config(arch: dict, training, vocab_size: int, ids: dict):
+    from .biases import recency
+
+    spec = (arch.get("bias") or {}).get("recency")
+    if not spec or spec.get("r") is None:
+        raise PovstimError("family gpt2-recency needs bias.recency.r (the decay rate, POSH §7: 0.6)")
+    return recency.build_config(_gpt2_config(arch, training, vocab_size, ids), spec["r"])
+
+
+def _gpt2_recency_class():
+    from .biases.recency import GPT2RecencyLMHeadModel
+
+    return GPT2RecencyLMHeadModel
+
+
+def _gpt2_recency_auto():
+    from .biases.recency import register_auto
+
+    register_auto()
+
+
+# An arch with `family: gpt2` and a `bias.recency` block trains this family (povstim.biases.resolve).
+register(Family(
+    name="gpt2-recency",
+    kind=CAUSAL,
+    defaults=FAMILIES["gpt2"].defaults,  # the same GPT-2 sizes
+    build_config=_gpt2_recency_config,
+    model_class=_gpt2_recency_class,
+    packing=True,
+    tokenizer_frame="none",
+    model_types=("gpt2-recency",),
+    split_head=("transformer", "lm_head"),
+    register_auto=_gpt2_recency_auto,
+    description="GPT-2 with the dynamic recency bias r^t * b_i in every attention head (Mita et al. 2025; POSH §7)",
+))

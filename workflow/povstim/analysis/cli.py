@@ -39,6 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--conditions", metavar="JSON",
                    help="condition -> {source, filtered} as a JSON string or a .json file "
                    "(adds the 'source' and 'filtered' predictors)")
+    p.add_argument("--archs", metavar="JSON", help="arch -> {bias} (povstim.biases.arch_meta): adds the 'bias' "
+                   "predictor and the Experiment 3 table (analysis/exp3.py)")
     p.add_argument("--params", metavar="JSON", help="the config's analysis section as JSON (flags override it)")
     out = p.add_argument_group("outputs")
     out.add_argument("--out-dir", metavar="DIR", help="full analysis folder (with --scores)")
@@ -115,16 +117,17 @@ def run(args) -> int:
         raise PovstimError("give exactly one of --scores, --items, --counts")
     settings = resolve_params(args)
     meta = json_object_arg(args.conditions, "--conditions", allow_file=True) or None
+    arch_meta = json_object_arg(args.archs, "--archs", allow_file=True) or None
     if args.scores:
         out = args.out_dir or args.out
         if not out:
             raise PovstimError("--scores needs --out-dir")
         full_analysis(args.scores, meta, settings, Path(out), fit_model=not args.no_model, cores=args.cores,
-                      suite_dirs=args.suite_dirs)
+                      suite_dirs=args.suite_dirs, arch_meta=arch_meta)
     else:
         out = args.out or args.out_dir
         if not out:
             raise PovstimError("--counts/--items need --out DIR")
         model_only(settings, Path(out), counts=args.counts, items=args.items, meta=meta, family=args.family,
-                   cores=args.cores)
+                   cores=args.cores, arch_meta=arch_meta)
     return 0

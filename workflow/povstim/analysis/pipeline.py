@@ -39,10 +39,11 @@ def analysis_settings(given: dict | None = None, where: str = "--params", **over
 
 
 def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = None, items: str | None = None,
-               meta: dict | None = None, family: str | None = None, cores: int | None = None) -> None:
+               meta: dict | None = None, family: str | None = None, cores: int | None = None,
+               arch_meta: dict | None = None) -> None:
     """Fit only the Bayesian model, on aggregated counts (binomial) or an item table (bernoulli unless
     ``family``); write summary.csv, diagnostics.json, posterior.nc and table12.* to ``out``."""
-    from . import tidy
+    from . import exp3, tidy
 
     if counts:
         df = tidy.read_counts(counts)
@@ -60,15 +61,16 @@ def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = 
         family = family or "bernoulli"
     if meta:
         df = tidy.attach_conditions(df, meta)
+    df = exp3.attach_archs(df, arch_meta)  # the arch-level predictor `bias` (Exp. 3)
     fit_and_write(df, settings, out, family=family, cores=cores)
 
 
 def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
-                  cores: int | None = None, suite_dirs=()) -> None:
+                  cores: int | None = None, suite_dirs=(), arch_meta: dict | None = None) -> None:
     """Tidy item table, accuracy and chi-square tables, POSH Tables 3 and 8, learning curves,
     age-equivalent scores (suite folders in ``suite_dirs`` that ship norms) and (unless
     ``fit_model`` is false) the Bayesian model, from item-score files, into ``out``."""
-    from . import tables, tidy
+    from . import exp3, tables, tidy
     from .curves import curve_table
 
     scores = tidy.read_scores(score_paths)
@@ -81,7 +83,8 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
     chisq = tables.chisq_table(acc, settings.correction)
     write_csv(acc, out / "accuracy.csv")
     write_csv(chisq, out / "chisq.csv")
-    write_csv(curve_table(scores), out / "accuracy_by_step.csv")
+    curves = curve_table(scores)
+    write_csv(curves, out / "accuracy_by_step.csv")
     n_seeds = int(items["seed"].nunique())
     for suite in sorted(items["suite"].unique()):
         t3 = tables.table3(chisq, suite)
@@ -96,6 +99,7 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
             write_table(t, out / "tables" / f"{kind}_{suite}", cap, f"tab:{kind}-{suite}")
     if suite_dirs:
         age_tables(items, suite_dirs, out)
+    exp3.write_outputs(acc, chisq, curves, arch_meta, out, settings.correction, write_csv, write_table)
     log.info("accuracy tables for %d model(s), %d suite(s) written to %s",
              items.groupby(["arch", "condition", "size", "seed"]).ngroups, items["suite"].nunique(), out)
     if not fit_model:
@@ -103,7 +107,7 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
     suite = settings.suite or ("posh" if "posh" in set(items["suite"]) else sorted(items["suite"].unique())[0])
     if suite not in set(items["suite"]):
         raise PovstimError(f"analysis.suite {suite!r} was not scored (suites: {', '.join(sorted(items['suite'].unique()))})")
-    model_items = tidy.attach_conditions(items[items["suite"] == suite], meta)
+    model_items = exp3.attach_archs(tidy.attach_conditions(items[items["suite"] == suite], meta), arch_meta)
     fit_and_write(model_items, settings, out / "bayes", family=settings.family, cores=cores, suite=suite)
 
 

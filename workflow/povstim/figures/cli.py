@@ -5,6 +5,7 @@ Always drawn (from --analysis-dir, and --scores for the learning curves):
   fig3_posterior         POSH Fig. 3: posterior medians and 95% intervals (from bayes/summary.csv)
   learning_curves_{suite}[_category]   accuracy vs training step per paradigm / category and condition
 Drawn when their inputs are given:
+  fig4_biases, fig5_biases   POSH Figs. 4-5 (Experiment 3), when DIR/tables/exp3_*.csv exist
   tokenizer_study        POSH Table 9 as a figure (--tokenizer-study)
   filter_audit           DPE removed per rule and size (--filter-audit)
 """
@@ -95,6 +96,9 @@ def run(args) -> int:
         made[f"learning_curves_{suite}_category"] = _save(plots.learning_curves(curves, suite, "category"), out,
                                                           f"learning_curves_{suite}_category")
 
+    from . import exp3  # POSH Figs. 4-5 (inductive biases), when the analysis wrote the Exp. 3 tables
+
+    made.update(exp3.draw(adir, out))
     if args.tokenizer_study:
         study = read_tokenizer_study(args.tokenizer_study)
         made["tokenizer_study"] = _save(plots.tokenizer_study(study), out, "tokenizer_study")

@@ -33,6 +33,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=int, default=None, help="override training.max_steps")
     p.add_argument("--device", default=None, help="override training.device (auto, cpu, cuda, cuda:N)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--init-from", metavar="DIR",
+                   help="bias.dyck: start from this pre-pretrained checkpoint (`povstim dyck pretrain`)")
+    p.add_argument("--parses", nargs="+", metavar="CONLLU",
+                   help="bias.tpt: CoNLL-U of the training corpus (and of the dev corpus), '# sent_id' = line index")
 
 
 def run(args) -> int:
@@ -44,6 +48,7 @@ def run(args) -> int:
     trainer = Trainer(
         train=args.train, dev=args.dev, tokenizer=args.tokenizer, arch=arch, training=training, seed=args.seed,
         out_dir=args.out_dir, threads=args.threads, progress=not args.no_progress,
+        init_from=args.init_from, parses=args.parses,
     )
     summary = trainer.run()
     print(json.dumps({k: summary[k] for k in ("best_step", "best_dev_loss", "steps", "stop_reason")}, sort_keys=True))

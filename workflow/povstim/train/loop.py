@@ -25,6 +25,7 @@ when anything changed, old checkpoints are discarded instead of resumed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -38,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..biases import training as biases_training
 from ..io import PovstimError, atomic_write, code_hash, sha256_file, write_json
 from ..tokenizer import bpe
 from . import data as D
@@ -69,7 +71,8 @@ def _replace_dir(tmp: Path, final: Path) -> None:
 
 class Trainer:
     def __init__(self, *, train: str, dev: str, tokenizer: str, arch: dict, training: dict, seed: int,
-                 out_dir: str, threads: int | None = None, progress: bool = True):
+                 out_dir: str, threads: int | None = None, progress: bool = True,
+                 init_from: str | None = None, parses: list[str] | None = None):
         import torch
 
         from ..devices import resolve_device
@@ -93,17 +96,14 @@ class Trainer:
         self.bf16 = self.cuda and precision in ("auto", "bf16")
 
         # --- data ---------------------------------------------------------
-        self.tok = bpe.load(tokenizer)
-        self.ids = bpe.special_ids(self.tok)
-        self.vocab_size = self.tok.get_vocab_size()
-        self.key = self._resume_key(train, dev, tokenizer)
+        self.key = self._resume_key(train, dev, tokenizer, biases_training.key_material(init_from, parses))
         t0 = time.perf_counter()
-        train_sents = D.encode(self.tok, D.read_corpus(train), self.ids["bos"], self.ids["eos"])
-        dev_sents = D.encode(self.tok, D.read_corpus(dev), self.ids["bos"], self.ids["eos"])
-        ctx, packed = training.context, bool(training.packing)
-        self.train_data = D.Dataset.build(train_sents, ctx, packed, self.ids["pad"], training.repeats, train)
-        self.dev_data = D.Dataset.build(dev_sents, ctx, packed, self.ids["pad"], 1, dev, allow_short=True)
+        self.load_data(train, dev, tokenizer)
         self.schedule = D.Schedule(self.train_data.n_items, training.batch_size, self.seed, training.ordered)
+        if training.epochs:
+            # training by epochs: an exact step budget, and the epoch is a pure function of the step
+            self.p = training = dataclasses.replace(
+                training, max_steps=int(training.epochs) * self.schedule.batches_per_epoch)
         self.special = np.array(sorted(self.ids.values()), dtype=np.int64)
         log.info("data: %d train sequences (%d tokens), %d dev sequences, %d batches/epoch, encoded in %.1fs",
                  self.train_data.n_items, self.train_data.n_tokens, self.dev_data.n_items,
@@ -114,8 +114,10 @@ class Trainer:
         self.model_config = build_config(arch, training, self.vocab_size, self.ids)
         self.family = families.get(arch["family"])
         self.causal = self.family.causal
-        self.hf_tok = bpe.hf_tokenizer(self.tok, self.family.tokenizer_frame)
+        self.hf_tok = self.make_hf_tokenizer()
         self.raw_model = build_model(arch, self.model_config).to(self.device)
+        # inductive biases (povstim.biases): Dyck initialisation, recency epoch, TPT supervision
+        self.bias = biases_training.TrainingBiases(self, init_from=init_from, parses=parses)
         log.info("model: %s, %.2fM parameters (%.2fM without position embeddings), device %s%s",
                  arch["family"], count_params(self.raw_model, False) / 1e6, count_params(self.raw_model) / 1e6,
                  self.device, " bf16" if self.bf16 else " fp32")
@@ -147,14 +149,36 @@ class Trainer:
         self.finished = False
         self.stop_reason = ""
 
+    # ------------------------------------------------------------------ data
+    def load_data(self, train, dev, tokenizer) -> None:
+        """Tokenise the corpora into train_data / dev_data (a subclass may read other formats)."""
+        training = self.p
+        self.tok = bpe.load(tokenizer)
+        self.ids = bpe.special_ids(self.tok)
+        self.vocab_size = self.tok.get_vocab_size()
+        self.train_sentences = D.read_corpus(train)
+        self.dev_sentences = D.read_corpus(dev)
+        train_sents = D.encode(self.tok, self.train_sentences, self.ids["bos"], self.ids["eos"])
+        dev_sents = D.encode(self.tok, self.dev_sentences, self.ids["bos"], self.ids["eos"])
+        self.train_lengths, self.dev_lengths = train_sents.lengths, dev_sents.lengths
+        ctx, packed = training.context, bool(training.packing)
+        self.train_data = D.Dataset.build(train_sents, ctx, packed, self.ids["pad"], training.repeats, train)
+        self.dev_data = D.Dataset.build(dev_sents, ctx, packed, self.ids["pad"], 1, dev, allow_short=True)
+
+    def make_hf_tokenizer(self):
+        return bpe.hf_tokenizer(self.tok, self.family.tokenizer_frame)
+
     # ------------------------------------------------------------------ keys
-    def _resume_key(self, train, dev, tokenizer) -> str:
+    def _resume_key(self, train, dev, tokenizer, extra: dict | None = None) -> str:
         h = hashlib.sha256()
         payload = {
             "arch": self.arch, "training": {k: v for k, v in as_dict(self.p).items() if k not in ("device", "threads")}, "seed": self.seed,
-            "train": sha256_file(train), "dev": sha256_file(dev), "tokenizer": sha256_file(tokenizer),
-            "code": code_hash(Path(__file__).parent, Path(bpe.__file__)),
+            "train": sha256_file(train), "dev": sha256_file(dev),
+            "tokenizer": sha256_file(tokenizer) if tokenizer else None,
+            "code": code_hash(Path(__file__).parent, Path(bpe.__file__), Path(biases_training.__file__).parent),
         }
+        if extra:
+            payload["inputs"] = extra
         h.update(json.dumps(payload, sort_keys=True, default=str).encode())
         return h.hexdigest()[:20]
 
@@ -191,6 +215,11 @@ class Trainer:
         ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
         with ctx:
             logits = self.model(input_ids=inputs, attention_mask=attention, use_cache=False).logits
+        return self.lm_loss(logits, labels, reduction)
+
+    def lm_loss(self, logits, labels, reduction: str = "mean"):
+        """Next-token (causal) or masked-token cross-entropy of a forward's logits."""
+        torch = self.torch
         if self.causal:
             logits, labels = logits[:, :-1], labels[:, 1:]
         return torch.nn.functional.cross_entropy(
@@ -308,6 +337,7 @@ class Trainer:
         self.step, self.best_loss, self.best_step = state["step"], state["best_loss"], state["best_step"]
         self.ckpt_best_step = self.best_step
         self.elapsed, self.finished, self.stop_reason = state["elapsed"], state["finished"], state["stop_reason"]
+        self.bias.after_resume(self.step)
         # checkpoints and log lines from after this point belong to the killed run's future; replay rewrites them
         for s in _steps(self.ckpt_dir):
             if s > self.step:
@@ -356,11 +386,15 @@ class Trainer:
                 self.finished, self.stop_reason = True, "max_steps"
                 break
             mask_rng = None if self.causal else np.random.default_rng([self.seed, 1, self.step])
-            inputs, labels, att, ntok = self.batch(self.train_data, self.schedule.batch(self.step), mask_rng)
+            idx = self.schedule.batch(self.step)
+            inputs, labels, att, ntok = self.batch(self.train_data, idx, mask_rng)
             lr = self.lr_at(self.step)
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
-            loss = self.forward_loss(inputs, labels, att)  # no token count here: it would sync the GPU
+            self.bias.set_epoch_for_step(self.step)
+            # no token count here: it would sync the GPU
+            loss = self.bias.train_loss(inputs, labels, att, idx) if self.bias.active else self.forward_loss(
+                inputs, labels, att)
             loss.backward()
             if p.grad_clip:
                 torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), p.grad_clip)
@@ -395,6 +429,8 @@ class Trainer:
                         self.finished, self.stop_reason = True, "max_steps"
                     if bar is not None:
                         bar.set_postfix(loss=f"{train_loss:.3f}", dev=f"{dev:.3f}")
+                if self.bias.active:
+                    entry.update(self.bias.log_fields(is_eval))
                 self.write_log(entry)
                 window_loss = torch.zeros((), device=self.device)
                 window_steps = window_tokens = 0

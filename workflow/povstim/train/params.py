@@ -25,6 +25,7 @@ class TrainingSettings:
     context: int
     warmup: int
     max_steps: int
+    epochs: int | None  # train for exactly this many epochs (max_steps = epochs x batches per epoch)
     patience: int
     eval_every: int
     save_every: int
@@ -63,8 +64,11 @@ def merged_training(training: dict | None, arch: dict) -> dict:
 def resolve(arch: str | dict, training: str | dict | None, **overrides) -> tuple[dict, TrainingSettings]:
     """(arch with family defaults, TrainingSettings) from the rule's ``--arch`` and ``--params`` JSON."""
     arch = json_object_arg(arch, "--arch")
-    section("archs", {"arch": arch}, where="--arch")  # unknown keys and types, named
-    arch = families.resolve_arch(arch, "--arch")
+    # unknown keys and types named; a bias block gets its schema defaults
+    arch = section("archs", {"arch": arch}, where="--arch")["arch"]
+    from .. import biases
+
+    arch = families.resolve_arch(biases.resolve(arch, "--arch"), "--arch")
     merged = merged_training(json_object_arg(training, "--params"), arch)
     check_training(merged, "--params")
     settings = build(TrainingSettings, "training", merged, where="--params", **overrides)
