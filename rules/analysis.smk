@@ -8,6 +8,10 @@ report: "../workflow/report/workflow.rst"
 rule analyze:
     input:
         scores=score_files(),
+        # Corpus baselines the suites ask for (benchmarks.<suite>.baselines),
+        # kept apart from the models' scores (they are not models of a condition
+        # for Tables 3/8/12); benchmarks.audit.solved_by_baselines reads them.
+        baselines=baseline_score_files(),
     output:
         accuracy=report(
             f"{RESULTS}/analysis/accuracy.csv",

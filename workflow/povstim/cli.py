@@ -29,6 +29,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "tokenize": ("povstim.tokenizer.cli", "train a byte-level BPE tokenizer on a training corpus"),
     "vocab-study": ("povstim.tokenizer.study_cli", "corpus token counts per vocab size (POSH Table 9)"),
     "train": ("povstim.train.cli", "train one language model (GPT-2 family or BabyBERTa)"),
+    "word-stats": ("povstim.benchmarks.stats_cli", "part-of-speech and object counts per word from parses"),
     "benchmark": ("povstim.benchmarks.cli", "generate or import a minimal-pair benchmark suite"),
     "score": ("povstim.scoring.cli", "score minimal pairs with a model (and its checkpoints)"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),

@@ -103,6 +103,10 @@ class Trainer:
         ctx, packed = training.context, bool(training.packing)
         self.train_data = D.Dataset.build(train_sents, ctx, packed, self.ids["pad"], training.repeats, train)
         self.dev_data = D.Dataset.build(dev_sents, ctx, packed, self.ids["pad"], 1, dev, allow_short=True)
+        for name, data in (("train", self.train_data), ("dev", self.dev_data)):
+            if data.excluded:
+                log.info("%s: %d sentence(s) longer than the context of %d tokens left out (not truncated)",
+                         name, data.excluded, ctx)
         self.schedule = D.Schedule(self.train_data.n_items, training.batch_size, self.seed, training.ordered)
         self.special = np.array(sorted(self.ids.values()), dtype=np.int64)
         log.info("data: %d train sequences (%d tokens), %d dev sequences, %d batches/epoch, encoded in %.1fs",
@@ -421,6 +425,9 @@ class Trainer:
             "arch": self.arch["family"], "best_step": self.best_step, "best_dev_loss": self.best_loss,
             "steps": self.step, "stop_reason": self.stop_reason, "seed": self.seed, "elapsed": round(self.elapsed, 3),
             "checkpoints": _steps(self.ckpt_dir), "device": self.device, "key": self.key,
+            # one sentence per sequence: sentences longer than the context, left out (never truncated)
+            "excluded_long_sentences": {"train": self.train_data.excluded, "dev": self.dev_data.excluded,
+                                        "context": int(self.p.context)},
         }
         write_json(self.out / "train_summary.json", summary)
         with open(self.partial_log, "rb") as src, atomic_write(self.out / "train_log.jsonl", "wb") as dst:
