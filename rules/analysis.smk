@@ -12,6 +12,10 @@ rule analyze:
         scores=score_files(),
         # suites that may ship norms (kind suite): norms.json/csv -> age equivalents
         suites=[f"{RESULTS}/benchmarks/{s}" for s in plan.norms_suites(config)],
+        # Corpus baselines the suites ask for (benchmarks.<suite>.baselines),
+        # kept apart from the models' scores (they are not models of a condition
+        # for Tables 3/8/12); benchmarks.audit.solved_by_baselines reads them.
+        baselines=baseline_score_files(),
     output:
         accuracy=report(
             f"{RESULTS}/analysis/accuracy.csv",

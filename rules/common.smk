@@ -110,11 +110,21 @@ def condition_inputs(wildcards):
 def benchmark_inputs(wildcards):
     spec = config["benchmarks"][wildcards.suite]
     if spec["kind"] != "generated":
-        return []
+        return {"corpora": [], "stats": []}
     # Words come from the intersection of the most frequent words of the
-    # corpora at the largest size (POSH §3.2).
+    # corpora at the largest size (POSH §3.2); with real corpora
+    # (vocabulary: corpus) they must also be used in their slot's part of
+    # speech in the parses (the largest parsed size of each parsed corpus).
     largest = plan.sizes(config)[-1]
-    return [f"{RESULTS}/corpus/{c}/{largest}/base.txt" for c in config["corpora"]]
+    stats = []
+    if plan.benchmark_vocabulary(config, wildcards.suite) == "corpus":
+        stats = [f"{RESULTS}/parse/{c}/{s}/words.tsv" for c, s in plan.word_stats_inputs(config)]
+    return {"corpora": [f"{RESULTS}/corpus/{c}/{largest}/base.txt" for c in config["corpora"]], "stats": stats}
+
+
+def baseline_score_files():
+    """Corpus-baseline item scores the suites ask for (benchmarks.<suite>.baselines)."""
+    return [f"{RESULTS}/scores/{b}/{c}/{s}/seed0/{suite}.parquet" for b, c, s, suite in plan.baseline_scores(config)]
 
 
 # --- analysis and figures (rules/analysis.smk)

@@ -157,7 +157,8 @@ def test_babyberta_mlm_trains_and_loads(corpus, tmp_path):
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
-    arch = {**ROBERTA, "training": {"repeats": 3, "context": 24}}
+    # context 14: the corpus's longest sentences (up to 17 tokens with <s>, </s>) do not fit
+    arch = {**ROBERTA, "training": {"repeats": 3, "context": 14}}
     out = train(corpus, tmp_path / "bb", arch=arch)
     log = [json.loads(line) for line in (out / "train_log.jsonl").read_text().splitlines()]
     devs = [e["dev_loss"] for e in log if e["dev_loss"] is not None]
@@ -169,7 +170,14 @@ def test_babyberta_mlm_trains_and_loads(corpus, tmp_path):
         assert enc["input_ids"][0, 0] == tok.bos_token_id and enc["input_ids"][0, -1] == tok.eos_token_id
         assert model(**enc).logits.shape[-1] == 350
     cfg = json.loads((out / "config.json").read_text())
-    assert cfg["model_type"] == "roberta" and cfg["max_position_embeddings"] == 24 + 2
+    assert cfg["model_type"] == "roberta" and cfg["max_position_embeddings"] == 14 + 2
+    # sentences longer than the context (with <s>, </s>) are left out and counted (BabyBERTa App. A)
+    tok = bpe.load(corpus["tokenizer"])
+    too_long = {name: sum(len(tok.encode(line, add_special_tokens=False).ids) + 2 > 14
+                          for line in Path(corpus[name]).read_text().splitlines()) for name in ("train", "dev")}
+    assert too_long["train"] > 0
+    summary = json.loads((out / "train_summary.json").read_text())
+    assert summary["excluded_long_sentences"] == {**too_long, "context": 14}
 
 
 def test_masking_follows_babyberta():
@@ -219,8 +227,17 @@ def test_packing_puts_eos_between_sentences(corpus):
     ids, att = unpacked.collate(np.array([0, 1, 2]))
     assert unpacked.n_items == 4 and (ids[0] == ids[1]).all()  # the two copies of sentence 0
     assert att[2].sum() == len(enc.sentence(1)) and (ids[2][att[2] == 0] == 1).all()
-    short = D.Dataset.build(enc, context=3, packed=False, pad=1, repeats=1, source="x")
-    assert short.collate(np.array([0]))[0].shape == (1, 3)
+    # BabyBERTa App. A: a sentence longer than the context is left out and counted, never truncated
+    lengths = [len(enc.sentence(i)) for i in range(2)]
+    keep = int(np.argmin(lengths))
+    assert lengths[keep] < lengths[1 - keep]
+    short = D.Dataset.build(enc, context=lengths[keep], packed=False, pad=1, repeats=1, source="x")
+    assert short.excluded == 1 and short.n_base == 1
+    ids, att = short.collate(np.array([0]))
+    assert list(ids[0]) == list(enc.sentence(keep))  # the whole shorter sentence, not a cut longer one
+    assert D.Dataset.build(enc, context=max(lengths), packed=False, pad=1, repeats=1, source="x").excluded == 0
+    with pytest.raises(PovstimError, match="all 2 sentences are longer than the context of 3"):
+        D.Dataset.build(enc, context=3, packed=False, pad=1, repeats=1, source="x")
 
 
 def test_bad_arch_and_params_name_the_key(corpus, tmp_path, capsys):

@@ -30,6 +30,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "vocab-study": ("povstim.tokenizer.study_cli", "corpus token counts per vocab size (POSH Table 9)"),
     "dyck": ("povstim.formal.cli", "shuffled k-Dyck corpus and formal-language pre-pretraining (POSH §7)"),
     "train": ("povstim.train.cli", "train one language model (GPT-2 family or BabyBERTa)"),
+    "word-stats": ("povstim.benchmarks.stats_cli", "part-of-speech and object counts per word from parses"),
     "benchmark": ("povstim.benchmarks.cli", "generate or import a minimal-pair benchmark suite"),
     "score": ("povstim.scoring.cli", "score minimal pairs with a model (and its checkpoints)"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),

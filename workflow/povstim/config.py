@@ -94,6 +94,15 @@ def check_references(config: dict, source: str = "config") -> None:
         for size in arch.get("sizes", []) or []:
             if str(size) not in [str(s) for s in config.get("sizes", [])]:
                 raise PovstimError(f"{source}: archs.{name}.sizes names size '{size}', which is not in sizes")
+        for cond in arch.get("conditions", []) or []:
+            if cond not in config.get("conditions", {}):
+                raise PovstimError(f"{source}: archs.{name}.conditions names condition '{cond}', which is not "
+                                   f"under conditions (known: {', '.join(sorted(config.get('conditions', {})))})")
+    for suite in config.get("benchmarks", {}):
+        try:  # vocabulary: corpus needs a parsed corpus
+            plan.benchmark_vocabulary(config, suite)
+        except PovstimError as exc:
+            raise PovstimError(f"{source}: {exc}") from None
     for name, cond in config.get("conditions", {}).items():
         for size in cond.get("sizes", []) or []:
             if str(size) not in [str(s) for s in config.get("sizes", [])]:

@@ -44,9 +44,16 @@ vb_trans               transitive verbs taking a thing as object (read, eat), Ve
 vb_intrans_animate     intransitive verbs of animate subjects (run, sleep), Verb
 vb_state               verbs taking a that-clause (think, say, know, believe), Verb
 vb_question            verbs taking an embedded question (wonder, ask), Verb
+vb_wh_embed            verbs taking BOTH a declarative (that / bare) and an interrogative
+                       complement (know, remember, forget, notice, hear): the POSH wh-island
+                       templates embed under them, so that both members of a pair are fine
+                       by verb selection and only the island differs. Benchmark only.
 vb_percep              perception verbs taking object + gerund (see, hear), Verb
 vb_wanna_intrans       intransitive verbs natural after *wanna* (go, play), Verb
 vb_wanna_trans         transitive verbs natural after *wanna* (eat, read), Verb
+vb_intrans_strict      strictly intransitive verbs (sleep, cry, laugh): the *wanna* intransitive
+                       template's bad member ("What does Mary wanna sleep?") is bad only if
+                       the verb cannot take an object. Benchmark only.
 adj_person, adj_thing  Adj
 aux                    all auxiliaries and modals, Aux
 aux_sg                 auxiliaries that go with a 3sg subject and *wanna* (does, did)
@@ -293,6 +300,22 @@ VB_WANNA_INTRANS = tuple(
 VB_WANNA_TRANS = tuple(
     v for v in VB_TRANS if v.base in {"eat", "read", "have", "make", "draw", "build", "take", "hold", "buy", "throw", "open"}
 )
+# Benchmark-only classes (the synthetic generator never draws from them, so
+# adding them changes no corpus). Both are judgements about verb selection that
+# decide whether a POSH-BENCH bad sentence is bad for the intended reason:
+# * a wh-island bad member must be bad by the island, not because the embedding
+#   verb rejects the complement: "think" takes no embedded question ("Who did he
+#   think whether Sarah called?") and "wonder" no declarative ("What did she
+#   wonder he bought?"); these verbs take both;
+# * a wanna bad member ("What does Mary wanna V?") is grammatical when V can be
+#   transitive ("... wanna sing?", "... wanna play?"), so V must be strictly
+#   intransitive. Not here: play, sing, dance, walk, run, jump, swim, win, leave,
+#   wait, talk, sit, stay (stay calm), go (quotative "the cow goes moo"), fall.
+VB_WH_EMBED = tuple(sorted(
+    {v for v in VB_STATE + VB_QUESTION + VB_PERCEP if v.base in {"know", "remember", "forget", "notice", "hear"}},
+    key=lambda v: v.base,
+))
+VB_INTRANS_STRICT = tuple(v for v in VB_INTRANS_ANIMATE if v.base in {"sleep", "smile", "cry", "laugh", "come"})
 
 # --- adjectives ----------------------------------------------------------------
 ADJ_PERSON = tuple(
@@ -371,6 +394,8 @@ CLASSES: MappingProxyType = MappingProxyType({
     "vb_percep": VB_PERCEP,
     "vb_wanna_intrans": VB_WANNA_INTRANS,
     "vb_wanna_trans": VB_WANNA_TRANS,
+    "vb_wh_embed": VB_WH_EMBED,
+    "vb_intrans_strict": VB_INTRANS_STRICT,
     "adj_person": ADJ_PERSON,
     "adj_thing": ADJ_THING,
     "aux": AUX,

@@ -59,7 +59,10 @@ def models(config: dict) -> list[Model]:
     out = []
     for arch, spec in config["archs"].items():
         arch_sizes = [str(s) for s in spec.get("sizes") or []]
+        arch_conditions = spec.get("conditions") or list(config["conditions"])
         for condition in config["conditions"]:
+            if condition not in arch_conditions:
+                continue
             for size in condition_sizes(config, condition):
                 if arch_sizes and size not in arch_sizes:
                     continue
@@ -198,6 +201,73 @@ def condition_meta(config: dict) -> dict[str, dict]:
 
 def suites(config: dict) -> list[str]:
     return list(config.get("benchmarks", {}))
+
+
+# --- benchmarks: what the benchmark rule builds from, how each suite is scored
+
+SUITE_NOT_BUILD_KEYS = ("scoring", "baselines")  # povstim.benchmarks.build.NOT_BUILD_KEYS
+
+
+def _real_sources(config: dict, corpus: str) -> bool:
+    sources = config.get("sources", {})
+    return any(sources.get(s, {}).get("kind") != "synthetic" for s in config["corpora"][corpus]["mixture"])
+
+
+def word_stats_inputs(config: dict) -> list[tuple[str, str]]:
+    """(corpus, size) whose parses give the benchmark its part-of-speech evidence: the largest parsed size
+    of each parsed corpus (POSH parses only the corpora it filters)."""
+    largest: dict[str, str] = {}
+    order = sizes(config)
+    for corpus, size in filtered_corpora(config):
+        if corpus not in largest or order.index(size) > order.index(largest[corpus]):
+            largest[corpus] = size
+    return sorted(largest.items())
+
+
+def benchmark_vocabulary(config: dict, suite: str) -> str | None:
+    """``lexicon`` or ``corpus`` for a generated suite (``auto`` resolved), None for an imported one.
+
+    auto = corpus when some corpus has real (non-synthetic) sources and a corpus is parsed.
+    """
+    spec = config["benchmarks"][suite]
+    if spec["kind"] != "generated":
+        return None
+    vocabulary = spec.get("vocabulary", "auto")
+    parsed = word_stats_inputs(config)
+    if vocabulary == "auto":
+        real = any(_real_sources(config, c) for c in config["corpora"])
+        return "corpus" if real and parsed else "lexicon"
+    if vocabulary == "corpus" and not parsed:
+        raise PovstimError(
+            f"benchmarks.{suite}.vocabulary is corpus, but no corpus is parsed (only filtered corpora are): "
+            "filter a corpus or use vocabulary: lexicon"
+        )
+    return vocabulary
+
+
+def suite_build_spec(config: dict, suite: str) -> dict:
+    """The suite entry the benchmark rule builds from: without the keys of other stages, vocabulary resolved."""
+    spec = {k: v for k, v in benchmark_spec(config, suite).items() if k not in SUITE_NOT_BUILD_KEYS}
+    vocabulary = benchmark_vocabulary(config, suite)
+    if vocabulary is not None:
+        spec["vocabulary"] = vocabulary
+    return spec
+
+
+def scoring_for(config: dict, suite: str) -> dict:
+    """The scoring section with the suite's own ``scoring:`` overrides applied."""
+    return {**config.get("scoring", {}), **(config["benchmarks"][suite].get("scoring") or {})}
+
+
+def baseline_scores(config: dict) -> list[tuple[str, str, str, str]]:
+    """(baseline, condition, size, suite) of every corpus baseline a suite asks for (``baselines:``)."""
+    out = []
+    for suite, spec in config.get("benchmarks", {}).items():
+        for baseline in spec.get("baselines") or []:
+            for condition in config["conditions"]:
+                for size in condition_sizes(config, condition):
+                    out.append((baseline, condition, size, suite))
+    return out
 
 
 def training_for(config: dict, arch: str) -> dict:

@@ -42,6 +42,11 @@ def _load_schema() -> dict:
     arch = root["properties"].get("archs", {}).get("additionalProperties", {})
     if isinstance(arch, dict) and "training" in arch.get("properties", {}):
         arch["properties"]["training"] = _without_defaults(root["properties"]["training"])
+    # Likewise a suite's `scoring:` block overrides the scoring section for that suite.
+    suite = root["properties"].get("benchmarks", {}).get("additionalProperties", {})
+    if isinstance(suite, dict) and "scoring" in suite.get("properties", {}) and "scoring" in root["properties"]:
+        suite["properties"]["scoring"] = {**_without_defaults(root["properties"]["scoring"]),
+                                          "description": suite["properties"]["scoring"].get("description", "")}
     return root
 
 

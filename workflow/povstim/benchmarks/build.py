@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 from pathlib import Path
 
 from ..io import PovstimError
 from ..settings import section
+
+log = logging.getLogger("povstim.benchmark")
+
+# Keys of a suite entry that configure other stages (scoring, baselines), not the suite itself.
+NOT_BUILD_KEYS = ("scoring", "baselines")
 
 
 def suite_spec(suite: str, given: dict, where: str = "--params") -> dict:
@@ -14,33 +20,69 @@ def suite_spec(suite: str, given: dict, where: str = "--params") -> dict:
     return section("benchmarks", {suite: given}, where)[suite]
 
 
-def build(suite: str, spec: dict, corpora: list[str]) -> tuple[list, dict]:
-    """(pairs, manifest params) for a checked suite spec (see :func:`suite_spec`)."""
-    from . import importers, posh, words
+def resolve_vocabulary(spec: dict, word_stats) -> str:
+    """``auto`` means ``corpus`` when parses are given (real corpora), else ``lexicon``."""
+    vocabulary = spec.get("vocabulary", "auto")
+    if vocabulary == "auto":
+        return "corpus" if word_stats else "lexicon"
+    return vocabulary
+
+
+def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | None = None) -> tuple[list, dict]:
+    """(pairs, manifest params) for a checked suite spec (see :func:`suite_spec`).
+
+    ``corpora``: the texts whose top-K words bound the vocabulary (generated suites);
+    ``word_stats``: ``words.tsv`` files of the parses (``vocabulary: corpus``).
+    """
+    from . import audit, importers, posh, words
 
     kind = spec["kind"]
+    spec = {k: v for k, v in spec.items() if k not in NOT_BUILD_KEYS}
     if kind == "generated":
-        allowed = words.frequent_words(corpora, int(spec["top_k_words"]))
-        lex = words.default_lexicon(allowed)
+        vocabulary = resolve_vocabulary(spec, word_stats)
+        stats = pos = None
+        if word_stats:
+            if vocabulary != "corpus":
+                log.warning("vocabulary: lexicon ignores the word statistics of the parses")
+            else:
+                from .wordstats import read_tsv
+
+                stats = read_tsv(word_stats)
+                pos = words.PosCheck(**spec["pos_check"])
+        counts = [words.word_counts(c) for c in corpora]
+        allowed = words.frequent_from_counts(counts, int(spec["top_k_words"])) if counts else None
+        lex = words.build_lexicon(vocabulary, allowed, stats, pos)
         pairs = posh.generate(lex, int(spec["pairs_per_paradigm"]), int(spec["seed"]), suite=suite,
                               paradigms=spec.get("paradigms"))
         params = {
             **spec,
+            "vocabulary": vocabulary,
             "corpora": [str(c) for c in corpora],
+            "word_stats": [str(w) for w in word_stats or []],
             "frequent_words": None if allowed is None else len(allowed),
             "word_classes": lex.sizes(),
+            "word_pools": words.pool_report(lex, counts, int(spec["top_k_words"])),
+            "rejected_by_parses": lex.rejected,
             "templates": {t.name: t.paradigm for t in posh.TEMPLATES},
         }
+        if counts:
+            report = audit.unigram_report(pairs, counts, [str(c) for c in corpora], float(spec["baseline_threshold"]))
+            params["baseline"] = report
+            for s in report["solved"]:
+                log.warning("the word-frequency baseline of %s solves %s %s (accuracy %.2f): a model's accuracy "
+                            "there says little about structure", s["corpus"], s["level"], s["name"], s["accuracy"])
         return pairs, params
     if kind not in importers.FORMATS:  # the schema's enum and the importers must agree
         raise PovstimError(
             f"benchmarks.{suite}: unknown kind {kind!r}; use generated or one of {', '.join(importers.FORMATS)}"
         )
     pairs = importers.import_suite(kind, spec["path"], suite, spec.get("columns"))
+    if spec.get("paradigms"):
+        pairs = select_paradigms(pairs, spec["paradigms"], f"benchmarks.{suite}.paradigms", spec["path"])
     return pairs, dict(spec)
 
 
-def build_suite(suite: str, spec: dict, corpora: list[str], out: Path) -> dict:
+def build_suite(suite: str, spec: dict, corpora: list[str], out: Path, word_stats: list[str] | None = None) -> dict:
     """Build the suite into folder ``out``; return its manifest.
 
     It is built in a sibling temp folder and swapped in: a failed run never
@@ -58,9 +100,20 @@ def build_suite(suite: str, spec: dict, corpora: list[str], out: Path) -> dict:
         items, norms, params = import_items(suite, spec)
         manifest = write_items(tmp, items, params, norms)
     else:
-        pairs, params = build(suite, spec, corpora)
+        pairs, params = build(suite, spec, corpora, word_stats or [])
         manifest = write_suite(tmp, pairs, params)
     if out.exists():
         shutil.rmtree(out)
     tmp.rename(out)
     return manifest
+def select_paradigms(pairs: list, wanted: list[str], key: str, where: str) -> list:
+    """Only the pairs of ``wanted`` paradigms (e.g. POSH Table 10's overlap); an error names any missing."""
+    have = {p.paradigm for p in pairs}
+    missing = [w for w in wanted if w not in have]
+    if missing:
+        raise PovstimError(
+            f"{key}: {', '.join(missing)} not in {where} (it has {len(have)} paradigms: "
+            f"{', '.join(sorted(have)[:12])}{', ...' if len(have) > 12 else ''})"
+        )
+    keep = set(wanted)
+    return [p for p in pairs if p.paradigm in keep]

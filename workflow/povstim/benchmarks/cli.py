@@ -3,12 +3,16 @@
     povstim benchmark --suite posh --params '{"kind": "generated", "pairs_per_paradigm": 500,
         "top_k_words": 3000, "seed": 1}' --corpus baby/base.txt --corpus wiki/base.txt
         --out-dir results/benchmarks/posh
+    povstim benchmark --suite posh --params '{"kind": "generated", "vocabulary": "corpus"}'
+        --corpus baby/base.txt --corpus wiki/base.txt --word-stats parse/baby/50M/words.tsv
+        --out-dir results/benchmarks/posh
     povstim benchmark --suite blimp --params '{"kind": "blimp", "path": "data/blimp"}'
         --out-dir results/benchmarks/blimp
 
 Writes one ``{paradigm}.jsonl`` per paradigm and ``manifest.json`` (pair counts
 per paradigm, the parameters, and for generated suites the size of each word
-class after the top-K filter).
+class after the top-K filter, the word pools with the K needed to grow them,
+and the word-frequency baseline's accuracy on every --corpus).
 """
 
 from __future__ import annotations
@@ -40,6 +44,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--corpus", action="append", default=[], metavar="TXT",
         help="generated: a corpus whose top-K words bound the vocabulary (repeat; the intersection is used)",
     )
+    p.add_argument(
+        "--word-stats", action="append", default=[], metavar="TSV",
+        help="generated: words.tsv of the parses (povstim word-stats; repeat): with vocabulary auto or corpus, "
+        "words must be used in their slot's part of speech in the corpora",
+    )
     p.add_argument("--out-dir", required=True, help="output folder, e.g. results/benchmarks/posh")
 
 
@@ -60,9 +69,9 @@ def run(args) -> int:
     from .build import build_suite
 
     spec = _spec(args)
-    if spec["kind"] != "generated" and args.corpus:
-        log.warning("--corpus is only used by generated suites; ignoring it")
-    manifest = build_suite(args.suite, spec, args.corpus, Path(args.out_dir))
+    if spec["kind"] != "generated" and (args.corpus or args.word_stats):
+        log.warning("--corpus and --word-stats are only used by generated suites; ignoring them")
+    manifest = build_suite(args.suite, spec, args.corpus, Path(args.out_dir), args.word_stats)
     log.info("suite %s: %d items (%d pairs) in %d paradigms -> %s", args.suite,
              manifest.get("n_items", manifest["n_pairs"]), manifest["n_pairs"], len(manifest["paradigms"]),
              args.out_dir)

@@ -8,15 +8,36 @@ replaced — or ``("move", phrases)`` — the same words, with the listed phrase
 moved (deleting them from both sentences leaves identical sequences). Every
 generated pair is checked against that before it is kept.
 
-Deviations from the table, all for grammaticality or plausibility of the
-*good* sentence: the subject-relative template 2 reads "{verb1} {det2} {noun1}"
-(the table's "{det2} the {noun1}" doubles the determiner); templates whose
-object is extracted by "what" take an inanimate object noun; a bad perception
-binding sentence never uses a verb whose past equals its bare form ("saw herself
-read the book" is grammatical) nor a stative verb. For plausibility, inanimate
-objects respect the verbs' selectional restrictions (``words.objects_for``:
-"eat the cake", not "eat the car"), and the two verbs of an island template
-differ ("buy without buying the spoon").
+Every template keeps POSH Table 13's pattern verbatim (``Template.table13``,
+bad and good) plus the textual deviations we make from it
+(``Template.deviations``), all for grammaticality of the sentences:
+binding subjects get a determiner ("{det} {nn_m}": a bare singular noun cannot be a
+subject); "{det}{nn_f}" is read as "{det} {nn_f}"; the subject-relative template 2
+reads "{verb1} {det2} {noun1}" (the table's "{det2} the {noun1}" doubles the
+determiner); the complex-NP *what* template extracts a thing ("the {nn_obj}", not
+"{person2}"); the *wanna* transitive template's verb takes its thing object
+("{vb_trans} the {nn2_obj}", the table's slot says vb_trans_animate).
+
+What the slots hold decides whether a bad sentence is bad for the intended
+reason (tests/test_posh_table13.py checks every pair against the table, slot by
+slot, with word sets of its own):
+
+* wh-island: the embedding verb takes the complement of *both* members:
+  ``{vb_state}`` (whether/that) and ``{vb_question}`` (who/{pron}) are verbs that
+  take a declarative and an interrogative complement (know, remember, forget,
+  notice, hear: ``lexicon.VB_WH_EMBED``). With think/say the bad member would be
+  bad by verb selection ("Who did he think whether Sarah called?"), with wonder
+  the good member would be ("What did she wonder he bought?").
+* *wanna* intransitive: ``{vb_intrans_animate}`` is strictly intransitive (sleep,
+  cry, laugh, ...): with play/sing/run the bad member is grammatical ("What does
+  Mary wanna sing?").
+* a bad perception binding sentence never uses a verb whose past equals its bare
+  form ("saw herself read the book" is grammatical) nor a stative verb; templates
+  whose object is extracted by "what" take an inanimate object noun.
+
+For plausibility, inanimate objects respect the verbs' selectional restrictions
+(``words.objects_for``: "eat the cake", not "eat the car"), and the two verbs of an
+island template differ ("buy without buying the spoon").
 """
 
 from __future__ import annotations
@@ -47,7 +68,8 @@ class _Pick:
         if not items:
             raise PovstimError(
                 f"POSH-BENCH {self.where}: no word of class '{cls}' survives the top-K frequency "
-                "filter; raise benchmarks.<suite>.top_k_words or use larger corpora"
+                "filter (and, with vocabulary: corpus, the parses' part-of-speech check: see the "
+                "manifest's rejected_by_parses); raise benchmarks.<suite>.top_k_words or use larger corpora"
             )
         return self.rng.choice(items)
 
@@ -173,15 +195,20 @@ def _complex_np_what(p: _Pick) -> tuple[Tokens, Tokens, Check]:
 
 def _wh_whether(p: _Pick, wh: str) -> tuple[Tokens, Tokens, Check]:
     # {wh} did {det} {person} {vb_state} whether/that {name} {vb_trans}?
+    # {vb_state} must take both a that- and a whether-clause (know, remember, ...):
+    # "think whether" would make the bad member bad by selection, not by the island.
     cls = "trans_animate" if wh == "who" else "trans_object"
-    pre = [wh, "did", p.closed("det"), p.noun(*HUMAN), p.verb("state", "base").base]
+    pre = [wh, "did", p.closed("det"), p.noun(*HUMAN), p.verb("wh_embed", "base").base]
     post = [p.name(), p.verb(cls, "past").past, "?"]
     return pre + ["whether"] + post, pre + ["that"] + post, ("sub", "whether", "that")
 
 
 def _wh_who(p: _Pick, tense: str) -> tuple[Tokens, Tokens, Check]:
     # what {aux} {det} {person} {vb_question} who/{pron} {vb_trans}?
-    pre = ["what", p.closed("aux_do"), p.closed("det"), p.noun(*HUMAN), p.verb("bridge", "base").base]
+    # {vb_question} must take an embedded question (bad member: "... know who bought")
+    # AND a bare declarative (good member: "... know he bought"): not think (no
+    # question), not wonder (no declarative).
+    pre = ["what", p.closed("aux_do"), p.closed("det"), p.noun(*HUMAN), p.verb("wh_embed", "base").base]
     v = p.verb("trans_object", "past" if tense == "past" else "s3")
     post = [v.past if tense == "past" else v.s3, "?"]
     pron = p.closed("pron")
@@ -233,6 +260,7 @@ def _wanna_trans(p: _Pick) -> tuple[Tokens, Tokens, Check]:
 
 def _wanna_intrans(p: _Pick) -> tuple[Tokens, Tokens, Check]:
     # {who what}/{when how why where} {aux_sg} {name} wanna {vb_intrans_animate}?
+    # The verb is strictly intransitive: "What does Mary wanna sing?" is grammatical.
     bad_wh, good_wh = p.closed("wh_bad"), p.closed("wh_good")
     rest = [p.closed("aux_do"), p.name(), "wanna", p.verb("wanna_intrans", "base").base, "?"]
     return [bad_wh] + rest, [good_wh] + rest, ("sub", bad_wh, good_wh)
@@ -243,59 +271,112 @@ class Template:
     paradigm: str
     name: str
     make: Callable[[_Pick], tuple[Tokens, Tokens, Check]]
-    table13: str  # the template as POSH Table 13 writes it (good sentence)
+    table13: tuple[str, str]  # (bad, good) exactly as POSH Table 13 prints them
+    deviations: tuple[tuple[str, str], ...] = ()  # (Table 13 text, what we generate), both members
+
+    def pattern(self) -> tuple[str, str]:
+        """The (bad, good) patterns we generate: Table 13 with ``deviations`` applied."""
+        out = []
+        for text in self.table13:
+            for old, new in self.deviations:
+                if old not in text:
+                    raise ValueError(f"template {self.name}: deviation {old!r} is not in {text!r}")
+                text = text.replace(old, new)
+            out.append(text)
+        return out[0], out[1]
+
+
+def _det_subject(slot: str) -> tuple[str, str]:
+    # Table 13's binding templates start with a bare noun slot; a singular count
+    # noun needs a determiner to be a subject ("The boy thought ...").
+    return (f"{{{slot}}} {{vb_", f"{{det}} {{{slot}}} {{vb_")
 
 
 T = Template
 TEMPLATES: list[Template] = [
-    T("island_adjunct", "adjunct_who", _adjunct_who,
-      "Who should {det} {person} {trans_verb1} {pp} {trans_verb_gerund} {nn_person}?"),
-    T("island_adjunct", "adjunct_what", _adjunct_what,
-      "What did {det} {person} {trans_verb2} {pp} {trans_verb_gerund} the {nn_obj}?"),
-    T("island_complex_np", "complex_np_who", _complex_np_who,
-      "who did {det} {person} who {trans_verb} {person2} {trans_verb2}?"),
-    T("island_complex_np", "complex_np_what", _complex_np_what,
-      "what did {det} {person} who {trans_verb} {person2} {trans_verb2}?"),
-    T("island_wh", "whether_who", lambda p: _wh_whether(p, "who"),
-      "who did {det} {person} {vb_state} that {name} {vb_trans1}?"),
-    T("island_wh", "whether_what", lambda p: _wh_whether(p, "what"),
-      "what did {det} {person} {vb_state} that {name} {vb_trans}?"),
-    T("island_wh", "who_past", lambda p: _wh_who(p, "past"),
-      "what {aux} {det} {person} {vb_question} {pron} {vb_trans}?"),
-    T("island_wh", "who_present", lambda p: _wh_who(p, "present"),
-      "what {aux} {det} {person} {vb_question} {pron} {vb_trans2}?"),
-    T("question_formation_or", "or_transitive", lambda p: _qf(p, "or", True),
-      "{aux1} {det} {nn_human} who {det2} {noun1} {aux2} {verb1} {verb2} {det3} {noun2}?"),
-    T("question_formation_or", "or_intransitive", lambda p: _qf(p, "or", False),
-      "{aux1} {det} {nn_human} who {det2} {noun1} {aux2} {verb1} {verb_intrans}?"),
-    T("question_formation_sr", "sr_transitive", lambda p: _qf(p, "sr", True),
-      "{aux1} {det} {nn_human} who {aux2} {verb1} the {noun1} {verb2} {det2} {noun2}?"),
-    T("question_formation_sr", "sr_intransitive", lambda p: _qf(p, "sr", False),
-      "{aux1} {det} {nn_human} who {aux2} {verb1} {det2} the {noun1} {verb_intrans}?"),
-    T("question_formation_rr", "rr_transitive", lambda p: _qf(p, "rr", True),
-      "{aux1} {det} {nn_human} {det2} {noun1} {aux2} {verb1} {verb2} the {noun2}?"),
-    T("question_formation_rr", "rr_intransitive", lambda p: _qf(p, "rr", False),
-      "{aux1} {det} {nn_human} {det2} {noun1} {aux2} {verb1} {verb_intrans}?"),
-    T("principle_a_command", "cc_possessor_m", lambda p: _cc_possessor(p, "m"),
-      "{nn_m} {vb_state} that {name_m2}'s {nn_f1} {vb_trans_animate} herself."),
-    T("principle_a_command", "cc_possessor_f", lambda p: _cc_possessor(p, "f"),
-      "{nn_f} {vb_state} that {name_f2}'s {nn_m1} {vb_trans_animate} himself."),
-    T("principle_a_command", "cc_relative_f", lambda p: _cc_relative(p, "f"),
-      "{nn_f} {vb_state} that the {nn_m2} who {vb_trans_animate} {det}{nn_f} {vb2} himself."),
-    T("principle_a_command", "cc_relative_m", lambda p: _cc_relative(p, "m"),
-      "{nn_m} {vb_state} that the {nn_f2} who {vb_trans_animate} {det}{nn_m} {vb2} herself."),
-    T("principle_a_locality", "loc_clause_f", lambda p: _loc_clause(p, "f"),
-      "{nn_f} {vb_state} that the {nn_m1} {vb_trans_animate} himself."),
-    T("principle_a_locality", "loc_clause_m", lambda p: _loc_clause(p, "m"),
-      "{nn_m} {vb_state} that the {nn_f1} {vb_trans_animate} herself."),
-    T("principle_a_locality", "loc_perception_f", lambda p: _loc_perception(p, "f"),
-      "{nn_f} {vb_percep} herself {vb_gerund} {det} {nn}."),
-    T("principle_a_locality", "loc_perception_m", lambda p: _loc_perception(p, "m"),
-      "{nn_m} {vb_percep} himself {vb_gerund} {det} {nn}."),
-    T("wanna", "wanna_transitive", _wanna_trans,
-      "{when how why where} {aux_sg} the {adj_person} {nn1_human} wanna {vb_trans_animate} the {nn2_obj}?"),
-    T("wanna", "wanna_intransitive", _wanna_intrans,
-      "{when how why where} {aux_sg} {name} wanna {vb_intrans_animate}?"),
+    T("island_adjunct", "adjunct_who", _adjunct_who, (
+        "Who should {det} {person} {trans_verb1} {nn_person} {pp} {trans_verb_gerund}?",
+        "Who should {det} {person} {trans_verb1} {pp} {trans_verb_gerund} {nn_person}?")),
+    T("island_adjunct", "adjunct_what", _adjunct_what, (
+        "What did {det} {person} {trans_verb2} the {nn_obj} {pp} {trans_verb_gerund}?",
+        "What did {det} {person} {trans_verb2} {pp} {trans_verb_gerund} the {nn_obj}?")),
+    T("island_complex_np", "complex_np_who", _complex_np_who, (
+        "who did {det} {person} who {trans_verb} {trans_verb2} {person2}?",
+        "who did {det} {person} who {trans_verb} {person2} {trans_verb2}?")),
+    T("island_complex_np", "complex_np_what", _complex_np_what, (
+        "what did {det} {person} who {trans_verb} {trans_verb2} {person2}?",
+        "what did {det} {person} who {trans_verb} {person2} {trans_verb2}?"),
+      (("{person2}", "the {nn_obj}"),)),
+    T("island_wh", "whether_who", lambda p: _wh_whether(p, "who"), (
+        "who did {det} {person} {vb_state} whether {name} {vb_trans1}?",
+        "who did {det} {person} {vb_state} that {name} {vb_trans1}?")),
+    T("island_wh", "whether_what", lambda p: _wh_whether(p, "what"), (
+        "what did {det} {person} {vb_state} whether {name} {vb_trans}?",
+        "what did {det} {person} {vb_state} that {name} {vb_trans}?")),
+    T("island_wh", "who_past", lambda p: _wh_who(p, "past"), (
+        "what {aux} {det} {person} {vb_question} who {vb_trans}?",
+        "what {aux} {det} {person} {vb_question} {pron} {vb_trans}?")),
+    T("island_wh", "who_present", lambda p: _wh_who(p, "present"), (
+        "what {aux} {det} {person} {vb_question} who {vb_trans2}?",
+        "what {aux} {det} {person} {vb_question} {pron} {vb_trans2}?")),
+    T("question_formation_or", "or_transitive", lambda p: _qf(p, "or", True), (
+        "{aux2} {det} {nn_human} who {det2} {noun1} {verb1} {aux1} {verb2} {det3} {noun2}?",
+        "{aux1} {det} {nn_human} who {det2} {noun1} {aux2} {verb1} {verb2} {det3} {noun2}?")),
+    T("question_formation_or", "or_intransitive", lambda p: _qf(p, "or", False), (
+        "{aux2} {det} {nn_human} who {det2} {noun1} {verb1} {aux1} {verb_intrans}?",
+        "{aux1} {det} {nn_human} who {det2} {noun1} {aux2} {verb1} {verb_intrans}?")),
+    T("question_formation_sr", "sr_transitive", lambda p: _qf(p, "sr", True), (
+        "{aux2} {det} {nn_human} who {verb1} the {noun1} {aux1} {verb2} {det2} {noun2}?",
+        "{aux1} {det} {nn_human} who {aux2} {verb1} the {noun1} {verb2} {det2} {noun2}?")),
+    T("question_formation_sr", "sr_intransitive", lambda p: _qf(p, "sr", False), (
+        "{aux2} {det} {nn_human} who {verb1} {det2} the {noun1} {aux1} {verb_intrans}?",
+        "{aux1} {det} {nn_human} who {aux2} {verb1} {det2} the {noun1} {verb_intrans}?"),
+      (("{det2} the {noun1}", "{det2} {noun1}"),)),
+    T("question_formation_rr", "rr_transitive", lambda p: _qf(p, "rr", True), (
+        "{aux2} {det} {nn_human} {det2} {noun1} {verb1} {aux1} {verb2} the {noun2}?",
+        "{aux1} {det} {nn_human} {det2} {noun1} {aux2} {verb1} {verb2} the {noun2}?")),
+    T("question_formation_rr", "rr_intransitive", lambda p: _qf(p, "rr", False), (
+        "{aux2} {det} {nn_human} {det2} {noun1} {verb1} {aux1} {verb_intrans}?",
+        "{aux1} {det} {nn_human} {det2} {noun1} {aux2} {verb1} {verb_intrans}?")),
+    T("principle_a_command", "cc_possessor_m", lambda p: _cc_possessor(p, "m"), (
+        "{nn_m} {vb_state} that {name_m2}'s {nn_f1} {vb_trans_animate} himself.",
+        "{nn_m} {vb_state} that {name_m2}'s {nn_f1} {vb_trans_animate} herself."),
+      (_det_subject("nn_m"),)),
+    T("principle_a_command", "cc_possessor_f", lambda p: _cc_possessor(p, "f"), (
+        "{nn_f} {vb_state} that {name_f2}'s {nn_m1} {vb_trans_animate} herself.",
+        "{nn_f} {vb_state} that {name_f2}'s {nn_m1} {vb_trans_animate} himself."),
+      (_det_subject("nn_f"),)),
+    T("principle_a_command", "cc_relative_f", lambda p: _cc_relative(p, "f"), (
+        "{nn_f} {vb_state} that the {nn_m2} who {vb_trans_animate} {det}{nn_f} {vb2} herself.",
+        "{nn_f} {vb_state} that the {nn_m2} who {vb_trans_animate} {det}{nn_f} {vb2} himself."),
+      (_det_subject("nn_f"), ("{det}{nn_f}", "{det} {nn_f}"))),
+    T("principle_a_command", "cc_relative_m", lambda p: _cc_relative(p, "m"), (
+        "{nn_m} {vb_state} that the {nn_f2} who {vb_trans_animate} {det}{nn_m} {vb2} himself.",
+        "{nn_m} {vb_state} that the {nn_f2} who {vb_trans_animate} {det}{nn_m} {vb2} herself."),
+      (_det_subject("nn_m"), ("{det}{nn_m}", "{det} {nn_m}"))),
+    T("principle_a_locality", "loc_clause_f", lambda p: _loc_clause(p, "f"), (
+        "{nn_f} {vb_state} that the {nn_m1} {vb_trans_animate} herself.",
+        "{nn_f} {vb_state} that the {nn_m1} {vb_trans_animate} himself."),
+      (_det_subject("nn_f"),)),
+    T("principle_a_locality", "loc_clause_m", lambda p: _loc_clause(p, "m"), (
+        "{nn_m} {vb_state} that the {nn_f1} {vb_trans_animate} himself.",
+        "{nn_m} {vb_state} that the {nn_f1} {vb_trans_animate} herself."),
+      (_det_subject("nn_m"),)),
+    T("principle_a_locality", "loc_perception_f", lambda p: _loc_perception(p, "f"), (
+        "{nn_f} {vb_percep} herself {vb_ed} {det} {nn}.",
+        "{nn_f} {vb_percep} herself {vb_gerund} {det} {nn}."),
+      (_det_subject("nn_f"),)),
+    T("principle_a_locality", "loc_perception_m", lambda p: _loc_perception(p, "m"), (
+        "{nn_m} {vb_percep} himself {vb_ed} {det} {nn}.",
+        "{nn_m} {vb_percep} himself {vb_gerund} {det} {nn}."),
+      (_det_subject("nn_m"),)),
+    T("wanna", "wanna_transitive", _wanna_trans, (
+        "{who what} {aux_sg} the {adj_person} {nn1_human} wanna {vb_trans_animate} the {nn2_obj}?",
+        "{when how why where} {aux_sg} the {adj_person} {nn1_human} wanna {vb_trans_animate} the {nn2_obj}?"),
+      (("{vb_trans_animate} the {nn2_obj}", "{vb_trans} the {nn2_obj}"),)),
+    T("wanna", "wanna_intransitive", _wanna_intrans, (
+        "{who what} {aux_sg} {name} wanna {vb_intrans_animate}?",
+        "{when how why where} {aux_sg} {name} wanna {vb_intrans_animate}?")),
 ]
 
 PARADIGMS: list[str] = sorted({t.paradigm for t in TEMPLATES})

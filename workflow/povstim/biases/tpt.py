@@ -173,19 +173,22 @@ class TPTData:
     def n_supervised(self) -> int:
         return int((self.n_nodes > 0).sum())
 
-    def collate(self, starts: np.ndarray, lengths: np.ndarray, idx: np.ndarray):
-        """(qword [B,T], kword [B,T], target [B,W,W]) numpy arrays for sentences ``idx``.
+    def collate(self, starts: np.ndarray, lengths: np.ndarray, idx: np.ndarray, sentence_ids: np.ndarray | None = None):
+        """(qword [B,T], kword [B,T], target [B,W,W]) numpy arrays for dataset items ``idx``.
 
-        ``lengths`` are the truncated lengths the trainer uses, so T matches its batch.
+        ``starts``/``lengths`` are the trainer's dataset arrays (absolute token offsets, lengths), so T
+        matches its batch; ``sentence_ids`` maps a dataset item to its corpus line (the dataset leaves
+        out sentences longer than the context), which indexes the parses.
         """
         idx = np.asarray(idx)
         lens = lengths[idx]
+        line = (lambda i: int(sentence_ids[i])) if sentence_ids is not None else (lambda i: int(i))
         width = int(lens.max())
         qword = np.full((len(idx), width), -1, dtype=np.int64)
         kword = np.full((len(idx), width), -1, dtype=np.int64)
         n_words = np.zeros(len(idx), dtype=np.int64)
         for row, (i, n) in enumerate(zip(idx, lens)):
-            if self.n_nodes[i] == 0 or n < 2:
+            if self.n_nodes[line(i)] == 0 or n < 2:
                 continue
             tw = self.token_word[starts[i] : starts[i] + n]
             qword[row, : n - 1] = tw[1:n]  # the query at token i predicts token i+1
@@ -196,8 +199,9 @@ class TPTData:
         for row, i in enumerate(idx):
             k = n_words[row]
             if k:
-                nn = int(self.n_nodes[i])
-                full = self.dist[self.dist_start[i] : self.dist_start[i] + nn * nn].reshape(nn, nn)
+                j = line(i)
+                nn = int(self.n_nodes[j])
+                full = self.dist[self.dist_start[j] : self.dist_start[j] + nn * nn].reshape(nn, nn)
                 dist[row, :k, :k] = full[:k, :k]
         lower = np.tril(np.ones((w, w), dtype=bool), -1)[None] & (dist != PAD)
         with np.errstate(divide="ignore"):

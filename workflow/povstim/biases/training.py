@@ -131,7 +131,8 @@ class TrainingBiases:
     # ------------------------------------------------------------------ TPT
     def _tpt_tensors(self, data, dataset, idx):
         torch = self.trainer.torch
-        q, k, tgt = data.collate(dataset.starts, dataset.lengths, np.asarray(idx) // dataset.repeats)
+        q, k, tgt = data.collate(dataset.starts, dataset.lengths, np.asarray(idx) // dataset.repeats,
+                                 dataset.sentence_ids)
         dev = self.trainer.device
         return torch.from_numpy(q).to(dev), torch.from_numpy(k).to(dev), torch.from_numpy(tgt).to(dev)
 

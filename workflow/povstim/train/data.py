@@ -9,8 +9,12 @@ uninterrupted one would.
 Two layouts:
 * packed (causal LMs, POSH): ``<s> w1 w2 . </s> <s> …`` concatenated and cut
   into ``context``-token windows, so no compute is wasted on padding;
-* one sentence per sequence (BabyBERTa): each ``<s> sentence </s>`` truncated
-  to ``context`` tokens and padded per batch.
+* one sentence per sequence (BabyBERTa): each ``<s> sentence </s>`` padded per
+  batch. A sentence longer than ``context`` tokens (with its ``<s>``/``</s>``) is
+  left out, never truncated, and counted (``Dataset.excluded``): BabyBERTa App. A
+  "If the number of tokens ... is longer than the maximum, we do not truncate, and
+  instead remove the sentence altogether" (its Table 6 counts sentences after
+  that exclusion).
 """
 
 from __future__ import annotations
@@ -74,7 +78,9 @@ class Dataset:
     blocks: np.ndarray | None = None  # packed: [n, context]
     tokens: np.ndarray | None = None  # unpacked: flat tokens ...
     starts: np.ndarray | None = None  # ... sentence starts
-    lengths: np.ndarray | None = None  # ... and (truncated) lengths
+    lengths: np.ndarray | None = None  # ... and lengths
+    excluded: int = 0  # unpacked: sentences longer than the context, left out
+    sentence_ids: np.ndarray | None = None  # unpacked: the corpus line of each kept sentence
 
     @classmethod
     def build(cls, enc: Encoded, context: int, packed: bool, pad: int, repeats: int, source: str,
@@ -91,9 +97,18 @@ class Dataset:
                     "lower training.context or use a bigger corpus"
                 )
             return cls(packed=True, pad=pad, repeats=repeats, blocks=stream[: n * context].reshape(n, context))
-        # one sentence per sequence; longer ones are cut at the context (BabyBERTa: 128)
-        return cls(packed=False, pad=pad, repeats=repeats, tokens=enc.tokens, starts=enc.starts,
-                   lengths=np.minimum(enc.lengths, context))
+        # One sentence per sequence. A sentence that does not fit the context is
+        # removed, not cut (BabyBERTa App. A): a truncated sentence is a different,
+        # often ungrammatical, training example.
+        fits = enc.lengths <= context
+        excluded = int((~fits).sum())
+        if not fits.any():
+            raise PovstimError(
+                f"{source}: all {len(enc.lengths)} sentences are longer than the context of {context} tokens "
+                "(with <s> and </s>); raise training.context"
+            )
+        return cls(packed=False, pad=pad, repeats=repeats, tokens=enc.tokens, starts=enc.starts[fits],
+                   lengths=enc.lengths[fits], excluded=excluded, sentence_ids=np.flatnonzero(fits))
 
     @property
     def n_base(self) -> int:

@@ -99,6 +99,10 @@ class Trainer:
         self.key = self._resume_key(train, dev, tokenizer, biases_training.key_material(init_from, parses))
         t0 = time.perf_counter()
         self.load_data(train, dev, tokenizer)
+        for name, data in (("train", self.train_data), ("dev", self.dev_data)):
+            if data.excluded:
+                log.info("%s: %d sentence(s) longer than the context of %d tokens left out (not truncated)",
+                         name, data.excluded, training.context)
         self.schedule = D.Schedule(self.train_data.n_items, training.batch_size, self.seed, training.ordered)
         if training.epochs:
             # training by epochs: an exact step budget, and the epoch is a pure function of the step
@@ -457,6 +461,9 @@ class Trainer:
             "arch": self.arch["family"], "best_step": self.best_step, "best_dev_loss": self.best_loss,
             "steps": self.step, "stop_reason": self.stop_reason, "seed": self.seed, "elapsed": round(self.elapsed, 3),
             "checkpoints": _steps(self.ckpt_dir), "device": self.device, "key": self.key,
+            # one sentence per sequence: sentences longer than the context, left out (never truncated)
+            "excluded_long_sentences": {"train": self.train_data.excluded, "dev": self.dev_data.excluded,
+                                        "context": int(self.p.context)},
         }
         write_json(self.out / "train_summary.json", summary)
         with open(self.partial_log, "rb") as src, atomic_write(self.out / "train_log.jsonl", "wb") as dst:
