@@ -61,6 +61,8 @@ rule figures:
         bayes=f"{RESULTS}/analysis/bayes",
         audits=[path for _, _, path in filter_audits()],
         study=tokenizer_studies(),
+        # not drawn here: the filter validation has its own figure; this puts it in the DAG of results/figures
+        validation=filter_validation_outputs(),
     output:
         figures=report(
             directory(f"{RESULTS}/figures"),

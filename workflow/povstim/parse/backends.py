@@ -200,7 +200,8 @@ def check_stanza_models(model_dir: str | os.PathLike | None) -> Path:
             f"stanza models are missing from parser.model_dir={str(model_dir)!r} "
             f"(no {', '.join(str(p) for p in missing)}); nothing here downloads them. "
             f"On a machine with internet access run:\n  {stanza_download_command(model_dir)}\n"
-            f"and copy {model_dir} here."
+            f"and copy {model_dir} here. Or set parser.fallback: spacy to parse with en_core_web_sm instead "
+            "(its recall against gold trees differs from stanza's: docs/filter.md; filter_validation measures it)."
         )
     return root
 
