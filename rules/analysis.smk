@@ -74,6 +74,8 @@ rule figures:
         study=tokenizer_studies(),
         # the MSGS probe summary when the config has probes.msgs (rules/probe.smk), so this target runs it
         probes=lambda wc: PROBE_OUTPUTS,
+        # not drawn here: the filter validation has its own figure; this puts it in the DAG of results/figures
+        validation=filter_validation_outputs(),
     output:
         figures=report(
             directory(f"{RESULTS}/figures"),

@@ -94,6 +94,31 @@ def clean_inputs(wildcards):
     return {"manifest": f"resources/downloads/{wildcards.source}/manifest.json"}
 
 
+# --- filter validation against gold trees (rules/filter.smk)
+
+VALIDATION = config.get("filter_validation")
+
+
+def validation_treebank():
+    """The gold treebank of filter_validation; relative paths are relative to the repository."""
+    path = Path(os.path.expanduser(VALIDATION["treebank"]))
+    return str(path if path.is_absolute() else Path(workflow.basedir) / path)
+
+
+def validation_inputs(wildcards):
+    # Like a local source: a missing treebank must not break a dry run of the whole
+    # DAG; the job then fails with an error naming filter_validation.treebank.
+    path = validation_treebank()
+    return {"treebank": path} if os.path.exists(path) else {}
+
+
+def filter_validation_outputs():
+    """The validation outputs the report shows, when the config asks for the validation."""
+    if not VALIDATION:
+        return []
+    return [f"{RESULTS}/filter/validation.json", f"{RESULTS}/filter/validation.png"]
+
+
 # --- conditions (rules/filter.smk)
 
 def condition_inputs(wildcards):

@@ -3,6 +3,8 @@
 # pre-tests (povstim.dpe): the parse rule hashes those, so editing a rule
 # reruns the filter but not the parse, while editing a pre-test reruns both.
 
+import shlex
+
 from povstim import dpe
 
 DPE_RULES = config["filter"]["rules"]
@@ -44,7 +46,17 @@ rule filter:
     output:
         dpe=f"{RESULTS}/filter/{{corpus}}/{{size}}/dpe.tsv",
         summary=f"{RESULTS}/filter/{{corpus}}/{{size}}/summary.json",
-        sanity=[f"{RESULTS}/filter/{{corpus}}/{{size}}/sanity_{name}.tsv" for name in SANITY],
+        # App. C's sanity-check samples, shown in the report next to the filter validation
+        sanity=[
+            report(
+                f"{RESULTS}/filter/{{corpus}}/{{size}}/sanity_{name}.tsv",
+                caption="../workflow/report/filter_sanity.rst",
+                category="DPE filter",
+                subcategory="App. C sanity check",
+                labels={"sample": name, "corpus": "{corpus}", "size": "{size}"},
+            )
+            for name in SANITY
+        ],
     params:
         filter=as_json(config["filter"]),
         audit_dir=subpath(output.summary, parent=True),
@@ -58,6 +70,55 @@ rule filter:
     shell:
         "{POVSTIM} filter {input.shards} --base {input.text} --params {params.filter:q}"
         " --out {output.dpe} --summary {output.summary} --audit-dir {params.audit_dir} > {log} 2>&1"
+
+
+if VALIDATION:
+
+    rule filter_validation:
+        """The DPE filter on the configured parser's output, measured against a gold treebank's trees."""
+        input:
+            unpack(validation_inputs),
+        output:
+            json=f"{RESULTS}/filter/validation.json",
+            table=report(
+                f"{RESULTS}/filter/validation.tsv",
+                caption="../workflow/report/filter_validation.rst",
+                category="DPE filter",
+                subcategory="validation against gold trees",
+                labels={"table": "recall and precision per mode"},
+            ),
+            figure=report(
+                f"{RESULTS}/filter/validation.png",
+                caption="../workflow/report/filter_validation.rst",
+                category="DPE filter",
+                subcategory="validation against gold trees",
+                labels={"figure": "recall and precision per mode"},
+            ),
+            disagreements=report(
+                f"{RESULTS}/filter/validation_disagreements.tsv",
+                caption="../workflow/report/filter_validation.rst",
+                category="DPE filter",
+                subcategory="validation against gold trees",
+                labels={"table": "sentences where parse and gold tree disagree"},
+            ),
+        params:
+            filter=as_json(config["filter"]),
+            parser=as_json(config["parser"]),
+            # the path travels as the input; the rest of the section as params
+            validation=as_json({k: v for k, v in VALIDATION.items() if k != "treebank"}),
+            code=code("filter", "dpe", "parse"),
+        log:
+            f"{LOGS}/filter/validation.log",
+        benchmark:
+            f"{BENCH}/filter/validation.tsv"
+        conda:
+            "../envs/corpus.yaml"
+        shell:
+            # The path is not a param: moving the checkout must not rerun the validation.
+            "{POVSTIM} filter-validation --treebank " + shlex.quote(validation_treebank()) + " --params {params.filter:q}"
+            " --parser-params {params.parser:q} --validation-params {params.validation:q}"
+            " --out {output.json} --table {output.table} --figure {output.figure}"
+            " --disagreements {output.disagreements} > {log} 2>&1"
 
 
 rule condition:

@@ -18,15 +18,16 @@ def povstim(*args):
 
 @pytest.fixture
 def corpus(tmp_path):
-    """2,000 sentences; every 40th is question-formation DPE, every 50th (not 40th) binding DPE."""
+    """2,000 sentences; every 40th is question-formation DPE, every 50th (not 40th) binding DPE, all of it
+    targeted (the strict rule also flags it)."""
     lines, rows = [], ["sent_id\tphenomenon\trule\ttokens\tsentence\ttargeted"]
     for i in range(2000):
         if i % 40 == 0:
             text = f"Is the boy who is smiling number {i} happy?"
-            rows.append(f"{i}\tquestion_formation\tqf\t3:boy|6:smiling\t{text}\tfalse")
+            rows.append(f"{i}\tquestion_formation\tqf\t3:boy|6:smiling\t{text}\ttrue")
         elif i % 50 == 0:
             text = f"The girl said that boy {i} hurt himself."
-            rows.append(f"{i}\tbinding\tb\t2:girl\t{text}\tfalse")
+            rows.append(f"{i}\tbinding\tb\t2:girl\t{text}\ttrue")
         else:
             text = f"Plain sentence number {i}."
         lines.append(text)
@@ -70,22 +71,18 @@ def test_baby_f_baby_wiki(corpus):
     assert again[:2] == (btrain, bdev)
 
 
-def test_too_few_dpe_sentences_says_available_and_needed(corpus):
-    d = corpus / "x"
+def test_too_little_evidence_is_a_reported_shortfall_not_a_fill_up(corpus):
+    train, dev, stats = make(corpus, "x", "--dpe", corpus / "dpe.tsv", "--reinsert", '{"binding": 0.05}')
+    # 0.05 x 1920 = 96 sentences needed, 30 removed for binding alone: all 30 go back, no more
+    assert stats["reinsert_shortfall"] == {"binding": {"needed": 96, "available": 30}}
+    assert stats["reinserted"] == {"binding": 30} and stats["n_replaced"] == 30
+    assert stats["n_sentences"] == 2000 - 80 and sum("himself" in s for s in train + dev) == 30
+    assert stats["dpe_rate"]["binding"] == stats["dpe_rate_targeted"]["binding"] == round(30 / 1920, 8)
+    d = corpus / "y"
     r = povstim("condition", "--base", corpus / "base.txt", "--dpe", corpus / "dpe.tsv",
                 "--reinsert", '{"binding": 0.05}', "--out-train", d / "t", "--out-dev", d / "d", "--stats", d / "s")
-    assert r.returncode == 1
-    assert "needs 96 DPE sentences" in r.stderr and "only 30" in r.stderr
-    assert not d.exists() or not any(d.iterdir())
-
-
-def test_empty_corpus_after_filtering_is_an_error():
-    with pytest.raises(PovstimError, match="filtered corpus is empty"):
-        build(3, {0: ["binding"], 1: ["binding"], 2: ["question_formation"]}, {}, 0)
-    with pytest.raises(PovstimError, match="needs"):
-        build(10, {0: ["binding"]}, {"binding": 0.5}, 0)
-    with pytest.raises(PovstimError, match="no DPE audit"):
-        build(10, None, {"binding": 0.1}, 0)
+    assert r.returncode == 0 and "SHORTFALL reinsert.binding=0.05" in r.stderr
+    assert "needs 96 sentences of disambiguating evidence, but only 30" in r.stderr
 
 
 def test_bad_dpe_audit_names_the_line(corpus):
@@ -105,21 +102,23 @@ def test_split_is_exact_and_seeded():
         split([4], 0.1, 0)
 
 
-def test_baby_puts_back_targeted_evidence_first(corpus):
-    """A posh audit marks the removals a strict rule also flags (targeted); BABY puts those back first."""
+def test_baby_puts_back_only_targeted_evidence(corpus):
+    """Issue 18: BABY never puts back a removal the strict rule rejects (App. C's false positives)."""
     rows = (corpus / "dpe.tsv").read_text().splitlines()
-    marked = [r[: -len("false")] + "true" if int(r.split("\t")[0]) % 80 == 0 else r for r in rows[1:]]
+    marked = [r if int(r.split("\t")[0]) % 80 == 0 else r[: -len("true")] + "false" for r in rows[1:]]
     (corpus / "dpe.tsv").write_text("\n".join(rows[:1] + marked) + "\n")
     train, dev, stats = make(corpus, "baby", "--dpe", corpus / "dpe.tsv", "--reinsert", '{"question_formation": 0.01}')
     assert stats["reinsert_pool"] == {"question_formation": {"targeted": 25, "other": 25}}
     back = [int(s.split()[-2]) for s in train + dev if "smiling" in s]
     assert len(back) == 19 == round(0.01 * stats["n_sentences"]) and all(i % 80 == 0 for i in back)
-    assert stats["reinserted_targeted"] == {"question_formation": 19}
-    # More than the targeted evidence: all of it, then other removals.
+    assert stats["reinserted_targeted"] == {"question_formation": 19} and stats["reinsert_shortfall"] == {}
+    assert stats["dpe_rate_targeted"]["question_formation"] == stats["dpe_rate"]["question_formation"]
+    # More than the targeted evidence: all of it and nothing else, and the shortfall is reported.
     train, dev, stats = make(corpus, "baby2", "--dpe", corpus / "dpe.tsv", "--reinsert", '{"question_formation": 0.02}')
     back = [int(s.split()[-2]) for s in train + dev if "smiling" in s]
-    assert len(back) == 38 and sum(i % 80 == 0 for i in back) == 25
-    assert stats["reinserted_targeted"] == {"question_formation": 25}
+    assert len(back) == 25 and all(i % 80 == 0 for i in back)
+    assert stats["reinsert_shortfall"] == {"question_formation": {"needed": 38, "available": 25}}
+    assert stats["n_sentences"] == 2000 - 80  # still as many sentences as BABY-F
 
 
 def test_condition_table_gathers_counts_and_rates(corpus):
@@ -136,3 +135,5 @@ def test_condition_table_gathers_counts_and_rates(corpus):
     assert float(table["baby", "20k"]["dpe_rate_question_formation"]) == round(19 / 1920, 8)
     assert table["baby", "20k"]["config_rate_question_formation"] == "0.01"
     assert float(table["baby-f", "20k"]["dpe_rate_question_formation"]) == 0.0
+    assert float(table["baby", "20k"]["targeted_rate_question_formation"]) == round(19 / 1920, 8)
+    assert table["baby", "20k"]["shortfall_question_formation"] == ""

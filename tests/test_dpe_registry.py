@@ -83,7 +83,7 @@ def test_a_rule_widened_beyond_its_pretest_is_caught(parsed, monkeypatch):
         rel = next((t for t in sent.tokens if t.deprel == "acl:relcl"), None)
         return (subj, rel) if subj is not None and rel is not None else None
 
-    wide = dpe.Phenomenon("qf_wide", {"posh": widened, "strict": widened}, qf.surface)
+    wide = dpe.Phenomenon("qf_wide", {m: widened for m in dpe.MODES}, qf.surface)
     monkeypatch.setitem(dpe.PHENOMENA, "qf_wide", wide)
     assert pretest_violations(parsed, ("qf_wide",))["qf_wide"], "the widened rule should escape its pre-test"
 

@@ -19,6 +19,7 @@ from povstim import schema
 from povstim.analysis.pipeline import AnalysisSettings
 from povstim.conditions.build import SplitSettings
 from povstim.filter.settings import FilterSettings
+from povstim.filter.validate import ValidationSettings
 from povstim.io import PovstimError
 from povstim.parse.run import ParserSettings
 from povstim.scoring.run import ScoringSettings
@@ -34,6 +35,7 @@ SETTINGS = {
     AnalysisSettings: "analysis",
     SplitSettings: "split",
     FilterSettings: "filter",
+    ValidationSettings: "filter_validation",
     ParserSettings: "parser",
     ScoringSettings: "scoring",
     TokenizerSettings: "tokenizer",

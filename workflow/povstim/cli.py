@@ -25,6 +25,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "assemble": ("povstim.corpus.cli", "assemble a corpus of a word budget from a source mixture"),
     "parse": ("povstim.parse.cli", "parse a corpus shard to CoNLL-U (gold, spacy or stanza)"),
     "filter": ("povstim.filter.cli", "find direct positive evidence (DPE) and write the audit dpe.tsv"),
+    "filter-validation": ("povstim.filter.validate_cli", "measure the DPE filter on a parser's output against gold trees"),
     "condition": ("povstim.conditions.cli", "build a training condition (BABY-F, BABY, WIKI) with train/dev split"),
     "tokenize": ("povstim.tokenizer.cli", "train a byte-level BPE tokenizer on a training corpus"),
     "vocab-study": ("povstim.tokenizer.study_cli", "corpus token counts per vocab size (POSH Table 9)"),

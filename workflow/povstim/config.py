@@ -73,6 +73,12 @@ def check_references(config: dict, source: str = "config") -> None:
                     f"{source}: conditions.{name}.reinsert.{phen}: {phen!r} is not filtered (filter.rules is "
                     f"{', '.join(filter_rules)}), so there is no removed evidence to put back"
                 )
+    if config.get("filter_validation") and config.get("parser", {}).get("backend") == "gold":
+        raise PovstimError(
+            f"{source}: filter_validation measures the filter on a real parser's output, but parser.backend is "
+            "'gold' (the synthetic sources' own trees): set parser.backend to spacy or stanza, or drop "
+            "filter_validation"
+        )
     for name, cond in config.get("conditions", {}).items():
         if cond["from"] not in corpora:
             raise PovstimError(

@@ -2,10 +2,11 @@
 
 - BABY-F: base.txt minus every sentence ``dpe.tsv`` lists.
 - BABY:   BABY-F, then for each phenomenon ``round(rate * len(BABY-F))`` of the
-  removed DPE sentences put back (targeted evidence first, see :func:`build`),
-  each replacing one non-DPE sentence, so BABY
-  has exactly as many sentences as BABY-F and its measured DPE rate is the
-  configured one.
+  removed DPE sentences put back — only *targeted* (disambiguating) evidence,
+  the removals the strict rule also flags, see :func:`build` — each replacing
+  one non-DPE sentence, so BABY has exactly as many sentences as BABY-F and its
+  measured DPE rate is the configured one (or, when there is too little
+  targeted evidence, as much as there is, reported as a shortfall).
 - WIKI (or any unfiltered condition): base.txt as is.
 
 Sentences keep their base.txt order (a put-back sentence takes its own
@@ -17,12 +18,15 @@ have in common.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from ..io import PovstimError
 from ..settings import build as build_settings
+
+log = logging.getLogger("povstim.condition")
 
 
 @dataclass
@@ -33,6 +37,8 @@ class Condition:
     replaced: list[int] = field(default_factory=list)
     pool: dict[str, dict[str, int]] = field(default_factory=dict)  # phenomenon -> candidates to put back
     reinserted_targeted: dict[str, int] = field(default_factory=dict)
+    targeted_of: dict[int, set[str]] = field(default_factory=dict)  # id -> phenomena it is targeted evidence for
+    shortfall: dict[str, dict[str, int]] = field(default_factory=dict)  # phenomenon -> needed, available
 
 
 def build(
@@ -44,10 +50,14 @@ def build(
 ) -> Condition:
     """Build the condition's sentence list (see the module docstring).
 
-    ``targeted`` marks the removed sentences a strict rule also flags (posh-mode
-    audits carry these rows). BABY puts those back first and only then other
-    removals, so it gets back as much real evidence as the configured rate
-    allows, rather than App. C's false positives.
+    ``targeted`` marks the removed sentences a strict rule also flags (every
+    audit carries these rows; in strict mode every removal is targeted). BABY
+    puts back only those: App. C's other removals (a question with any relative
+    clause anywhere, a reflexive after any two nouns) do not disambiguate the
+    hypotheses, so filling the rate up with them would make BABY's measured rate
+    a rate of false positives. When fewer targeted sentences were removed than
+    the rate needs, all of them go back and ``Condition.shortfall`` says how many
+    were needed and how many there were (condition.json, and a warning).
     """
     if dpe is None:
         if any(reinsert.values()):
@@ -56,13 +66,13 @@ def build(
     kept = [i for i in range(n_base) if i not in dpe]
     if not kept:
         raise PovstimError(f"every one of the {n_base} sentences was removed as DPE: the filtered corpus is empty")
-    cond = Condition(kept, dpe)
+    targeted = targeted or {}
+    cond = Condition(kept, dpe, targeted_of={i: set(p) for i, p in targeted.items() if i in dpe})
     rates = {p: float(r) for p, r in sorted(reinsert.items()) if float(r) > 0}
     if not rates:
         return cond
     rng = random.Random(f"{seed}:reinsert")
     n = len(kept)
-    targeted = targeted or {}
     # Only sentences removed for exactly one phenomenon are put back, so putting
     # one back raises exactly one phenomenon's rate and every measured rate
     # equals its configured one.
@@ -76,18 +86,19 @@ def build(
     chosen: dict[str, list[int]] = {}
     for phen, rate in rates.items():
         need = int(round(rate * n))
-        a, b = first.get(phen, []), rest.get(phen, [])
-        if need > len(a) + len(b):
-            raise PovstimError(
-                f"reinsert.{phen}={rate}: a rate of {rate} in {n} sentences needs {need} DPE sentences "
-                f"but only {len(a) + len(b)} sentences were removed for {phen} alone; "
-                "lower the rate or use a larger corpus"
-            )
-        if need <= len(a):
-            chosen[phen] = sorted(rng.sample(a, need))
+        a = first.get(phen, [])
+        if need > len(a):
+            cond.shortfall[phen] = {"needed": need, "available": len(a)}
+            log.warning(
+                "SHORTFALL reinsert.%s=%s: a rate of %s in %d sentences needs %d sentences of disambiguating "
+                "evidence, but only %d of the removed sentences are (the strict rule flags them, for %s alone); "
+                "all %d go back, and BABY's measured rate is %.6f. App. C's other removals are not put back: "
+                "they are not evidence. Use a larger corpus or a lower rate to reach the configured rate.",
+                phen, rate, rate, n, need, len(a), phen, len(a), len(a) / n)
+            chosen[phen] = list(a)
         else:
-            chosen[phen] = sorted(a + rng.sample(b, need - len(a)))
-        cond.reinserted_targeted[phen] = min(need, len(a))
+            chosen[phen] = sorted(rng.sample(a, need))
+        cond.reinserted_targeted[phen] = len(chosen[phen])
     total = sum(len(v) for v in chosen.values())
     if total >= n:
         raise PovstimError(f"reinsert rates add up to {total} sentences, as many as the corpus holds ({n})")
@@ -135,6 +146,7 @@ def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict
     n = len(cond.ids)
     dpe_of = cond.dpe_of
     present = Counter(p for i in cond.ids for p in dpe_of.get(i, []))
+    targeted_present = Counter(p for i in cond.ids for p in dpe_of.get(i, []) if p in cond.targeted_of.get(i, ()))
     removed = Counter(p for ps in dpe_of.values() for p in ps)
     return {
         "base": base,
@@ -148,6 +160,7 @@ def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict
         "n_replaced": len(cond.replaced),
         "reinsert_pool": cond.pool,
         "reinserted_targeted": dict(sorted(cond.reinserted_targeted.items())),
+        "reinsert_shortfall": dict(sorted(cond.shortfall.items())),
         "n_sentences": n,
         "n_words": sum(len(lines[i].split()) for i in cond.ids),
         "n_train": len(train),
@@ -156,4 +169,6 @@ def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict
         "seed": split.seed,
         "dpe_count": dict(sorted(present.items())),
         "dpe_rate": {p: _rate(present.get(p, 0), n) for p in sorted(set(removed) | set(reinsert))},
+        # The measured rate of *disambiguating* evidence (removals the strict rule flags) in this condition.
+        "dpe_rate_targeted": {p: _rate(targeted_present.get(p, 0), n) for p in sorted(set(removed) | set(reinsert))},
     }

@@ -25,11 +25,16 @@ def write_table(paths: list[str], out: str) -> None:
         phen |= set(s.get("dpe_rate", {})) | set(s.get("reinsert_config", {}))
         stats.append(s)
     phens = sorted(phen)
-    cols = list(COLUMNS) + [f"dpe_rate_{p}" for p in phens] + [f"config_rate_{p}" for p in phens]
+    cols = list(COLUMNS) + [f"dpe_rate_{p}" for p in phens] + [f"config_rate_{p}" for p in phens] \
+        + [f"targeted_rate_{p}" for p in phens] + [f"shortfall_{p}" for p in phens]
     rows = ["\t".join(cols)]
     for s in sorted(stats, key=lambda s: (s["condition"], s["size"])):
         vals = [s.get(c, "") for c in COLUMNS]
         vals += [s.get("dpe_rate", {}).get(p, "") for p in phens]
         vals += [s.get("reinsert_config", {}).get(p, "") for p in phens]
+        vals += [s.get("dpe_rate_targeted", {}).get(p, "") for p in phens]
+        # "needed/available" when BABY had too little disambiguating evidence for its rate
+        vals += ["{needed}/{available}".format(**s["reinsert_shortfall"][p])
+                 if p in s.get("reinsert_shortfall", {}) else "" for p in phens]
         rows.append("\t".join(str(v) for v in vals))
     write_lines(out, rows)

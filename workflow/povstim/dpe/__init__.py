@@ -3,8 +3,12 @@
 A :class:`Phenomenon` declares, in one place (one module per phenomenon in this
 package):
 
-- its **rule per mode**: ``posh`` states POSH App. C literally (conservative,
-  over-filters); ``strict`` targets the disambiguating evidence itself;
+- its **rule per mode**: ``posh`` states POSH App. C literally (over-filters on
+  gold trees, but misses what a parser misparses); ``strict`` targets the
+  disambiguating evidence itself; ``conservative`` aims at App. C's decisions on
+  *gold* trees from a real parser's output: App. C's test on the parse, read
+  the way UD annotates it, united with surface patterns that flag what the
+  parse may have missed (measured against gold trees: docs/filter.md);
 - its **surface pre-test**: a *necessary* condition of every mode's rule,
   computed from the raw text alone, so a sentence that fails it never needs
   parsing (the parse stage's prefilter is derived from these);
@@ -21,7 +25,9 @@ the bottom of this file.
 
 A rule takes a parsed :class:`~povstim.parse.conllu.Sentence` and a
 :class:`Context` and returns the tuple of tokens that triggered it, or None.
-The rule function's name is what ``dpe.tsv`` records in its ``rule`` column.
+The rule function's name is what ``dpe.tsv`` records in its ``rule`` column,
+unless the rule returns a :class:`Hit`, which names the cue that fired (a rule
+that is a union of cues says which one).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ from ..parse.conllu import Sentence, Token
 from ..parse.tokenize import tokenize
 from .words import ANIMATE_NOUNS
 
-MODES = ("posh", "strict")
+MODES = ("posh", "strict", "conservative")
 
 RuleFn = Callable[[Sentence, "Context"], "tuple[Token, ...] | None"]
 SurfaceFn = Callable[[list[str], str], bool]
@@ -65,6 +71,17 @@ class Phenomenon:
     languages: tuple[str, ...] = ("en",)
     description: str = ""
     extras: dict = field(default_factory=dict)
+
+
+class Hit(tuple):
+    """The tokens a rule matched, plus the name of the cue that fired (recorded as the ``rule``)."""
+
+    rule: str
+
+    def __new__(cls, tokens, rule: str):
+        obj = super().__new__(cls, tokens)
+        obj.rule = rule
+        return obj
 
 
 @dataclass(frozen=True)
@@ -119,7 +136,8 @@ def find_dpe(sent: Sentence, mode: str, rules, ctx: Context = Context()) -> list
         fn = PHENOMENA[name].rules[mode]
         hit = fn(sent, ctx)
         if hit:
-            out.append(Match(name, fn.__name__, tuple(t for t in hit if t is not None)))
+            rule = getattr(hit, "rule", None) or fn.__name__
+            out.append(Match(name, rule, tuple(t for t in hit if t is not None)))
     return out
 
 

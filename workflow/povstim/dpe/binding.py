@@ -54,6 +54,35 @@ def is_animate_np(tok: Token, ctx: Context) -> bool:
     return False
 
 
+# Forms that are potential antecedents whatever the tagger calls them (conservative mode).
+NOMINAL_FORMS = frozenset(
+    """i me my mine you your yours he him his she her hers it its we us our ours they them their theirs
+    this that these those one ones somebody someone anybody anyone everybody everyone nobody""".split()
+)
+
+
+def is_potential_antecedent(tok: Token) -> bool:
+    """A noun or pronoun by the tagger's UPOS or its Penn tag, by form (the closed class of
+    pronouns), or a capitalised word after the first (a name the tagger missed)."""
+    if _self_word(tok) or not any(c.isalpha() for c in tok.form):
+        return False
+    if tok.upos in ("NOUN", "PROPN", "PRON") or tok.xpos.startswith(("NN", "PRP", "WP")):
+        return True
+    return low(tok) in NOMINAL_FORMS or (tok.id > 1 and tok.form[:1].isupper() and tok.form.lower() != "i")
+
+
+def binding_conservative_self_after_two_nominals(sent: Sentence, ctx: Context):
+    """App. C's test with potential antecedents found by POS tag *or* form (any tag the parser could
+    have got wrong): a word ending in *self/selves* preceded by two nouns or pronouns."""
+    nominals: list[Token] = []
+    for t in sent.tokens:
+        if _self_word(t) and len(nominals) >= 2:
+            return (t, nominals[-2], nominals[-1])
+        if is_potential_antecedent(t):
+            nominals.append(t)
+    return None
+
+
 def binding_strict_two_animate_antecedents(sent: Sentence, ctx: Context):
     """A reflexive pronoun with two or more potential (animate) antecedents before it."""
     antecedents: list[Token] = []
@@ -72,7 +101,8 @@ def sanity(words: list[str], text: str) -> bool:
 
 register(Phenomenon(
     name="binding",
-    rules={"posh": binding_posh_self_after_two_nominals, "strict": binding_strict_two_animate_antecedents},
+    rules={"posh": binding_posh_self_after_two_nominals, "strict": binding_strict_two_animate_antecedents,
+           "conservative": binding_conservative_self_after_two_nominals},
     surface=surface,
     sanity=sanity,
     description="reflexives with two or more potential antecedents",

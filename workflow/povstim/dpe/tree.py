@@ -27,7 +27,14 @@ def is_aux(tok: Token) -> bool:
 
 
 def base_rel(tok: Token) -> str:
+    """The universal relation without subtypes: ``nsubj:pass`` -> ``nsubj``."""
     return tok.deprel.split(":")[0]
+
+
+def has_rel(tok: Token, rel: str) -> bool:
+    """``tok``'s relation is ``rel`` or one of its subtypes: ``has_rel(t, "acl:relcl")`` is true for
+    ``acl:relcl`` and for ``acl:relcl:subj``/``acl:relcl:obj`` (subtypes real CHILDES treebanks use)."""
+    return tok.deprel == rel or tok.deprel.startswith(rel + ":")
 
 
 def children(sent: Sentence) -> dict[int, list[Token]]:

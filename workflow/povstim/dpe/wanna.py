@@ -27,10 +27,11 @@ def wanna_wh_question_want_to(sent: Sentence, ctx: Context):
     return (wh, sent.tokens[i]) if wh is not None else None
 
 
-# One rule serves both modes: every such question is targeted evidence.
+# One rule serves every mode: every such question is targeted evidence.
 register(Phenomenon(
     name="wanna",
-    rules={"posh": wanna_wh_question_want_to, "strict": wanna_wh_question_want_to},
+    rules={"posh": wanna_wh_question_want_to, "strict": wanna_wh_question_want_to,
+           "conservative": wanna_wh_question_want_to},
     surface=surface,
     sanity=None,
     description="wh-questions with want to / wanna",

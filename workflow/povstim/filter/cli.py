@@ -20,10 +20,12 @@ log = logging.getLogger("povstim.filter")
 
 def add_arguments(p) -> None:
     p.description = (
-        "Find direct positive evidence (DPE) with the POSH App. C rules (--mode posh) or the linguistically "
-        "targeted ones (--mode strict), and write every removed sentence with its rule, matching tokens and "
-        "whether it is targeted evidence to a TSV. INPUT is CoNLL-U (*.conllu) or a sentence-per-line text "
-        "file that --parser spacy|stanza parses first."
+        "Find direct positive evidence (DPE) with the POSH App. C rules (--mode posh), the linguistically "
+        "targeted ones (--mode strict) or App. C made robust to parser errors (--mode conservative), and write "
+        "every removed sentence with its rule, matching tokens and whether it is targeted evidence to a TSV. "
+        "INPUT is CoNLL-U (*.conllu: any standard file, e.g. a UD treebank or your own parsed corpus; string "
+        "sent_ids are kept in a source_id column) or a sentence-per-line text file that --parser spacy|stanza "
+        "parses first."
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="CoNLL-U shard(s), or one text file")
     p.add_argument("--parser", choices=("gold", "spacy", "stanza"),
@@ -40,21 +42,29 @@ def add_arguments(p) -> None:
     p.add_argument("--out", required=True, help="dpe.tsv: sent_id, phenomenon, rule, tokens, sentence, targeted")
     p.add_argument("--summary", help="summary.json: counts per rule/phenomenon, prefilter, precision/recall vs gold")
     p.add_argument("--audit-dir", help="write the App. C sanity-check samples (sanity_<phenomenon>.tsv) here")
+    p.add_argument("--skip-malformed", action="store_true",
+                   help="leave malformed CoNLL-U sentences out and report them (filter.on_malformed: skip)")
 
 
 def run(args) -> int:
     from ..parse.run import parse_texts, parser_settings
-    from .run import check_ids, read_base, read_parses, run_filter, write_sanity
+    from .run import assign_ids, check_ids, read_base, read_parses, run_filter, write_sanity
     from .settings import filter_settings
 
     rules = [r.strip() for r in args.rules.split(",") if r.strip()] if args.rules else None
-    settings = filter_settings(json_object_arg(args.params, "--params"), mode=args.mode, rules=rules)
+    settings = filter_settings(json_object_arg(args.params, "--params"), mode=args.mode, rules=rules,
+                               on_malformed="skip" if args.skip_malformed else None)
     t0 = time.perf_counter()
     conllu = [p for p in args.inputs if Path(p).suffix == ".conllu"]
     parse_stats = None
     base = read_base(args.base) if args.base else None
+    skipped = [] if settings.on_malformed == "skip" else None
     if len(conllu) == len(args.inputs):
-        sentences = read_parses(args.inputs)
+        origins: list[str] = []
+        sentences = read_parses(args.inputs, settings.on_malformed, skipped, origins)
+        if base is None and assign_ids(sentences, origins):
+            log.info("the input's own sentence ids are not line numbers: sentences numbered 0..%d in input "
+                     "order, original ids kept in dpe.tsv's source_id column", len(sentences) - 1)
     elif len(args.inputs) == 1:
         lines = read_sentences(args.inputs[0], "corpus")
         texts = dict(enumerate(lines))
@@ -66,7 +76,7 @@ def run(args) -> int:
     else:
         raise PovstimError("give one sentence-per-line text file, or any number of CoNLL-U files")
     check_ids(sentences, base, args.base or args.inputs[0])
-    result = run_filter(sentences, settings, base, parse_stats)
+    result = run_filter(sentences, settings, base, parse_stats, skipped)
     audit.write(args.out, result.rows)
     if args.audit_dir:
         write_sanity(result, settings, args.audit_dir)

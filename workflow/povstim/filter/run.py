@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import dpe
 from ..dpe import audit
 from ..io import PovstimError, atomic_write, read_sentences
-from ..parse.conllu import Sentence, read
+from ..parse.conllu import Sentence, Skipped, read
 from ..parse.tokenize import tokenize
 from . import evaluate
 from .settings import FilterSettings
@@ -35,19 +35,56 @@ class FilterResult:
     sanity: dict[str, tuple[int, list[int]]] = field(default_factory=dict)
 
 
-def read_parses(paths: list[str]) -> list[Sentence]:
-    """CoNLL-U sentences of the given files; a sentence without ``# sent_id`` gets its running index."""
+def read_parses(paths: list[str], on_malformed: str = "error", skipped: list[Skipped] | None = None,
+                origins: list[str] | None = None) -> list[Sentence]:
+    """CoNLL-U sentences of the given files, in file order (``# sent_id`` as written; see :func:`assign_ids`).
+
+    A malformed sentence is an error naming its file and line, or, with
+    ``on_malformed="skip"``, left out and recorded in ``skipped``. ``origins``
+    receives each sentence's file name.
+    """
     sentences: list[Sentence] = []
     for path in paths:
         p = Path(path)
         if not p.is_file():
             raise PovstimError(f"filter input {p} does not exist")
         with open(p, encoding="utf-8") as fh:
-            for sent in read(fh, str(p)):
-                if sent.sent_id is None:
-                    sent.meta = {"sent_id": str(len(sentences)), **sent.meta}
+            for sent in read(fh, str(p), on_malformed, skipped):
                 sentences.append(sent)
+                if origins is not None:
+                    origins.append(p.name)
     return sentences
+
+
+def _int_id(s: Sentence) -> int | None:
+    try:
+        return int(s.sent_id)
+    except (TypeError, ValueError):
+        return None
+
+
+def assign_ids(sentences: list[Sentence], origins: list[str] | None = None) -> bool:
+    """Give every sentence an integer id, the one thing ``dpe.tsv`` needs.
+
+    Parse shards already carry integer ids (lines of base.txt): they are kept.
+    Any other CoNLL-U — a UD treebank with ``# sent_id = adam1-1``, several files
+    that each start at 1, sentences without an id — is numbered 0, 1, ... in input
+    order, and each sentence's original id is kept as ``source_sent_id`` (dpe.tsv's
+    ``source_id`` column; ``file#id`` when there are several files). Returns whether
+    the sentences were renumbered.
+    """
+    ints = [_int_id(s) for s in sentences]
+    if all(i is not None for i in ints) and len(set(ints)) == len(ints):
+        return False
+    several = origins is not None and len(set(origins)) > 1
+    for k, s in enumerate(sentences):
+        orig = s.sent_id
+        meta = {"sent_id": str(k)}
+        if orig is not None:
+            meta["source_sent_id"] = f"{origins[k]}#{orig}" if several else orig
+        meta.update((key, v) for key, v in s.meta.items() if key not in ("sent_id", "source_sent_id"))
+        s.meta = meta
+    return True
 
 
 def check_ids(sentences: list[Sentence], base: dict[int, str] | None, base_name: str) -> None:
@@ -57,7 +94,8 @@ def check_ids(sentences: list[Sentence], base: dict[int, str] | None, base_name:
         try:
             i = int(s.sent_id)
         except (TypeError, ValueError):
-            raise PovstimError(f"sentence with non-integer '# sent_id = {s.sent_id}' ({s.text!r})") from None
+            raise PovstimError(f"sentence with non-integer '# sent_id = {s.sent_id}' ({s.text!r}): parse shards "
+                               f"of {base_name} number their sentences by base.txt line") from None
         if i in seen:
             raise PovstimError(f"sentence id {i} appears twice in the filter input")
         seen.add(i)
@@ -72,12 +110,13 @@ def check_ids(sentences: list[Sentence], base: dict[int, str] | None, base_name:
 
 
 def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[int, str] | None = None,
-               parse_stats: dict | None = None) -> FilterResult:
+               parse_stats: dict | None = None, skipped: list[Skipped] | None = None) -> FilterResult:
     """Apply the enabled phenomena's rules in the configured mode; build the audit rows and the summary.
 
-    In posh mode each removal also says whether the strict rule of the same
-    phenomenon fires (``targeted``): BABY puts back those, the real evidence.
-    Strict matches that posh lets through are counted as possible leaks.
+    In posh and conservative mode each removal also says whether the strict rule
+    of the same phenomenon fires (``targeted``): BABY puts back only those, the
+    disambiguating evidence. Strict matches the mode lets through are counted as
+    possible leaks. ``skipped``: malformed input sentences left out (reported).
     """
     sentences = sorted(sentences, key=lambda s: int(s.sent_id))
     rows: list[audit.Row] = []
@@ -85,7 +124,7 @@ def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[i
     per_phen: Counter = Counter()
     removed: set[int] = set()
     misses: list[int] = []
-    check_strict = settings.mode == "posh"
+    check_strict = settings.mode != "strict"
     also_strict: Counter = Counter()
     leaks: list[int] = []
     spared_parsed = 0
@@ -99,7 +138,8 @@ def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[i
         strict = {m.phenomenon for m in settings.find(s, "strict")} if check_strict else None
         for m in matches:
             targeted = True if strict is None else m.phenomenon in strict
-            rows.append(audit.Row(i, m.phenomenon, m.rule, m.tokens_str(), s.text, targeted))
+            rows.append(audit.Row(i, m.phenomenon, m.rule, m.tokens_str(), s.text, targeted,
+                                  s.meta.get("source_sent_id")))
             per_rule[m.rule] += 1
             per_phen[m.phenomenon] += 1
             also_strict[m.phenomenon] += bool(check_strict and targeted)
@@ -125,7 +165,7 @@ def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[i
         "per_rule": dict(sorted(per_rule.items())),
         "per_phenomenon": {p: per_phen.get(p, 0) for p in settings.rules},
         "targeted": {
-            "note": "posh removals the strict rule also flags (dpe.tsv targeted=true), and strict matches posh kept",
+            "note": "removals the strict rule also flags (dpe.tsv targeted=true), and strict matches the mode kept",
             "also_strict": {p: also_strict.get(p, 0) for p in settings.rules} if check_strict else None,
             "n_strict_not_removed": len(leaks) if check_strict else None,
             "strict_not_removed_ids": leaks[:100] if check_strict else None,
@@ -139,6 +179,19 @@ def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[i
             "miss_ids": misses[:100],
         },
     }
+    if skipped is not None:
+        summary["input"] = {
+            "note": "malformed CoNLL-U sentences left out (filter.on_malformed: skip)",
+            "n_skipped": len(skipped),
+            "skipped": [str(x) for x in skipped[:100]],
+        }
+        if skipped:
+            log.warning("SKIPPED %d malformed CoNLL-U sentence(s) (filter.on_malformed: skip), e.g. %s",
+                        len(skipped), "; ".join(str(x) for x in skipped[:3]))
+    fallbacks = sorted({s.meta["parser"] for s in sentences if "parser" in s.meta})
+    if fallbacks:
+        summary["parser_fallback"] = fallbacks
+        log.warning("PARSER FALLBACK: these parses come from %s", "; ".join(fallbacks))
     if parse_stats:  # timings stay in the log: they would break byte-identical reruns
         summary["parse"] = {k: v for k, v in parse_stats.items() if not k.startswith("seconds")}
     if any(evaluate.gold_labels(s) is not None for s in sentences):

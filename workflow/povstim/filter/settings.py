@@ -16,6 +16,7 @@ class FilterSettings:
     animate_nouns: tuple[str, ...] | None
     audit_sample: int
     seed: int
+    on_malformed: str
 
     def __post_init__(self):
         dpe.check_rules(self.rules)

@@ -219,7 +219,8 @@ def check_stanza_models(model_dir: str | os.PathLike | None, language: str = "en
             f"stanza {name} models are missing from parser.model_dir={str(model_dir)!r} "
             f"(no {', '.join(str(p) for p in missing)}); nothing here downloads them. "
             f"On a machine with internet access run:\n  {stanza_download_command(model_dir, language)}\n"
-            f"and copy {model_dir} here."
+            f"and copy {model_dir} here. Or set parser.fallback: spacy to parse with the spaCy pipeline instead "
+            "(its recall against gold trees differs from stanza's: docs/filter.md; filter_validation measures it)."
         )
     return root
 

@@ -79,7 +79,7 @@ def run(args) -> int:
     log.info(
         "shard %d/%d of %s: %d sentences, %d parsed, %d spared by the prefilter (%s backend, %.2fs)",
         args.shard, n_shards, path, stats["n_sentences"], stats["n_parsed"], stats["n_spared"],
-        settings.backend, stats["seconds_parse"],
+        stats["backend"], stats["seconds_parse"],
     )
     if "cache_hits" in stats:
         log.info("parse cache %s: %d sentences reused, %d parsed anew",

@@ -7,6 +7,7 @@ phenomenon's surface pre-test (povstim.dpe) passes on it: no rule could flag it.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,6 +18,8 @@ from ..settings import build
 from . import backends
 from .cache import ParseCache, namespace, parse_with_cache
 from .conllu import Sentence
+
+log = logging.getLogger("povstim.parse")
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,51 @@ class ParserSettings:
     device: str
     spacy_model: str | None
     cache_dir: str | None
+    fallback: str | None
 
 
 def parser_settings(given: dict | None = None, where: str = "--params", **overrides) -> ParserSettings:
     return build(ParserSettings, "parser", given, where=where, **overrides)
+
+
+# What the fallback costs, measured: recall of each filter mode on en_core_web_sm parses against App. C's
+# literal rules on gold trees (UD_English-CHILDES dev split, 1,230 adult utterances; docs/filter.md).
+# tests/test_filter_validation.py re-measures it, so this table cannot go stale silently.
+SPACY_MEASURED_RECALL = {
+    "posh": {"question_formation": 0.58, "binding": 1.0},
+    "conservative": {"question_formation": 1.0, "binding": 1.0},
+}
+
+
+def measured_recall_note(backend: str) -> str:
+    if backend != "spacy":
+        return ""
+    parts = [f"{mode}: " + ", ".join(f"{p.replace('_', ' ')} {r:.2f}" for p, r in rec.items())
+             for mode, rec in SPACY_MEASURED_RECALL.items()]
+    return ("en_core_web_sm's measured recall against gold CHILDES trees (UD_English-CHILDES dev, adults): "
+            + "; ".join(parts))
+
+
+def effective(settings: ParserSettings) -> tuple[ParserSettings, str | None]:
+    """The settings the parse really runs with, and why they differ from ``settings`` (None if they do not).
+
+    ``parser.fallback``: stanza without its models parses with the fallback backend
+    instead — loudly, never silently: the POSH paper parsed with stanza, and the DPE
+    filter's recall depends on the parser (docs/filter.md, filter_validation).
+    """
+    if settings.backend != "stanza" or not settings.fallback:
+        return settings, None
+    try:
+        backends.check_stanza_models(settings.model_dir)
+        return settings, None
+    except PovstimError as exc:
+        why = str(exc).split("\n")[0]
+    note = (f"{settings.fallback} (fallback: parser.backend is stanza but its models are missing from "
+            f"parser.model_dir={settings.model_dir!r})")
+    log.warning("PARSER FALLBACK: %s; parsing with %s instead (parser.fallback). The DPE filter's recall "
+                "depends on the parser: %s (docs/filter.md); set filter_validation to measure it in this run. "
+                "Cause: %s", settings.backend, settings.fallback, measured_recall_note(settings.fallback), why)
+    return replace(settings, backend=settings.fallback), note
 
 
 def shard_range(n: int, shard: int, n_shards: int) -> range:
@@ -67,6 +111,7 @@ def parse_texts(
     ``items`` maps a sentence id (base.txt line index) to its text.
     """
     cache_stats: dict = {}
+    settings, fallback_note = effective(settings)
     t0 = time.perf_counter()
     if settings.prefilter:
         keep = {i: t for i, t in items.items() if dpe.needs_parse(t, rules)}
@@ -120,6 +165,8 @@ def parse_texts(
         for i, s in zip(ids, sents):
             mark = ("spared" if i in check else "pass") if settings.prefilter else "off"
             s.meta = {"sent_id": str(i), "text": todo[i], "prefilter": mark}
+            if fallback_note:
+                s.meta["parser"] = fallback_note
             if settings.backend == "stanza":
                 backends.with_space_after(s, todo[i])
             out.append(s)
@@ -127,6 +174,7 @@ def parse_texts(
     t_parse = time.perf_counter() - t1
     stats = {
         "backend": settings.backend,
+        **({"fallback": fallback_note} if fallback_note else {}),
         "n_sentences": len(items),
         "n_parsed": len(keep),
         "n_spared": len(items) - len(keep),

@@ -1,0 +1,271 @@
+"""The DPE filter measured against gold trees (``povstim filter-validation``, rule filter_validation).
+
+Unit tests count by hand on hand-written trees; the CLI runs spaCy on a hand-written UD treebank;
+the acceptance test runs the real UD_English-CHILDES dev split (adult speakers) through spaCy.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from povstim.filter.settings import filter_settings
+from povstim.filter.validate import (check_floor, disagreement_rows, load_treebank, table_rows, validate,
+                                     validation_settings, warn_floor)
+from povstim.io import PovstimError
+from povstim.parse.conllu import Sentence, read_file
+
+FIXTURES = Path(__file__).parent / "fixtures" / "conllu"
+RULES = FIXTURES / "rules.conllu"
+UD = FIXTURES / "ud_treebank.conllu"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def povstim(*args):
+    return subprocess.run([sys.executable, "-m", "povstim", *map(str, args)], capture_output=True, text=True)
+
+
+def corrupted_parses(gold: list[Sentence]) -> list[Sentence]:
+    """What a parser might make of the fixture's trees: two typical errors, by hand.
+
+    - sentence 0 "Is the boy who is smiling happy?": the relative clause attached as a plain ``acl``
+      (App. C's test misses it; the conservative relativizer cue "boy who is" still sees it);
+    - sentence 11 "Who do you wanna see?": "see" made a relcl of the verb "wanna" (App. C's test
+      fires; the conservative mode knows a relative clause modifies no verb).
+    """
+    out = [Sentence([replace(t) for t in s.tokens], dict(s.meta)) for s in gold]
+    out[0].tokens[5].deprel = "acl"
+    assert out[11].tokens[4].form == "see"
+    out[11].tokens[4].deprel = "acl:relcl"
+    return out
+
+
+@pytest.fixture(scope="module")
+def gold():
+    return read_file(RULES)
+
+
+def test_recall_and_precision_counted_by_hand(gold):
+    vs = validation_settings({"treebank": str(RULES)})
+    fs = filter_settings({"mode": "posh"})
+    res = validate(gold, corrupted_parses(gold), fs, vs, "hand")
+    # the reference (posh on the gold trees): question formation in 0, 1, 2, 3, 4, 10; binding in 6, 7, 8
+    assert res["reference_positives"] == {"question_formation": 6, "binding": 3}
+    qf = {m: res["modes"][m]["per_phenomenon"]["question_formation"] for m in res["modes"]}
+    # posh on the parses flags 1, 2, 3, 4, 10 and 11: one miss (0), one false positive (11)
+    assert {k: qf["posh"]["reference"][k] for k in ("tp", "fp", "fn", "recall", "precision")} == \
+        {"tp": 5, "fp": 1, "fn": 1, "recall": 0.833333, "precision": 0.833333}
+    # conservative: 0 through the relativizer cue, 11 rejected
+    assert {k: qf["conservative"]["reference"][k] for k in ("tp", "fp", "fn", "recall", "precision")} == \
+        {"tp": 6, "fp": 0, "fn": 0, "recall": 1.0, "precision": 1.0}
+    assert qf["conservative"]["per_rule"]["qf_conservative_relativizer"] == {"n": 1, "tp": 1, "precision": 1.0}
+    assert qf["conservative"]["per_rule"]["qf_conservative_relcl"]["n"] == 5
+    # strict against strict on the gold trees (0 and 10): the corrupted 0 is missed
+    assert qf["strict"]["same_mode_on_gold"]["recall"] == 0.5 and qf["strict"]["gold_trees"]["n_flagged"] == 2
+    for m in res["modes"]:
+        assert res["modes"][m]["per_phenomenon"]["binding"]["same_mode_on_gold"]["recall"] == 1.0
+    # posh is the configured mode: below the 0.95 recall floor for question formation only
+    assert res["floor"]["below"] == [{"phenomenon": "question_formation", "measure": "recall",
+                                      "value": 0.833333, "floor": 0.95}]
+    rows = {(r["mode"], r["phenomenon"]): r for r in table_rows(res)}
+    assert rows["posh", "question_formation"]["floor"] == "BELOW FLOOR: recall"
+    assert rows["posh", "binding"]["floor"] == "ok" and rows["conservative", "question_formation"]["floor"] == ""
+    d = disagreement_rows(gold, corrupted_parses(gold), fs, vs, "speaker_role")
+    assert [(r["index"], r["kind"]) for r in d] == [(0, "miss"), (11, "extra")]
+
+
+def test_conservative_mode_meets_the_floor_and_strict_is_held_to_strict_on_gold(gold):
+    vs = validation_settings({"treebank": str(RULES)})
+    res = validate(gold, corrupted_parses(gold), filter_settings({"mode": "conservative"}), vs, "hand")
+    assert res["floor"]["ok"] and res["floor"]["against"] == "reference"
+    res = validate(gold, corrupted_parses(gold), filter_settings({"mode": "strict"}), vs, "hand")
+    assert res["floor"]["against"] == "same_mode_on_gold"
+    assert res["floor"]["below"] == [{"phenomenon": "question_formation", "measure": "recall", "value": 0.5,
+                                      "floor": 0.95}]
+
+
+def test_below_floor_is_loud_or_an_error(gold, caplog):
+    vs = validation_settings({"treebank": str(RULES), "precision_floor": 0.9})
+    res = validate(gold, corrupted_parses(gold), filter_settings({"mode": "posh"}), vs, "hand")
+    assert [(b["phenomenon"], b["measure"]) for b in res["floor"]["below"]] == \
+        [("question_formation", "recall"), ("question_formation", "precision")]
+    with caplog.at_level(logging.WARNING, logger="povstim.filter"):
+        warn_floor(res, vs)
+    assert "THE DPE FILTER IS BELOW ITS FLOOR: filter.mode=posh on hand parses" in caplog.text
+    assert "question_formation recall 0.833 < 0.95" in caplog.text
+    with pytest.raises(PovstimError, match="fail_below_floor"):
+        warn_floor(res, replace(vs, fail_below_floor=True))
+    assert check_floor(res, "posh", replace(vs, recall_floor=0.8, precision_floor=0.8))["ok"]
+
+
+def test_speaker_filter_and_treebank_errors(tmp_path):
+    vs = validation_settings({"treebank": str(UD)})  # default: drop Target_Child, Child
+    sents, counts = load_treebank(UD, vs)
+    assert counts == {"n_read": 6, "n_kept": 5, "speakers": {"Father": 1, "Mother": 4}}
+    assert "eve01-13" not in [s.sent_id for s in sents]
+    _, counts = load_treebank(UD, validation_settings({"treebank": str(UD), "keep_speakers": ["Father"]}))
+    assert counts["n_kept"] == 1
+    with pytest.raises(PovstimError, match="no sentence of .* is left after the speaker filter"):
+        load_treebank(UD, validation_settings({"treebank": str(UD), "keep_speakers": ["Nobody"]}))
+    with pytest.raises(PovstimError, match="filter_validation.treebank: .*missing.conllu does not exist"):
+        load_treebank(tmp_path / "missing.conllu", vs)
+    (tmp_path / "notext.conllu").write_text("1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n\n")
+    with pytest.raises(PovstimError, match="no '# text =' comment"):
+        load_treebank(tmp_path / "notext.conllu", vs)
+    with pytest.raises(PovstimError, match="filter_validation.modes"):
+        validation_settings({"treebank": "x", "modes": ["lenient"]})
+
+
+def test_cli_with_spacy_on_a_hand_written_treebank(tmp_path):
+    out = {k: tmp_path / f"v.{k}" for k in ("json", "tsv", "png")}
+    r = povstim("filter-validation", "--treebank", UD, "--params", '{"mode": "posh"}',
+                "--parser-params", '{"backend": "spacy", "cache_dir": null}',
+                "--validation-params", '{"recall_floor": 0.95}',
+                "--out", out["json"], "--table", out["tsv"], "--figure", out["png"],
+                "--disagreements", tmp_path / "d.tsv")
+    assert r.returncode == 0, r.stderr
+    res = json.loads(out["json"].read_text())
+    assert res["treebank"]["n_kept"] == 5 and res["n_sentences"] == 5
+    assert res["parser"].startswith("spacy") and set(res["modes"]) == {"posh", "strict", "conservative"}
+    assert res["reference_positives"] == {"question_formation": 2, "binding": 1}
+    # "That's what I think?": UD's free relative (acl:relcl on "what") is a complement clause to spaCy, so
+    # App. C's literal test misses it on the parse; the conservative free-relative cue finds it
+    qf = {m: res["modes"][m]["per_phenomenon"]["question_formation"]["reference"] for m in res["modes"]}
+    assert qf["posh"]["fn"] >= 1 and qf["posh"]["recall"] < 0.95
+    assert qf["conservative"]["recall"] == 1.0
+    assert not res["floor"]["ok"] and "THE DPE FILTER IS BELOW ITS FLOOR: filter.mode=posh" in r.stderr
+    table = [line.split("\t") for line in out["tsv"].read_text().splitlines()]
+    assert table[0][:3] == ["parser", "mode", "phenomenon"] and len(table) == 1 + 3 * 2
+    assert out["png"].read_bytes()[:4] == b"\x89PNG"
+    d = (tmp_path / "d.tsv").read_text().splitlines()
+    assert d[0].startswith("index\tsent_id\tspeaker") and any("eve01-17" in line and "miss" in line for line in d)
+
+
+@pytest.mark.slow
+def test_cli_rerun_is_byte_identical_and_fail_below_floor_stops(tmp_path):
+    args = ["--treebank", UD, "--params", '{"mode": "posh"}', "--parser-params",
+            '{"backend": "spacy", "cache_dir": null}']
+    outs = []
+    for run in (1, 2):
+        out = [tmp_path / f"{run}.{k}" for k in ("json", "tsv", "png")]
+        r = povstim("filter-validation", *args, "--out", out[0], "--table", out[1], "--figure", out[2])
+        assert r.returncode == 0, r.stderr
+        outs.append([p.read_bytes() for p in out])
+    assert outs[0] == outs[1]
+    # fail_below_floor: an error, one line, no traceback
+    r = povstim("filter-validation", *args, "--validation-params", '{"fail_below_floor": true}',
+                "--out", tmp_path / "w.json")
+    assert r.returncode == 1 and "fail_below_floor" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_cli_needs_a_real_parser(tmp_path):
+    r = povstim("filter-validation", "--treebank", UD, "--parser-params", '{"backend": "gold"}',
+                "--out", tmp_path / "v.json")
+    assert r.returncode == 1 and "needs a real parser" in r.stderr
+
+
+def test_stanza_without_models_is_an_error_naming_download_and_fallback(tmp_path):
+    r = povstim("filter-validation", "--treebank", UD, "--parser-params",
+                json.dumps({"backend": "stanza", "model_dir": str(tmp_path / "no-models")}),
+                "--out", tmp_path / "v.json")
+    assert r.returncode == 1 and "stanza.download" in r.stderr and "parser.fallback: spacy" in r.stderr
+
+
+@pytest.mark.slow
+def test_stanza_without_models_falls_back_to_spacy_loudly(tmp_path):
+    params = json.dumps({"backend": "stanza", "model_dir": str(tmp_path / "no-models"), "fallback": "spacy",
+                         "cache_dir": None})
+    r = povstim("filter-validation", "--treebank", UD, "--parser-params", params, "--out", tmp_path / "v.json")
+    assert r.returncode == 0, r.stderr
+    assert "PARSER FALLBACK" in r.stderr and "question formation 0.58" in r.stderr
+    res = json.loads((tmp_path / "v.json").read_text())
+    assert res["parser"].startswith("spacy") and "fallback: parser.backend is stanza" in res["parser"]
+
+
+def test_the_real_data_config_names_the_validation():
+    cfg = yaml.safe_load((REPO / "configs" / "childes-local.yaml").read_text())
+    assert cfg["filter"]["mode"] == "conservative" and cfg["parser"]["backend"] == "spacy"
+    v = cfg["filter_validation"]
+    assert v["treebank"].endswith("ud_childes/en_childes-ud-dev.conllu") and "Target_Child" in v["drop_speakers"]
+    assert v["recall_floor"] >= 0.95 and v["precision_floor"] >= 0.5
+
+
+@pytest.mark.slow
+def test_dev_treebank_adults_conservative_mode_reaches_the_floor(shared_data, tmp_path):
+    """Acceptance (issue 17): UD_English-CHILDES dev, adult speakers, spaCy en_core_web_sm: conservative mode
+    has question-formation and binding recall >= 0.95 and precision >= 0.5 against App. C's literal rules
+    on the gold trees; the literal rules on the same parses fall short."""
+    cfg = yaml.safe_load((REPO / "configs" / "childes-local.yaml").read_text())
+    val = dict(cfg["filter_validation"])
+    val["treebank"] = str(shared_data / "ud_childes" / "en_childes-ud-dev.conllu")
+    parser = {**cfg["parser"], "cache_dir": None}
+    r = povstim("filter-validation", "--params", json.dumps(cfg["filter"]), "--parser-params", json.dumps(parser),
+                "--validation-params", json.dumps(val), "--out", tmp_path / "v.json")
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "v.json").read_text())
+    assert res["treebank"]["n_kept"] == 1230 and res["reference_positives"]["question_formation"] == 12
+    assert res["floor"]["ok"], res["floor"]
+    for phen in ("question_formation", "binding"):
+        c = res["modes"]["conservative"]["per_phenomenon"][phen]["reference"]
+        assert c["n_reference"] >= 1 and c["recall"] >= 0.95 and c["precision"] >= 0.5, (phen, c)
+    literal = res["modes"]["posh"]["per_phenomenon"]["question_formation"]["reference"]
+    assert literal["recall"] < 0.7, literal  # the gap the conservative mode closes (issue 17: 7 of 12)
+    # the recall the stanza fallback warning quotes is this measurement
+    from povstim.parse.run import SPACY_MEASURED_RECALL
+
+    measured = {m: {p: round(res["modes"][m]["per_phenomenon"][p]["reference"]["recall"], 2)
+                    for p in SPACY_MEASURED_RECALL[m]} for m in SPACY_MEASURED_RECALL}
+    assert measured == SPACY_MEASURED_RECALL
+
+
+@pytest.mark.slow
+def test_rule_in_the_dag_and_the_report(repo_root, tmp_path):
+    """filter_validation is a dependency of results/figures exactly when the config names a treebank; its
+    table and figure go into the Snakemake report next to App. C's sanity samples."""
+    cfg = yaml.safe_load((repo_root / "config.yaml").read_text())
+    cfg["parser"] = {**cfg["parser"], "backend": "spacy", "cache_dir": None}
+
+    def snakemake(*args):
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+        cmd = [sys.executable, "-m", "snakemake", "-s", str(repo_root / "Snakefile"), "-d", str(tmp_path),
+               "--configfile", str(tmp_path / "config.yaml"), "--cores", "1", *args]
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=repo_root)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        return r.stdout + r.stderr
+
+    assert "filter_validation" not in snakemake("-n", "--quiet", "rules", "--", "results/figures")
+    cfg["filter_validation"] = {"treebank": str(UD), "precision_floor": 0.5}
+    assert "filter_validation" in snakemake("-n", "--quiet", "rules", "--", "results/figures")
+    target = "results/demo/filter/validation.json"
+    snakemake("--", target)
+    res = json.loads((tmp_path / target).read_text())
+    assert res["filter_mode"] == "posh" and res["treebank"]["n_kept"] == 5
+    log = (tmp_path / "logs/demo/filter/validation.log").read_text()
+    assert "THE DPE FILTER IS BELOW ITS FLOOR" in log  # posh on spaCy misses the free relative
+    out = snakemake("--report", str(tmp_path / "report.html"), "--", target)
+    assert "Adding validation.tsv" in out and "Adding validation.png" in out
+    assert (tmp_path / "report.html").stat().st_size > 10_000
+
+
+def test_config_with_validation_needs_a_real_parser(repo_root):
+    from povstim import config as cfg
+
+    base = yaml.safe_load((repo_root / "config.yaml").read_text())  # gold parser
+    base["filter_validation"] = {"treebank": str(UD)}
+    with pytest.raises(PovstimError, match="filter_validation measures the filter on a real parser"):
+        cfg.validate(base)
+    base["parser"] = {**base["parser"], "backend": "spacy"}
+    filled = cfg.validate(base)
+    assert filled["filter_validation"]["recall_floor"] == 0.95  # the schema's defaults filled at load time
+    assert filled["filter_validation"]["drop_speakers"] == ["Target_Child", "Child"]
+    bad = yaml.safe_load((repo_root / "configs" / "childes-local.yaml").read_text())
+    bad["filter_validation"]["recal_floor"] = 0.9
+    with pytest.raises(PovstimError, match="recal_floor"):
+        cfg.validate(bad)

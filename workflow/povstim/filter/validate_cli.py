@@ -1,0 +1,101 @@
+"""``povstim filter-validation``: measure the DPE filter on a parser's output against gold trees.
+
+    povstim filter-validation --treebank en_childes-ud-dev.conllu --params FILTER_JSON \\
+        --parser-params PARSER_JSON --validation-params VALIDATION_JSON \\
+        --out validation.json [--table validation.tsv] [--figure validation.png] [--disagreements D.tsv]
+
+The treebank's ``# text`` lines are parsed with the configured parser (the parse
+stage's tokenizer, prefilter, cache and fallback); every measured filter mode is
+applied to the parses and the reference mode (App. C's literal rules by default)
+to the gold trees. See :mod:`povstim.filter.validate`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from ..io import PovstimError, json_object_arg, write_json, write_tsv
+
+log = logging.getLogger("povstim.filter")
+
+
+def add_arguments(p) -> None:
+    p.description = (
+        "Measure the DPE filter against gold trees: parse a gold treebank's text with the configured parser, "
+        "apply the rules to the parses and to the gold trees, and write recall and precision per phenomenon, "
+        "mode and rule (validation.json, a TSV table, a figure, the disagreeing sentences)."
+    )
+    p.add_argument("--treebank", help="gold CoNLL-U with '# text' (default: filter_validation.treebank)")
+    p.add_argument("--params", help="the config's filter: section as JSON (mode, rules, on_malformed, ...)")
+    p.add_argument("--parser-params", help="the config's parser: section as JSON (backend, model_dir, fallback, ...)")
+    p.add_argument("--validation-params", help="the config's filter_validation: section as JSON "
+                   "(speakers, modes, reference, floors)")
+    p.add_argument("--parser", choices=("spacy", "stanza"), help="override parser.backend")
+    p.add_argument("--out", required=True, help="validation.json")
+    p.add_argument("--table", help="validation.tsv: one row per mode x phenomenon")
+    p.add_argument("--figure", help="validation.png: recall and precision per mode and phenomenon")
+    p.add_argument("--disagreements", help="TSV of the sentences where filter.mode on the parse and the "
+                   "reference on the gold tree disagree")
+
+
+def run(args) -> int:
+    from ..parse.conllu import Skipped
+    from ..parse.run import effective, parse_texts, parser_settings
+    from .settings import filter_settings
+    from .validate import (disagreement_rows, load_treebank, table_rows, validate, validation_settings,
+                           warn_floor)
+
+    fs = filter_settings(json_object_arg(args.params, "--params"))
+    given = json_object_arg(args.validation_params, "--validation-params")
+    if args.treebank:
+        given["treebank"] = args.treebank
+    if "treebank" not in given:
+        raise PovstimError("give --treebank or filter_validation.treebank in --validation-params")
+    vs = validation_settings(given)
+    ps = parser_settings(json_object_arg(args.parser_params, "--parser-params"), "--parser-params",
+                         backend=args.parser)
+    if ps.backend == "gold":
+        raise PovstimError("filter validation needs a real parser, and parser.backend is 'gold' (the synthetic "
+                           "sources' own trees): set parser.backend to spacy or stanza")
+    skipped: list[Skipped] | None = [] if fs.on_malformed == "skip" else None
+    gold, counts = load_treebank(vs.treebank, vs, fs.on_malformed, skipped)
+    t0 = time.perf_counter()
+    parsed_list, stats = parse_texts({k: s.text for k, s in enumerate(gold)}, ps, fs.rules)
+    seconds = time.perf_counter() - t0
+    # A sentence the prefilter spared has no parse: no rule of any mode can fire on it.
+    by_id = {int(s.sent_id): s for s in parsed_list}
+    parsed = [by_id.get(k) for k in range(len(gold))]
+    real, note = effective(ps)
+    parser = real.backend if real.backend != "spacy" else f"spacy ({real.spacy_model or 'en_core_web_sm'})"
+    if note:
+        parser += f" [{note}]"
+    result = validate(gold, parsed, fs, vs, parser)
+    result["treebank"] = {"path": vs.treebank, **counts, "speaker_key": vs.speaker_key,
+                          "keep_speakers": list(vs.keep_speakers) if vs.keep_speakers is not None else None,
+                          "drop_speakers": list(vs.drop_speakers)}
+    if skipped is not None:
+        result["treebank"]["n_skipped"] = len(skipped)
+        result["treebank"]["skipped"] = [str(x) for x in skipped[:100]]
+        if skipped:
+            log.warning("SKIPPED %d malformed sentence(s) of %s, e.g. %s", len(skipped), vs.treebank, skipped[0])
+    result["parse"] = {"n_parsed": stats["n_parsed"], "n_spared": stats["n_spared"]}
+    write_json(args.out, result)
+    rows = table_rows(result)
+    if args.table:
+        write_tsv(args.table, list(rows[0]), [list(r.values()) for r in rows])
+    if args.disagreements:
+        d = disagreement_rows(gold, parsed, fs, vs, vs.speaker_key)
+        header = ["index", "sent_id", "speaker", "phenomenon", "kind", "reference_rule", "parser_rule", "text"]
+        write_tsv(args.disagreements, header, [[r[h] for h in header] for r in d])
+    if args.figure:
+        from .plot import save_png, validation_figure
+
+        save_png(validation_figure(result), args.figure)
+    for r in rows:
+        log.info("%s %s: recall %s precision %s (%s reference positives, %s flagged)", r["mode"], r["phenomenon"],
+                 r["recall"], r["precision"], r["reference_positives"], r["flagged"])
+    log.info("parsed %d of %d sentences with %s in %.1fs (%.0f sentences/s)", stats["n_parsed"], len(gold), parser,
+             seconds, stats["n_parsed"] / seconds if seconds else 0.0)
+    warn_floor(result, vs)
+    return 0
