@@ -33,6 +33,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "score": ("povstim.scoring.cli", "score minimal pairs with a model (and its checkpoints)"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
     "figures": ("povstim.figures.cli", "draw the paper's figures from the analysis outputs"),
+    "release": ("povstim.analysis.release_cli", "POSH Tables 3/8/12 and Figures 1-3 from published per-model accuracies"),
 }
 
 

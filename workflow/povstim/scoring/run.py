@@ -20,6 +20,7 @@ class ScoringSettings:
     checkpoints: bool
     mlm: str
     device: str
+    sensitivity: bool
 
 
 def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: dict, threads: int | None = None):
@@ -29,7 +30,7 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     import torch
 
     from ..devices import resolve_device
-    from .items import checkpoints, final_step, item_frame
+    from .items import checkpoints, final_step, item_frame, pair_sentences
     from .scorer import Scorer, load
 
     # Scorer.score runs under torch.inference_mode(); no process-wide grad
@@ -44,14 +45,38 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     if settings.checkpoints and model_path.is_dir():
         targets += [(step, str(d), False) for step, d in checkpoints(model_path)]
     frames = []
+    sentences = pair_sentences(pairs)
     for step, path, final in targets:
         lm, tok, kind = load(path, device)
-        scorer = Scorer(lm, tok, kind, device=device, bos=settings.bos, method=settings.mlm,
-                        batch_size=settings.batch_size, reduction=settings.reduction, eos=settings.eos)
-        frames.append(item_frame(pairs, scorer.score, meta, step=step, final=final))
+        opts = dict(device=device, method=settings.mlm, batch_size=settings.batch_size,
+                    reduction=settings.reduction, eos=settings.eos)
+        scorer = Scorer(lm, tok, kind, bos=settings.bos, **opts)
+        scores = scorer.score(sentences)
+        extra = None
+        if settings.sensitivity:
+            extra = _sensitivity(lm, tok, kind, settings.bos, opts, sentences, final)
+        frames.append(item_frame(pairs, scores, meta, step=step, final=final, sensitivity=extra))
         log.info("%s (step %d): accuracy %.3f", path, step, frames[-1]["correct"].mean())
         del lm
     return pd.concat(frames, ignore_index=True)
+
+
+def _sensitivity(lm, tok, kind, bos, opts, sentences, final):
+    """What item_frame needs for the metric-sensitivity columns: the primary Scores under their own
+    BOS setting and, for the final causal model, one more pass with the other BOS setting."""
+    from .items import sensitivity_columns
+    from .scorer import Scorer
+
+    if kind != "causal":  # BOS does not apply: every token is scored (the *_bos columns)
+        return lambda n, primary: sensitivity_columns(n, primary, None)
+    other = None
+    if final:  # checkpoints feed learning curves only: spare them the second pass
+        other = Scorer(lm, tok, kind, bos=not bos, **opts).score(sentences)
+
+    def columns(n, primary):
+        return sensitivity_columns(n, primary, other) if bos else sensitivity_columns(n, other, primary)
+
+    return columns
 
 
 def score_baseline(pairs: list[dict], baseline: str, corpora: list[str], meta: dict, order: int = 3):

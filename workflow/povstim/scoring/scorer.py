@@ -47,6 +47,7 @@ _HUB_MASKED = ("bert", "distilbert", "deberta", "deberta-v2", "electra", "xlm-ro
 class Scores:
     logp: np.ndarray  # float64, one per sentence (sum or mean per `reduction`)
     ntok: np.ndarray  # int64, number of scored tokens
+    total: np.ndarray | None = None  # float64 sum of the token log-probs (whatever the reduction); None for baselines
 
 
 def model_kind(config) -> str:
@@ -191,10 +192,11 @@ class Scorer:
                 self._score_whole(ids, targets, total)
             else:
                 self._score_pll(ids, targets, total)
-        if self.reduction == "mean":
-            total = total / ntok
+        # The mean is computed from the float64 sum exactly like analysis.sensitivity recomputes it
+        # (sum / ntok), so a verdict recomputed from the stored sums is the scorer's verdict.
+        logp = total / ntok if self.reduction == "mean" else total
         order = [index[s] for s in sentences]
-        return Scores(logp=total[order], ntok=ntok[order])
+        return Scores(logp=logp[order], ntok=ntok[order], total=total[order])
 
     def _score_whole(self, ids, targets, total):
         """One forward per sentence: causal next-token or holistic (unmasked) scoring."""
