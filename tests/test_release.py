@@ -57,6 +57,18 @@ def test_reads_posh_released_layout():
     assert bool(f.loc["baby-f", "filtered"]) and not f.loc["baby", "filtered"] and f.loc["wiki", "source"] == "wiki"
 
 
+def test_the_posh_bench_config_reads_only_the_condition_files(tmp_path):
+    """The authors' posh_results/ also holds per-item distributions and Exp. 3 results."""
+    import yaml
+
+    d = _copy(tmp_path)
+    (d / "distributions_gpt2_mini_baby_10M_32768_42_best.csv").write_text("phenomenon,distribution\nwanna,x\n")
+    (d / "results_TPT_10Mf_96_best.csv").write_text(",best\nwanna,0.5\n")
+    rel = yaml.safe_load(CONFIG.read_text())["release"]
+    counts = released.read_released(d, release_settings(rel, where=str(CONFIG)))
+    assert len(counts) == 18 * 9 and counts["file"].str.startswith("results_gpt2_").all()
+
+
 def _copy(tmp_path) -> Path:
     d = tmp_path / "posh_results"
     shutil.copytree(FIXTURE, d)

@@ -10,8 +10,8 @@ go through (``povstim analyze``: same tables, tests and models) and the figures:
 -> OUT/analysis/ (counts.csv, accuracy.csv, chisq.csv, tables/table{3,8}_posh.*, bayes/) and
 OUT/figures/ (fig1_children, fig2_accuracy, fig3_posterior). ``--config`` is a YAML file whose
 ``release:`` and ``analysis:`` sections (workflow/schemas/config/) set how the files are read and
-analysed; flags override it. The defaults read the POSH-BENCH authors' posh_results/ folders
-(docs/analysis.md, "Published results").
+analysed; flags override it. configs/release/posh-bench.yaml reads the POSH-BENCH authors'
+posh_results/ folder (docs/analysis.md, "Published results").
 """
 
 from __future__ import annotations
