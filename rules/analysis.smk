@@ -96,7 +96,8 @@ rule figures:
         study=lambda wc, input: f"--tokenizer-study {' '.join(input.study)}" if input.study else "",
         # The whole config is shown in the report; figures are cheap to redraw.
         config=as_json(config),
-        code=code("figures", "analysis/tidy.py", "analysis/tables.py", "analysis/curves.py", "dpe"),
+        code=code("figures", "figures/children_table7.yaml", "analysis/tidy.py", "analysis/tables.py",
+                  "analysis/curves.py", "dpe"),
     log:
         f"{LOGS}/figures/figures.log",
     benchmark:

@@ -14,7 +14,7 @@ from povstim.benchmarks import posh, words
 from povstim.benchmarks.suite import write_suite
 from povstim.cli import main
 from helpers import tiny_models as tiny
-from povstim.scoring.items import COLUMNS, final_step
+from povstim.scoring.items import COLUMNS, SENSITIVITY_COLUMNS, final_step
 from povstim.scoring.scorer import Scorer, load
 
 torch.set_num_threads(1)
@@ -163,12 +163,15 @@ def test_score_cli_final_and_checkpoints(models, tmp_path):
                "--meta", json.dumps(meta), "--out", str(out), "--device", "cpu"])
     assert rc == 0
     df = pd.read_parquet(out)
-    assert list(df.columns) == COLUMNS
+    assert list(df.columns) == COLUMNS + SENSITIVITY_COLUMNS  # scoring.sensitivity defaults to true
     n = 4 * 9
     assert len(df) == 3 * n
     assert df.groupby(["step", "final"]).size().to_dict() == {(5, False): n, (10, False): n, (10, True): n}
     assert set(df.arch) == {"gpt2-tiny"} and set(df["size"]) == {"50k"} and set(df.seed) == {2}
     assert (df.correct == (df.logp_good > df.logp_bad)).all()
+    # the second (no-BOS) pass runs for the final model only; the masked checkpoint has no BOS setting
+    assert df[df.final]["ntok_nobos_good"].gt(0).all() and df[~df.final]["sum_nobos_good"].isna().all()
+    assert (df["sum_bos_good"] == df["logp_good"]).all()
     fin, ck = df[df.final], df[(~df.final) & (df.step == 10)]
     np.testing.assert_allclose(fin.logp_good.to_numpy(), ck.logp_good.to_numpy(), atol=1e-6)
     # same input -> byte-identical parquet

@@ -17,6 +17,7 @@ import pytest
 
 from povstim import schema
 from povstim.analysis.pipeline import AnalysisSettings
+from povstim.analysis.released import ReleaseSettings
 from povstim.conditions.build import SplitSettings
 from povstim.filter.settings import FilterSettings
 from povstim.filter.validate import ValidationSettings
@@ -33,6 +34,7 @@ PKG = Path(__file__).resolve().parents[1] / "workflow" / "povstim"
 # settings class -> its config section
 SETTINGS = {
     AnalysisSettings: "analysis",
+    ReleaseSettings: "release",
     SplitSettings: "split",
     FilterSettings: "filter",
     ValidationSettings: "filter_validation",

@@ -312,6 +312,11 @@ def test_minimal_pair_suites_keep_the_original_score_schema(models, tmp_path):
                                  "good": "the cats eat.", "bad": "the cats eats."}) + "\n")
     out = tmp_path / "mp.parquet"
     main(["score", "--model", str(models["causal"]), "--suite", str(suite), "--out", str(out)])
+    # the item-score schema, plus the metric-sensitivity columns (scoring.sensitivity, default on): no task columns
+    from povstim.scoring.items import SENSITIVITY_COLUMNS
+
+    assert list(pd.read_parquet(out).columns) == COLUMNS + SENSITIVITY_COLUMNS
+    main(["score", "--model", str(models["causal"]), "--suite", str(suite), "--no-sensitivity", "--out", str(out)])
     assert list(pd.read_parquet(out).columns) == COLUMNS
 
 

@@ -37,6 +37,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
     "probe": ("povstim.probes.cli", "MSGS fine-tuning probes: generate tasks, fine-tune a model, summarise the LBS"),
     "figures": ("povstim.figures.cli", "draw the paper's figures from the analysis outputs"),
+    "release": ("povstim.analysis.release_cli", "POSH Tables 3/8/12 and Figures 1-3 from published per-model accuracies"),
 }
 
 

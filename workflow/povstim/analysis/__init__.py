@@ -2,10 +2,15 @@
 
 Modules:
     tidy      read item-score parquet files / aggregated count tables into one tidy frame
-    tables    accuracy per model x paradigm/category, chi-square tests, POSH Tables 3 and 8
+    tables    accuracy per model x paradigm/category, chi-square tests (pooled or POSH's per-seed
+              procedure), POSH Tables 3 and 8
+    sensitivity  accuracy and verdict flips under sum/mean x BOS/no-BOS scoring
     curves    learning curves: accuracy per model x training step
-    bayes     the Bambi mixed-effects logistic regression of POSH Table 12
+    bayes     the Bambi mixed-effects logistic regressions: POSH Table 12 and the three-level
+              BABY-F/BABY/WIKI model with pairwise contrasts
+    released  published per-model accuracy files -> counts (``povstim release``)
     formula   the model formula language (fixed effects, interactions, group terms)
     pipeline  the analysis settings and the whole ``povstim analyze`` run
     cli       ``povstim analyze`` (arguments and files only)
+    release_cli  ``povstim release`` (arguments and files only)
 """

@@ -13,6 +13,14 @@ We build the fixed-effect design ourselves (see formula.py) and pass Bambi plain
 columns, so that a factor with one level, or a term that another term aliases (e.g.
 ``filtered`` and ``source`` when the only conditions are BABY-F and WIKI), is dropped with
 a logged warning instead of producing an unidentifiable model.
+
+The three-level model of POSH's released analysis (xiulinyang/posh-bench, stats/bayesian.R,
+``val ~ (size_z + category) * source_filter + (1|random_seed) + (1|phenomenon)``) replaces
+``filtered`` and ``source`` by one factor ``source_filter`` (BABY-F, BABY, WIKI; treatment-coded
+against BABY as there) and is read through pairwise contrasts of its levels
+(:func:`pairwise_contrasts`): with Table 12's formula a category-specific BABY-vs-WIKI
+difference has no term of its own (``source`` enters only as a main effect) and loads on the
+Category x Filtering terms, which then look like effects of filtering.
 """
 
 from __future__ import annotations
@@ -45,7 +53,11 @@ PRETTY = {
     "seed": "Random-seed",
     "phenomenon": "Phenomenon",
     "paradigm": "Paradigm",
+    "source_filter": "Condition",
 }
+# The three-level factor's reference level (POSH's released model: baby_unfiltered).
+THREE_LEVEL_REFERENCE = "BABY"
+CONDITION_ORDER = ["BABY-F", "BABY", "WIKI"]
 
 
 @dataclass
@@ -54,6 +66,7 @@ class Column:
     label: str  # e.g. "category[Binding]:filtered[True]"
     pretty: str  # e.g. "Binding × Filtering"
     values: np.ndarray
+    parts: list = field(default_factory=list)  # (variable, index of its code) per factor of the term
 
 
 @dataclass
@@ -67,6 +80,22 @@ class Design:
     dropped: list[str] = field(default_factory=list)
     coding: dict = field(default_factory=dict)
     raw: pd.DataFrame | None = None  # the cells (or items) with readable columns
+    codes: dict = field(default_factory=dict)  # categorical variable -> {level: its code per column}
+    centers: dict = field(default_factory=dict)  # numeric variable -> the data mean on the design's scale
+
+    def row(self, cell: dict) -> np.ndarray:
+        """The fixed-effect design row (without the intercept) of a hypothetical cell: categorical
+        variables at the given level, numeric ones at ``cell[var]`` or else their data mean."""
+        out = np.ones(len(self.columns))
+        for i, c in enumerate(self.columns):
+            for var, k in c.parts:
+                if var in self.codes:
+                    if var not in cell:
+                        raise PovstimError(f"cell {cell} does not give a level of {var}")
+                    out[i] *= self.codes[var][str(cell[var])][k]
+                else:
+                    out[i] *= float(cell.get(var, self.centers[var]))
+        return out
 
     def bambi_formula(self) -> str:
         rhs = ["1" if self.formula.intercept else "0"] + [c.name for c in self.columns]
@@ -97,6 +126,10 @@ def derive(df: pd.DataFrame) -> pd.DataFrame:
         df["phenomenon"] = df["paradigm"]
     if "val" not in df.columns and "correct" in df.columns:
         df["val"] = df["correct"].astype(int)
+    if "source_filter" not in df.columns and {"source", "filtered"} <= set(df.columns):
+        # POSH's three-level factor: BABY-F (filtered), BABY (baby, not filtered), WIKI
+        df["source_filter"] = [f"{str(s).upper()}{'-F' if f else ''}" for s, f in
+                               zip(df["source"], df["filtered"].astype(bool))]
     return df
 
 
@@ -122,8 +155,13 @@ def _level_str(v) -> str:
     return str(v)
 
 
-def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bool, contrasts: str) -> Design:
-    """Code the predictors, expand the formula, drop degenerate/aliased terms, aggregate."""
+def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bool, contrasts: str,
+                 coding_of: dict | None = None) -> Design:
+    """Code the predictors, expand the formula, drop degenerate/aliased terms, aggregate.
+
+    ``coding_of``: per-variable ``(contrasts, reference level)`` overriding ``contrasts`` and the
+    last-level reference (the three-level model: ``{"source_filter": ("treatment", "BABY")}``)."""
+    coding_of = coding_of or {}
     f = fml.parse(formula_text)
     df = derive(df)
     counts = "n_correct" in df.columns and "n_total" in df.columns
@@ -157,6 +195,8 @@ def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bo
 
     dropped: list[str] = []
     coding: dict[str, dict] = {}
+    codes: dict[str, dict[str, list[float]]] = {}
+    centers: dict[str, float] = {}
     var_cols: dict[str, list[tuple[str, str, np.ndarray]]] = {}  # var -> [(label, pretty, values)]
     for var in f.variables():
         num = _numeric(data[var], var)
@@ -176,10 +216,13 @@ def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bo
                     sd = math.sqrt(float(np.average((num - mean) ** 2, weights=w)) * w.sum() / (w.sum() - 1))
                 vals = ((num - mean) / sd).to_numpy(float)
                 coding[var] = {"type": "numeric", "zscored": True, "mean": mean, "sd": sd}
+                centers[var] = 0.0
             else:
                 vals = num.to_numpy(float)
                 coding[var] = {"type": "numeric", "zscored": False}
                 pretty = pretty.replace(" (z)", "")
+                w = data["n_total"].to_numpy(float) if "n_total" in data.columns else None
+                centers[var] = float(np.average(vals, weights=w))
             var_cols[var] = [(var, pretty, vals)]
             continue
         levels = _levels(data[var])
@@ -187,25 +230,33 @@ def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bo
             dropped.append(var)
             log.warning("dropping %s: it has a single level (%s) in this design", var, levels[0] if levels else "")
             continue
+        kind, want_ref = coding_of.get(var, (contrasts, None))
+        if want_ref is not None and any(_level_str(x) == want_ref for x in levels):
+            levels = [x for x in levels if _level_str(x) != want_ref] + [x for x in levels if _level_str(x) == want_ref]
         ref = levels[-1]
         cols = []
         two = len(levels) == 2
         for lv in levels[:-1]:
             is_lv = (data[var] == lv).to_numpy()
-            if contrasts == "sum":
+            if kind == "sum":
                 vals = np.where(is_lv, 1.0, np.where((data[var] == ref).to_numpy(), -1.0, 0.0))
-            elif contrasts == "treatment":
+            elif kind == "treatment":
                 vals = is_lv.astype(float)
             else:
-                raise PovstimError(f"unknown contrasts {contrasts!r}: use sum or treatment")
+                raise PovstimError(f"unknown contrasts {kind!r}: use sum or treatment")
             if two:
                 lvname = "yes vs. no" if isinstance(lv, (bool, np.bool_)) else f"{_level_str(lv)} vs. {_level_str(ref)}"
                 p = f"{pretty} ({lvname})"
+            elif want_ref is not None:
+                p = f"{pretty} ({_level_str(lv)} vs. {_level_str(ref)})"
             else:
                 p = f"{pretty} ({_level_str(lv)})"
             cols.append((f"{var}[{_level_str(lv)}]", p, vals))
-        coding[var] = {"type": "categorical", "contrasts": contrasts, "levels": [_level_str(x) for x in levels],
+        coding[var] = {"type": "categorical", "contrasts": kind, "levels": [_level_str(x) for x in levels],
                        "reference": _level_str(ref)}
+        codes[var] = {
+            _level_str(v): [(1.0 if v == lv else (-1.0 if (kind == "sum" and v == ref) else 0.0))
+                            for lv in levels[:-1]] for v in levels}
         var_cols[var] = cols
 
     columns: list[Column] = []
@@ -217,14 +268,14 @@ def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bo
                 dropped.append(label)
                 log.warning("dropping term %s: %s cannot be estimated in this design", label, ", ".join(gone))
             continue
-        combos = [("", "", np.ones(len(data)))]
+        combos = [("", "", np.ones(len(data)), [])]
         for v in term:
-            combos = [(f"{a}:{lab}" if a else lab, f"{pa} × {_short(pv)}" if pa else pv, va * vv)
-                      for a, pa, va in combos for lab, pv, vv in var_cols[v]]
-        for lab, pv, vals in combos:
+            combos = [(f"{a}:{lab}" if a else lab, f"{pa} × {_short(pv)}" if pa else pv, va * vv, parts + [(v, k)])
+                      for a, pa, va, parts in combos for k, (lab, pv, vv) in enumerate(var_cols[v])]
+        for lab, pv, vals, parts in combos:
             if len(term) > 1:
                 pv = " × ".join(_short(p) for p in pv.split(" × "))
-            columns.append(Column(f"x{len(columns)}", lab, pv, vals))
+            columns.append(Column(f"x{len(columns)}", lab, pv, vals, parts))
 
     columns = _drop_aliased(columns, f.intercept, dropped)
     groups = []
@@ -248,11 +299,14 @@ def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bo
         out["val"] = data["val"].to_numpy(int)
         response = "val"
         fam = "bernoulli"
-    return Design(f, out, response, columns, groups, fam, dropped, coding, raw=data)
+    return Design(f, out, response, columns, groups, fam, dropped, coding, raw=data, codes=codes, centers=centers)
 
 
 def _short(pretty: str) -> str:
-    """'Category (Binding)' -> 'Binding'; 'Filtering (yes vs. no)' -> 'Filtering' for interaction labels."""
+    """'Category (Binding)' -> 'Binding'; 'Filtering (yes vs. no)' -> 'Filtering' for interaction labels;
+    'Condition (BABY-F vs. BABY)' -> 'BABY-F vs. BABY'."""
+    if pretty.startswith(PRETTY["source_filter"] + " (") and pretty.endswith(")"):
+        return pretty[len(PRETTY["source_filter"]) + 2:-1]
     if " vs. " in pretty or pretty.endswith("(z)"):
         return pretty.split(" (")[0]
     if pretty.startswith("Category (") and pretty.endswith(")"):
@@ -472,3 +526,88 @@ def table12(summary: pd.DataFrame) -> pd.DataFrame:
                      "95% CrI": f"[{r['lower']:.2f}, {r['upper']:.2f}]",
                      "R-hat": f"{r['r_hat']:.2f}", "ESS (bulk)": f"{r['ess_bulk']:.0f}"})
     return pd.DataFrame(rows)
+
+
+# ---- the three-level model's pairwise contrasts ----------------------------------------------
+
+def condition_pairs(levels) -> list[tuple[str, str]]:
+    """Pairs (a, b) of a factor's levels for a - b: BABY-F vs BABY, BABY vs WIKI, BABY-F vs WIKI
+    (POSH's order first; other levels alphabetically after them)."""
+    order = [x for x in CONDITION_ORDER if x in levels] + sorted(x for x in levels if x not in CONDITION_ORDER)
+    pairs = [(i, j) for i in range(len(order)) for j in range(i + 1, len(order))]
+    return [(order[i], order[j]) for i, j in sorted(pairs, key=lambda ij: (ij[1] - ij[0], ij[0]))]
+
+
+def pairwise_contrasts(posterior, design: Design, var: str = "source_filter", by: str = "category") -> pd.DataFrame:
+    """Posterior of every pairwise difference between ``var``'s levels on the log-odds scale, overall
+    (the mean over ``by``'s levels, numeric predictors at their data mean) and per level of ``by``.
+
+    ``posterior``: {Bambi column name: draws} (an ArviZ posterior works: it is indexed by name).
+    Group-level effects cancel in a difference. Rows: contrast, a, b, scope, median, lower, upper,
+    p_gt0 (the posterior probability that a > b)."""
+    if var not in design.codes:
+        raise PovstimError(f"{var} is not a categorical predictor of this model (dropped or absent)")
+    levels = design.coding[var]["levels"]
+    scopes = design.coding[by]["levels"] if by in design.codes else []
+    beta = np.column_stack([np.asarray(posterior[c.name]).reshape(-1) for c in design.columns])
+    cells = scopes or [None]
+    eta = {}  # (level, scope) -> draws of the linear predictor (intercept omitted: it cancels)
+    for lv in levels:
+        for sc in cells:
+            cell = {var: lv, **({by: sc} if sc is not None else {})}
+            eta[(lv, sc)] = beta @ design.row(cell)
+    rows = []
+    for a, b in condition_pairs(levels):
+        overall = np.mean([eta[(a, sc)] - eta[(b, sc)] for sc in cells], axis=0)
+        rows.append(_contrast_row(a, b, "overall", overall))
+        for sc in scopes:
+            rows.append(_contrast_row(a, b, sc, eta[(a, sc)] - eta[(b, sc)]))
+    return pd.DataFrame(rows)
+
+
+def _contrast_row(a, b, scope, x) -> dict:
+    return {"contrast": f"{a} vs. {b}", "a": a, "b": b, "scope": scope, "median": float(np.median(x)),
+            "lower": float(np.quantile(x, 0.025)), "upper": float(np.quantile(x, 0.975)),
+            "p_gt0": float(np.mean(x > 0))}
+
+
+def contrasts_table(contrasts: pd.DataFrame) -> pd.DataFrame:
+    """Rows contrast x scope, POSH Table 12 number format."""
+    rows = []
+    for _, r in contrasts.iterrows():
+        rows.append({"Contrast": r["contrast"], "Scope": "Overall" if r["scope"] == "overall" else r["scope"],
+                     "Estimate": f"{r['median']:.2f}", "95% CrI": f"[{r['lower']:.2f}, {r['upper']:.2f}]",
+                     "P(> 0)": f"{r['p_gt0']:.3f}"})
+    return pd.DataFrame(rows)
+
+
+def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True) -> list[str]:
+    """What the report says about filtering and training source, from the three-level contrasts only."""
+    def verdict(r, better, worse):
+        est = f"{r['median']:+.2f} [{r['lower']:.2f}, {r['upper']:.2f}] log-odds, P(> 0) = {r['p_gt0']:.2f}"
+        if r["lower"] > 0:
+            return f"{better} ({est})"
+        if r["upper"] < 0:
+            return f"{worse} ({est})"
+        return f"no credible difference ({est})"
+
+    out = []
+    if not converged:
+        out.append("CONVERGENCE PROBLEM: the three-level model did not converge; do not interpret the "
+                   "sentences below (see three_level_diagnostics.json).")
+    what = {("BABY-F", "BABY"): ("Filtering out direct positive evidence (BABY-F vs. BABY)",
+                                 "models without it scored credibly higher", "models without it scored credibly lower"),
+            ("BABY", "WIKI"): ("Training source (BABY vs. WIKI)", "BABY models scored credibly higher",
+                               "BABY models scored credibly lower"),
+            ("BABY-F", "WIKI"): ("BABY-F vs. WIKI", "BABY-F models scored credibly higher",
+                                 "BABY-F models scored credibly lower")}
+    for (a, b), sub in contrasts.groupby(["a", "b"], sort=False):
+        name, better, worse = what.get((a, b), (f"{a} vs. {b}", f"{a} scored credibly higher",
+                                                f"{a} scored credibly lower"))
+        ov = sub[sub["scope"] == "overall"].iloc[0]
+        text = f"{name}: overall, {verdict(ov, better, worse)}."
+        per = [f"{r['scope']}: {verdict(r, better, worse)}" for _, r in sub[sub["scope"] != "overall"].iterrows()]
+        if per:
+            text += " By category: " + "; ".join(per) + "."
+        out.append(text)
+    return out

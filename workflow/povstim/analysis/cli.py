@@ -6,7 +6,10 @@ Two ways to run it:
   ``--params`` (the config's analysis section) -> ``--out-dir`` with accuracy.csv, chisq.csv,
   accuracy_by_step.csv, tables/ (POSH Tables 3 and 8) and bayes/ (posterior, Table 12).
 * by hand, model only: ``--counts FILE.csv`` or ``--items FILE.parquet`` + ``--formula`` ->
-  ``--out DIR`` with summary.csv and diagnostics.json (+ posterior.nc, table12.*).
+  ``--out DIR`` with summary.csv and diagnostics.json (+ posterior.nc, table12.*; with
+  ``--models three_level`` also three_level_* and the pairwise contrasts).
+
+Published per-model accuracy files (one CSV per model): ``povstim release``.
 """
 
 from __future__ import annotations
@@ -69,6 +72,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--no-model", action="store_true", help="tables only, skip the Bayesian model")
     p.add_argument("--correction", choices=["none", "holm", "bonferroni", "bh"],
                    help="multiple-comparison correction of the chi-square tests")
+    p.add_argument("--significance", choices=["pooled", "posh"],
+                   help="tests against chance: items pooled over seeds (pooled) or POSH's per-seed tests, "
+                   "Fisher-combined, corrected within each training-data column (posh)")
+    m.add_argument("--models", nargs="+", choices=["table12", "three_level"],
+                   help="Bayesian models to fit (table12: POSH Table 12 as printed; three_level: one "
+                   "BABY-F/BABY/WIKI factor with pairwise contrasts)")
+    m.add_argument("--three-level-formula", help="right-hand side of the three-level model")
     p.add_argument("--cores", type=int, help="processes for the chains (default: min(chains, CPUs))")
     p.add_argument("--suite-dirs", nargs="+", metavar="DIR", default=[],
                    help="benchmark suite folders (results/benchmarks/{suite}); a norms.json/norms.csv in one "
@@ -105,7 +115,7 @@ def resolve_params(args):
         given = {**given, "priors": {**(given.get("priors") or {}), **priors}}
     flags = {key: getattr(args, key, None) for key in (
         "formula", "family", "contrasts", "draws", "tune", "chains", "seed", "target_accept", "correction",
-        "suite", "zscore", "sampler", "parametrization")}
+        "suite", "zscore", "sampler", "parametrization", "significance", "models", "three_level_formula")}
     return analysis_settings(given, **flags)
 
 

@@ -1,4 +1,9 @@
-"""The analysis pipeline behind ``povstim analyze``: tables, learning curves and the Bayesian model."""
+"""The analysis pipeline behind ``povstim analyze`` and ``povstim release``: tables, learning curves,
+the metric sensitivity table and the Bayesian models.
+
+Item scores (our own runs) and published per-model accuracies (``povstim release``) go through the
+same functions from the accuracy table on: :func:`write_tables` (accuracy.csv, chisq.csv, Tables 3
+and 8) and :func:`fit_models` (Table 12 and/or the three-level model)."""
 
 from __future__ import annotations
 
@@ -21,6 +26,9 @@ class AnalysisSettings:
     formula: str
     family: str
     correction: str
+    significance: str
+    models: tuple
+    three_level_formula: str
     draws: int
     tune: int
     chains: int
@@ -62,15 +70,16 @@ def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = 
     if meta:
         df = tidy.attach_conditions(df, meta)
     df = exp3.attach_archs(df, arch_meta)  # the arch-level predictor `bias` (Exp. 3)
-    fit_and_write(df, settings, out, family=family, cores=cores)
+    fit_models(df, settings, out, family=family, cores=cores)
 
 
 def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
                   cores: int | None = None, suite_dirs=(), arch_meta: dict | None = None) -> None:
-    """Tidy item table, accuracy and chi-square tables, POSH Tables 3 and 8, learning curves,
-    age-equivalent scores (suite folders in ``suite_dirs`` that ship norms) and (unless
-    ``fit_model`` is false) the Bayesian model, from item-score files, into ``out``."""
-    from . import exp3, tables, tidy
+    """Tidy item table, accuracy and chi-square tables, POSH Tables 3 and 8, the metric sensitivity
+    table, learning curves, age-equivalent scores (suite folders in ``suite_dirs`` that ship norms),
+    the Exp. 3 outputs (archs with a bias) and (unless ``fit_model`` is false) the Bayesian models,
+    from item-score files, into ``out``."""
+    from . import exp3, sensitivity, tables, tidy
     from .curves import curve_table
 
     scores = tidy.read_scores(score_paths)
@@ -80,23 +89,12 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
         tidy_scores.to_parquet(tmp, index=False)
     items = tidy.final_items(scores)
     acc = tables.accuracy_table(items)
-    chisq = tables.chisq_table(acc, settings.correction)
-    write_csv(acc, out / "accuracy.csv")
-    write_csv(chisq, out / "chisq.csv")
+    chisq = write_tables(acc, settings, out, n_seeds=int(items["seed"].nunique()),
+                         notes=lambda suite: caption_notes(items, suite, meta))
     curves = curve_table(scores)
     write_csv(curves, out / "accuracy_by_step.csv")
-    n_seeds = int(items["seed"].nunique())
-    for suite in sorted(items["suite"].unique()):
-        t3 = tables.table3(chisq, suite)
-        t8 = tables.table8(chisq, suite)
-        t8 = pd.concat([t8, pd.DataFrame([tables.average_row(acc, suite)])], ignore_index=True).fillna("")
-        for kind, t in (("table3", t3), ("table8", t8)):
-            cap = tables.caption(kind, suite, settings.correction, n_seeds)
-            notes = caption_notes(items, suite, meta)
-            if "1/k" in notes:  # other task kinds: chance is not 50% for every item
-                cap = cap.replace("against chance (50%)", "against chance")
-            cap += notes
-            write_table(t, out / "tables" / f"{kind}_{suite}", cap, f"tab:{kind}-{suite}")
+    if sensitivity.available(items):
+        write_sensitivity(items, out)
     if suite_dirs:
         age_tables(items, suite_dirs, out)
     exp3.write_outputs(acc, chisq, curves, arch_meta, out, settings.correction, write_csv, write_table)
@@ -104,11 +102,132 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
              items.groupby(["arch", "condition", "size", "seed"]).ngroups, items["suite"].nunique(), out)
     if not fit_model:
         return
-    suite = settings.suite or ("posh" if "posh" in set(items["suite"]) else sorted(items["suite"].unique())[0])
-    if suite not in set(items["suite"]):
-        raise PovstimError(f"analysis.suite {suite!r} was not scored (suites: {', '.join(sorted(items['suite'].unique()))})")
+    suite = model_suite(settings, items["suite"])
     model_items = exp3.attach_archs(tidy.attach_conditions(items[items["suite"] == suite], meta), arch_meta)
-    fit_and_write(model_items, settings, out / "bayes", family=settings.family, cores=cores, suite=suite)
+    fit_models(model_items, settings, out / "bayes", family=settings.family, cores=cores, suite=suite)
+
+
+def counts_analysis(counts: pd.DataFrame, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
+                    cores: int | None = None) -> None:
+    """The same tables and models from per-model x paradigm counts (n_correct, n_total; e.g. published
+    accuracies, ``povstim release``) carrying ``source`` and ``filtered``."""
+    from . import tables
+
+    acc = tables.accuracy_from_counts(counts[[c for c in ("suite", "arch", "condition", "size", "seed", "category",
+                                                          "paradigm", "n_correct", "n_total") if c in counts]])
+    write_tables(acc, settings, out, n_seeds=int(counts["seed"].nunique()))
+    write_csv(counts, out / "counts.csv")
+    if not fit_model:
+        return
+    suite = model_suite(settings, counts["suite"])
+    fit_models(counts[counts["suite"] == suite], settings, out / "bayes", family="binomial", cores=cores, suite=suite)
+
+
+def model_suite(settings: "AnalysisSettings", suites: pd.Series) -> str:
+    names = set(suites)
+    suite = settings.suite or ("posh" if "posh" in names else sorted(names)[0])
+    if suite not in names:
+        raise PovstimError(f"analysis.suite {suite!r} was not scored (suites: {', '.join(sorted(names))})")
+    return suite
+
+
+def write_tables(acc: pd.DataFrame, settings: "AnalysisSettings", out: Path, n_seeds: int,
+                 notes=None) -> pd.DataFrame:
+    """accuracy.csv, chisq.csv (settings.significance, settings.correction) and Tables 3 and 8 per suite;
+    ``notes(suite)`` adds to each caption (other task kinds' chance levels, unfiltered conditions)."""
+    from . import tables
+
+    chisq = tables.chisq_table(acc, settings.correction, settings.significance)
+    write_csv(acc, out / "accuracy.csv")
+    write_csv(chisq, out / "chisq.csv")
+    for suite in sorted(acc["suite"].unique()):
+        t3 = tables.table3(chisq, suite)
+        t8 = tables.table8(chisq, suite)
+        t8 = pd.concat([t8, pd.DataFrame([tables.average_row(acc, suite)])], ignore_index=True).fillna("")
+        for kind, t in (("table3", t3), ("table8", t8)):
+            cap = tables.caption(kind, suite, settings.correction, n_seeds, settings.significance)
+            extra = notes(suite) if notes else ""
+            if "1/k" in extra:  # other task kinds: chance is not 50% for every item
+                cap = cap.replace("against chance (50%)", "against chance")
+            write_table(t, out / "tables" / f"{kind}_{suite}", cap + extra, f"tab:{kind}-{suite}")
+    return chisq
+
+
+def write_sensitivity(items: pd.DataFrame, out: Path) -> None:
+    """sensitivity.csv and tables/metric_sensitivity_{suite}.* (docs/analysis.md)."""
+    from . import sensitivity
+
+    table = sensitivity.sensitivity_table(items)
+    write_csv(table, out / "sensitivity.csv")
+    primary = sensitivity.primary_metric(items)
+    for suite in sorted(table["suite"].unique()):
+        n_models = items[items["suite"] == suite].groupby(["arch", "condition", "size", "seed"]).ngroups
+        write_table(sensitivity.formatted(table, suite, primary), out / "tables" / f"metric_sensitivity_{suite}",
+                    sensitivity.caption(suite, primary, n_models), f"tab:metric-sensitivity-{suite}")
+
+
+MODELS = ("table12", "three_level")
+
+
+def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
+               suite=None) -> None:
+    """Every model of ``settings.models``: table12 -> bayes/{summary.csv, table12.*, ...} (POSH Table 12 as
+    printed, ``settings.formula``); three_level -> bayes/three_level_* and the pairwise contrasts of
+    BABY-F, BABY and WIKI (POSH's released analysis, ``settings.three_level_formula``)."""
+    for name in settings.models:
+        if name == "table12":
+            fit_and_write(df, settings, out, family=family, cores=cores, suite=suite)
+        elif name == "three_level":
+            fit_three_level(df, settings, out, family=family, cores=cores, suite=suite)
+        else:  # the schema's enum makes this a programming error
+            raise PovstimError(f"analysis.models: unknown model {name!r} (use {', '.join(MODELS)})")
+
+
+def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
+                    suite=None) -> None:
+    from . import bayes
+
+    design, res, diag = fit_and_write(
+        df, settings, out, family=family, cores=cores, suite=suite, formula=settings.three_level_formula,
+        prefix="three_level_", table="three_level", title="Three-level model of POSH's released analysis",
+        coding_of={"source_filter": ("treatment", bayes.THREE_LEVEL_REFERENCE)})
+    if "source_filter" not in design.codes:
+        log.warning("three-level model: source_filter has a single level or was dropped: no contrasts")
+        return
+    by = "category" if "category" in design.codes else None
+    contrasts = bayes.pairwise_contrasts(res.idata.posterior, design, by=by or "")
+    write_csv(_rounded(contrasts), out / "three_level_contrasts.csv")
+    cap = ("Pairwise contrasts of the three-level model's conditions (log-odds; posterior median, 95% equal-"
+           "tailed credible interval, posterior probability of a positive difference), overall (the mean over "
+           "categories, training size at its mean) and per category. Unlike Table 12's terms, each contrast "
+           "compares two conditions directly, so a difference between two of them cannot load on a term "
+           "about the third.")
+    banner = "" if diag["converged"] else ("CONVERGENCE PROBLEM — do not interpret these estimates: "
+                                           + "; ".join(diag["problems"]))
+    write_table(bayes.contrasts_table(contrasts), out / "three_level_contrasts_table", cap,
+                "tab:three-level-contrasts", banner=banner)
+    sentences = bayes.filtering_sentences(contrasts, diag["converged"])
+    write_text_page(out / "filtering", "Filtering and training source (three-level model contrasts)", sentences)
+
+
+def _rounded(df: pd.DataFrame) -> pd.DataFrame:
+    out = df.copy()
+    for c in ("median", "lower", "upper", "p_gt0"):
+        out[c] = out[c].round(4)
+    return out
+
+
+def write_text_page(stem: Path, title: str, paragraphs: list[str]) -> None:
+    """A few sentences as Markdown and as a small HTML page (for the Snakemake report)."""
+    import html
+
+    with atomic_write(stem.with_suffix(".md")) as fh:
+        fh.write(f"# {title}\n\n" + "\n\n".join(paragraphs) + "\n")
+    body = "".join(f"<p>{html.escape(p)}</p>" for p in paragraphs)
+    with atomic_write(stem.with_suffix(".html")) as fh:
+        fh.write(f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{{font-family:sans-serif;"
+                 f"font-size:13px;max-width:60em}}</style></head><body><h3>{html.escape(title)}</h3>{body}"
+                 f"</body></html>\n")
 
 
 def caption_notes(items: pd.DataFrame, suite: str, meta: dict | None) -> str:
@@ -145,11 +264,14 @@ def age_tables(items: pd.DataFrame, suite_dirs, out: Path) -> None:
 
 
 def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
-                  suite=None) -> None:
+                  suite=None, formula: str | None = None, prefix: str = "", table: str = "table12",
+                  title: str = "Bayesian mixed-effects logistic regression", coding_of: dict | None = None):
+    """Fit one model (``formula``, default settings.formula) and write {prefix}posterior.nc,
+    {prefix}summary.csv, {prefix}diagnostics.json, {prefix}data.csv and {table}.* to ``out``."""
     from . import bayes
 
-    design = bayes.build_design(df, settings.formula, family=family, zscore=bool(settings.zscore),
-                                contrasts=settings.contrasts)
+    design = bayes.build_design(df, formula or settings.formula, family=family, zscore=bool(settings.zscore),
+                                contrasts=settings.contrasts, coding_of=coding_of)
     log.info("fitting %s (%s, %d rows, %d observations): %s", design.bambi_formula(), design.family,
              len(design.data), int(design.data["n_total"].sum()) if "n_total" in design.data else len(design.data),
              design.expanded())
@@ -157,25 +279,30 @@ def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, fam
     diag = dict(res.diagnostics, suite=suite, priors=settings.priors)
     bayes.warn_if_unconverged(diag, str(out))
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / "posterior.nc") as tmp:
+    with atomic_path(out / f"{prefix}posterior.nc") as tmp:
         res.idata.to_netcdf(str(tmp), engine="h5netcdf")
-    write_csv(bayes.summary_for_csv(res.summary), out / "summary.csv")
-    write_json(out / "diagnostics.json", diag)
+    write_csv(bayes.summary_for_csv(res.summary), out / f"{prefix}summary.csv")
+    write_json(out / f"{prefix}diagnostics.json", diag)
     raw = design.raw.copy()
-    write_csv(raw, out / "data.csv")
+    write_csv(raw, out / f"{prefix}data.csv")
     banner = ""
     if not diag["converged"]:
         banner = "CONVERGENCE PROBLEM — do not interpret these estimates: " + "; ".join(diag["problems"])
-    cap = (f"Bayesian mixed-effects logistic regression ({design.family}) predicting item-level accuracy"
+    cap = (f"{title} ({design.family}) predicting item-level accuracy"
            f"{' on ' + suite if suite else ''}: {design.expanded()}. Posterior medians with 95% credible "
            f"intervals on the log-odds scale. Numeric predictors z-scored; categorical predictors "
            f"{settings.contrasts}-coded with the last level as the implicit reference. "
            f"{diag['chains']} chains x {diag['draws']} draws ({diag['tune']} tuning), seed {diag['seed']}; "
            f"{diag['divergences']} divergences, max R-hat {diag['max_r_hat']}, min bulk ESS {diag['min_ess_bulk']}.")
+    for var, (kind, ref) in (coding_of or {}).items():
+        if var in design.coding:
+            cap += f" {var} is {kind}-coded against {design.coding[var]['reference']} (not sum-coded)."
     if design.dropped:
         cap += f" Dropped (not estimable in this design): {', '.join(design.dropped)}."
-    write_table(bayes.table12(res.summary), out / "table12", cap, "tab:table12", banner=banner)
-    log.info("posterior summary written to %s (%.1f s sampling)", out / "summary.csv", diag["sampling_seconds"])
+    write_table(bayes.table12(res.summary), out / table, cap, f"tab:{table.replace('_', '-')}", banner=banner)
+    log.info("posterior summary written to %s (%.1f s sampling)", out / f"{prefix}summary.csv",
+             diag["sampling_seconds"])
+    return design, res, diag
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> None:

@@ -29,6 +29,12 @@ SCORE_COLUMNS = [
     "arch", "condition", "size", "seed", "step", "final", "suite", "paradigm", "category",
     "item_id", "logp_good", "logp_bad", "ntok_good", "ntok_bad", "correct",
 ]
+# Optional (scoring.sensitivity): per-sentence sums and token counts with and without BOS,
+# from which analysis.sensitivity recomputes every metric. = povstim.scoring.items.SENSITIVITY_COLUMNS
+SENSITIVITY_COLUMNS = [
+    "sum_bos_good", "sum_bos_bad", "ntok_bos_good", "ntok_bos_bad",
+    "sum_nobos_good", "sum_nobos_bad", "ntok_nobos_good", "ntok_nobos_bad",
+]
 MODEL_KEYS = ["arch", "condition", "size", "seed"]
 # Everything that identifies one model's result on one item.
 ITEM_KEYS = ["suite", "arch", "condition", "size", "seed", "step", "paradigm", "item_id"]
@@ -63,10 +69,18 @@ def read_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
         if df.empty:
             log.warning("%s: no rows", path)
             continue
-        frames.append(df[SCORE_COLUMNS + [c for c in TASK_KEEP if c in df.columns]])
+        extra = [c for c in SENSITIVITY_COLUMNS if c in df.columns]
+        if extra and len(extra) != len(SENSITIVITY_COLUMNS):
+            raise PovstimError(f"{path}: item-score file has only some of the sensitivity columns "
+                               f"(lacks {', '.join(c for c in SENSITIVITY_COLUMNS if c not in extra)})")
+        frames.append(df[SCORE_COLUMNS + extra + [c for c in TASK_KEEP if c in df.columns]])
     if not frames:
         raise PovstimError("no item scores to analyse: every --scores file is empty")
+    # Files without the sensitivity columns (baselines, older runs) get NaN sums and 0 tokens there.
     df = pd.concat(frames, ignore_index=True)
+    if any(c in df.columns for c in SENSITIVITY_COLUMNS):
+        for c in SENSITIVITY_COLUMNS:
+            df[c] = df[c].fillna(0).astype("int64") if c.startswith("ntok") else df[c].astype("float64")
     if "task" in df.columns:
         df = with_chance(df)
     return normalise(df, "item scores")

@@ -1,8 +1,11 @@
 """``povstim figures``: draw the paper's figures (PNG + PDF) from the analysis outputs.
 
 Always drawn (from --analysis-dir, and --scores for the learning curves):
+  fig1_children          POSH Fig. 1: children's accuracy (POSH Table 7) beside the models' at matched input
+                         sizes (when the posh suite was scored)
   fig2_accuracy          POSH Fig. 2: category accuracy by size and condition, SD over seeds, chance line
   fig3_posterior         POSH Fig. 3: posterior medians and 95% intervals (from bayes/summary.csv)
+  fig3_three_level       the same for the three-level model (bayes/three_level_summary.csv), when fitted
   learning_curves_{suite}[_category]   accuracy vs training step per paradigm / category and condition
 Drawn when their inputs are given:
   fig4_biases, fig5_biases   POSH Figs. 4-5 (Experiment 3), when DIR/tables/exp3_*.csv exist
@@ -19,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import PovstimError, json_object_arg, write_json
+from ..io import PovstimError, json_object_arg
 
 log = logging.getLogger("povstim.figures")
 
@@ -47,8 +50,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from . import plots, style
-
     if args.index:
         from .index import write_index
 
@@ -57,71 +58,23 @@ def run(args) -> int:
         return 0
     if not args.analysis_dir:
         raise PovstimError("--analysis-dir is required (the output folder of `povstim analyze`)")
-
-    logging.getLogger("fontTools").setLevel(logging.WARNING)
-    style.apply()
-    adir = Path(args.analysis_dir)
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    made: dict[str, list[str]] = {}
-
-    acc_path = adir / "accuracy.csv"
-    if not acc_path.exists():
-        raise PovstimError(f"{acc_path}: missing; run `povstim analyze` first")
-    acc = pd.read_csv(acc_path, dtype={"size": str})
-    made["fig2_accuracy"] = _save(plots.fig2_accuracy(acc), out, "fig2_accuracy")
-
-    summary_path = adir / "bayes" / "summary.csv"
-    if summary_path.exists():
-        summary = pd.read_csv(summary_path)
-        diag_path = adir / "bayes" / "diagnostics.json"
-        problems = json.loads(diag_path.read_text())["problems"] if diag_path.exists() else []
-        made["fig3_posterior"] = _save(plots.fig3_posterior(summary, problems), out, "fig3_posterior")
-    else:
-        log.warning("%s missing: no posterior figure (was the model skipped?)", summary_path)
-
+    curves = None
     if args.scores:
         from ..analysis import tidy
         from ..analysis.curves import curve_table
 
         curves = curve_table(tidy.read_scores(args.scores))
-    else:
-        cpath = adir / "accuracy_by_step.csv"
-        if not cpath.exists():
-            raise PovstimError(f"{cpath}: missing and no --scores given")
-        curves = pd.read_csv(cpath, dtype={"size": str})
-    for suite in sorted(curves["suite"].unique()):
-        made[f"learning_curves_{suite}"] = _save(plots.learning_curves(curves, suite), out,
-                                                 f"learning_curves_{suite}")
-        made[f"learning_curves_{suite}_category"] = _save(plots.learning_curves(curves, suite, "category"), out,
-                                                          f"learning_curves_{suite}_category")
+    study = read_tokenizer_study(args.tokenizer_study) if args.tokenizer_study else None
+    audit = read_filter_audit(args.filter_audit) if args.filter_audit else None
+    from .draw import draw_analysis
 
-    from . import exp3  # POSH Figs. 4-5 (inductive biases), when the analysis wrote the Exp. 3 tables
-
-    made.update(exp3.draw(adir, out))
-    if args.tokenizer_study:
-        study = read_tokenizer_study(args.tokenizer_study)
-        made["tokenizer_study"] = _save(plots.tokenizer_study(study), out, "tokenizer_study")
-    if args.filter_audit:
-        audit = read_filter_audit(args.filter_audit)
-        if audit.empty:
-            log.warning("filter audit: no DPE removed in any corpus; drawing nothing")
-        else:
-            made["filter_audit"] = _save(plots.filter_audit(audit), out, "filter_audit")
+    draw_analysis(Path(args.analysis_dir), Path(args.out_dir), curves=curves, study=study, audit=audit)
     if args.run_info:
         from .runinfo import write_run_info
 
         config = json_object_arg(args.config, "--config")
         write_run_info(args.run_info, config)
-    write_json(out / "figures.json", made)
-    log.info("%d figures written to %s", len(made), out)
     return 0
-
-
-def _save(fig, out, stem):
-    from . import style
-
-    return [p.name for p in style.save(fig, out, stem)]
 
 
 _ALIASES = {

@@ -3,6 +3,7 @@
 fig2_accuracy       POSH Fig. 2: category accuracy by training size and condition (mean ± SD
                     over seeds, chance line), one row of panels per benchmark suite
 fig3_posterior      POSH Fig. 3: posterior medians with 95% intervals per coefficient
+fig1_children       POSH Fig. 1: children's accuracy (Table 7) beside model accuracy at matched input sizes
 learning_curves     accuracy vs training step (BabyBERTa Fig. 2, POSH Fig. 4 top)
 tokenizer_study     POSH Table 9: corpus token count per vocab size and dataset
 filter_audit        DPE sentences removed per rule and size
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 import numpy as np
@@ -221,3 +223,109 @@ def filter_audit(audit: pd.DataFrame):
 
 def _nan_to_none(x):
     return None if (isinstance(x, float) and math.isnan(x)) else x
+
+
+# ---- POSH Figure 1: children beside models ---------------------------------------------------
+
+CHILDREN_FILE = "children_table7.yaml"
+
+
+def load_children(path=None) -> pd.DataFrame:
+    """POSH Table 7 (children's accuracy at a younger and an older age) as one row per phenomenon x
+    stage: phenomenon, study, level, name (what models are compared with), stage, age, accuracy,
+    matched_size (words of input the age is aligned with in POSH Fig. 1)."""
+    from pathlib import Path
+
+    import yaml
+
+    path = Path(path) if path else Path(__file__).with_name(CHILDREN_FILE)
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    rows = []
+    for ph in doc["phenomena"]:
+        for st in ph["stages"]:
+            rows.append({"phenomenon": ph["phenomenon"], "study": ph["study"], "level": ph["model"]["level"],
+                         "name": ph["model"]["name"], "stage": st["stage"], "age": str(st["age"]),
+                         "accuracy": float(st["accuracy"]), "matched_size": str(st["matched_size"])})
+    return pd.DataFrame(rows)
+
+
+def children_vs_models(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"):
+    """Model accuracy per phenomenon x condition x size (mean, SD over seeds) for Figure 1, the sizes
+    shown, and a note when no model was trained at the children's matched input sizes."""
+    d = acc[acc["suite"] == suite].copy()
+    d["size"] = d["size"].astype(str)
+    parts = []
+    for ph, sub in children.groupby("phenomenon", sort=False):
+        level, name = sub["level"].iloc[0], sub["name"].iloc[0]
+        key = "paradigm" if level == "paradigm" else "category"
+        m = d[(d["level"] == level) & (d[key] == name)]
+        if m.empty:
+            continue
+        g = _mean_sd(m, ["arch", "condition", "size"])
+        g = g.groupby(["condition", "size"], as_index=False)[["mean", "sd"]].mean()  # several archs: averaged
+        g["phenomenon"] = ph
+        parts.append(g)
+    models = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        columns=["condition", "size", "mean", "sd", "phenomenon"])
+    matched = set(children["matched_size"])
+    have = sorted(set(models["size"]), key=size_words)
+    at_matched = [s for s in have if size_words(s) in {size_words(x) for x in matched}]
+    note = ""
+    if have and not at_matched:
+        note = (f"no model trained at the matched input sizes ({', '.join(sorted(matched, key=size_words))} words): "
+                f"models shown at their own sizes ({', '.join(have)})")
+    elif at_matched:
+        models = models[models["size"].isin(at_matched)]
+    return models, note
+
+
+def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"):
+    """POSH Fig. 1: children's accuracy at a younger and an older age (Table 7), placed at the input
+    sizes POSH aligns them with (10M, 30M words), beside model accuracy by training size and
+    condition (mean ± SD over seeds). One panel per phenomenon; log-scaled words of input."""
+    models, note = children_vs_models(acc, children, suite)
+    phen = list(dict.fromkeys(children["phenomenon"]))
+    conds = style.condition_order(models["condition"].unique()) if len(models) else []
+    fig, axes = plt.subplots(1, len(phen), figsize=(2.1 * len(phen) + 0.6, 2.6), squeeze=False, sharey=True)
+    for c, ph in enumerate(phen):
+        ax = axes[0][c]
+        ch = children[children["phenomenon"] == ph]
+        x = [size_words(s) for s in ch["matched_size"]]
+        ax.plot(x, 100 * ch["accuracy"], color="0.35", marker="*", markersize=9, linewidth=2.0, label="children",
+                zorder=3)
+        for xi, (_, r) in zip(x, ch.iterrows()):
+            ax.annotate(f"age {r['age']}", (xi, 100 * r["accuracy"]), textcoords="offset points", xytext=(0, 6),
+                        ha="center", fontsize=6, color="0.25")
+        for cond in conds:
+            sub = models[(models["phenomenon"] == ph) & (models["condition"] == cond)].copy()
+            if sub.empty:
+                continue
+            sub["w"] = sub["size"].map(size_words)
+            sub = sub.sort_values("w")
+            st = style.condition_style(cond, conds)
+            ax.errorbar(sub["w"], 100 * sub["mean"], yerr=100 * sub["sd"], label=style.label(cond), color=st["color"],
+                        marker=st["marker"], linestyle=st["linestyle"], capsize=2)
+        ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
+        ax.set_xscale("log")
+        labels = sorted(set(ch["matched_size"]) | set(models["size"]), key=size_words)
+        ax.set_xticks([size_words(t) for t in labels], labels)
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        lo, hi = min(size_words(t) for t in labels), max(size_words(t) for t in labels)
+        ax.set_xlim(lo / 1.6, hi * 1.6)
+        ax.set_ylim(0, 105)
+        ax.set_title(f"{ph}\n({ch['study'].iloc[0]})", fontsize=7)
+        ax.set_xlabel("words of input")
+        if c == 0:
+            ax.set_ylabel("accuracy (%)")
+    handles, labels = [], []
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, -0.03),
+               frameon=False)
+    title = "Children (POSH Table 7, at the input sizes POSH aligns their ages with) vs. models"
+    fig.suptitle(title + (f"\n{note}" if note else ""), fontsize=7, color="#b00000" if note else "black")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig

@@ -19,9 +19,15 @@ of the sentence's words), ``ngram`` = an interpolated Kneser-Ney word n-gram
 
 The output parquet has one row per model x checkpoint x item: arch, condition,
 size, seed, step, final, suite, paradigm, category, item_id, logp_good,
-logp_bad, ntok_good, ntok_bad, correct (a tie is not correct). A suite with
-multiple-choice or completion items (docs/evaluation.md, "Task kinds") adds
-the columns of scoring/tasks.py (task, option perplexities, generations, ...).
+logp_bad, ntok_good, ntok_bad, correct (a tie is not correct), and with
+scoring.sensitivity (default) the sums and token counts with and without BOS
+(sum_bos_good ... ntok_nobos_bad) that the metric sensitivity table needs. A
+suite with multiple-choice or completion items (docs/evaluation.md, "Task
+kinds") has the columns of scoring/tasks.py instead (task, option perplexities,
+generations, ...).
+
+POSH-BENCH's published metric (minicons sequence_score, mean surprisal, no BOS):
+    povstim score --model DIR --suite DIR --reduction mean --no-bos --out s.parquet
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="read --suite with this importer (default: the benchmark JSONL schema)")
     p.add_argument("--suite-name", help="suite name for imported files (default: the file name)")
     p.add_argument("--params", help="the config's scoring section as JSON (keys: reduction, bos, eos, batch_size, "
-                   "checkpoints, mlm, device, multiple_choice, completion)")
+                   "checkpoints, mlm, device, sensitivity, multiple_choice, completion)")
     p.add_argument("--meta", help="JSON {arch, condition, size, seed} written into every row")
     p.add_argument("--arch", help="override meta arch (default: the model folder's name)")
     p.add_argument("--condition", help="override meta condition")
@@ -63,6 +69,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", type=int, help="sentences (causal/holistic) or masked rows (PLL) per forward pass")
     p.add_argument("--checkpoints", action=argparse.BooleanOptionalAction, default=None,
                    help="also score every MODEL/checkpoints/step{N}/ (rows final=False); default scoring.checkpoints")
+    p.add_argument("--sensitivity", action=argparse.BooleanOptionalAction, default=None,
+                   help="keep per-sentence sums and token counts with and without BOS for the metric sensitivity "
+                   "table (default scoring.sensitivity)")
     p.add_argument("--device", help="auto (default), cpu, cuda or cuda:N")
     p.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's choice, all cores)")
     p.add_argument("--baseline", choices=["unigram", "ngram"], help="score with a corpus baseline instead of --model")
@@ -75,7 +84,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def settings(args) -> ScoringSettings:
     """The scoring section from --params, overridden by the flags, defaulted and checked by the schema."""
     flags = {key: getattr(args, key, None) for key in ("reduction", "bos", "eos", "mlm", "batch_size",
-                                                       "checkpoints", "device")}
+                                                       "checkpoints", "device", "sensitivity")}
     return build(ScoringSettings, "scoring", _json_arg(args.params, "--params"), **flags)
 
 

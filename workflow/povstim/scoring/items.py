@@ -5,6 +5,18 @@ seed, step, final, suite, paradigm, category, item_id, logp_good, logp_bad,
 ntok_good, ntok_bad, correct``. ``correct`` is a strict ``logp_good >
 logp_bad``: a tie is not correct (a model that gives both sentences the same
 score has not told them apart).
+
+With ``scoring.sensitivity`` the rows of a model also carry the raw material of
+every other metric (``SENSITIVITY_COLUMNS``): the float64 sum of token
+log-probabilities and the number of scored tokens of each sentence, once with a
+BOS token prepended (every token scored) and once without (the first token only
+conditions the rest, minicons' default). Sum and mean under either setting are
+then exact functions of these columns (mean = sum / ntok, as the scorer computes
+it), so ``analysis.sensitivity`` recomputes each metric's verdicts without
+rescoring. Masked LMs score every token whatever ``bos`` says: their ``*_bos``
+columns hold the sums and ``*_nobos`` stay empty (NaN sums, 0 tokens); so do the
+``*_nobos`` columns of checkpoint rows, since the second pass is run for the
+final model only.
 """
 
 from __future__ import annotations
@@ -21,17 +33,46 @@ COLUMNS = [
     "arch", "condition", "size", "seed", "step", "final", "suite", "paradigm", "category", "item_id",
     "logp_good", "logp_bad", "ntok_good", "ntok_bad", "correct",
 ]
+SENSITIVITY_COLUMNS = [
+    "sum_bos_good", "sum_bos_bad", "ntok_bos_good", "ntok_bos_bad",
+    "sum_nobos_good", "sum_nobos_bad", "ntok_nobos_good", "ntok_nobos_bad",
+]
 _STEP_RE = re.compile(r"^step(\d+)$")
 
 
-def item_frame(pairs: list[dict], score_fn, meta: dict, step: int, final: bool):
-    """Score every pair's sentences in one call (so batching spans pairs) and build rows."""
+def pair_sentences(pairs: list[dict]) -> list[str]:
+    """Every pair's good sentence, then every bad one: the order item_frame expects scores in."""
+    return [p["good"] for p in pairs] + [p["bad"] for p in pairs]
+
+
+def sensitivity_columns(n: int, with_bos, without_bos) -> dict:
+    """The SENSITIVITY_COLUMNS of ``n`` pairs from the Scores of pair_sentences() with and without
+    BOS (either may be None: not computed -> NaN sums and 0 tokens)."""
+    out = {}
+    for tag, sc in (("bos", with_bos), ("nobos", without_bos)):
+        if sc is None:
+            total, ntok = np.full(2 * n, np.nan), np.zeros(2 * n, dtype=np.int64)
+        else:
+            total, ntok = sc.total.astype(np.float64), sc.ntok.astype(np.int64)
+        out[f"sum_{tag}_good"], out[f"sum_{tag}_bad"] = total[:n], total[n:]
+        out[f"ntok_{tag}_good"], out[f"ntok_{tag}_bad"] = ntok[:n], ntok[n:]
+    return {c: out[c] for c in SENSITIVITY_COLUMNS}
+
+
+def item_frame(pairs: list[dict], score_fn, meta: dict, step: int, final: bool, sensitivity=None):
+    """Score every pair's sentences in one call (so batching spans pairs) and build rows.
+
+    ``score_fn`` is a function of the sentences or their Scores already computed.
+    ``sensitivity``: None (no extra columns) or a function of (n, primary Scores) returning
+    the SENSITIVITY_COLUMNS.
+    """
     import pandas as pd
 
-    sentences = [p["good"] for p in pairs] + [p["bad"] for p in pairs]
-    scores = score_fn(sentences)
+    sentences = pair_sentences(pairs)
+    scores = score_fn(sentences) if callable(score_fn) else score_fn
     n = len(pairs)
     good, bad = scores.logp[:n], scores.logp[n:]
+    extra = sensitivity(n, scores) if sensitivity is not None else {}
     return pd.DataFrame(
         {
             "arch": str(meta.get("arch", "")),
@@ -49,8 +90,9 @@ def item_frame(pairs: list[dict], score_fn, meta: dict, step: int, final: bool):
             "ntok_good": scores.ntok[:n].astype(np.int64),
             "ntok_bad": scores.ntok[n:].astype(np.int64),
             "correct": good > bad,
+            **extra,
         },
-        columns=COLUMNS,
+        columns=COLUMNS + list(extra),
     )
 
 

@@ -22,18 +22,18 @@ class ScoringSettings:
     device: str
     multiple_choice: dict  # BaBIEs task kinds (scoring/tasks.py): metric
     completion: dict  # generation settings of completion items
+    sensitivity: bool  # keep the raw sums/token counts of every metric (the metric sensitivity table)
 
 
-def _frames(pairs: list[dict], settings: ScoringSettings, meta: dict):
-    """A function building one model's item frame: the minimal-pair table, or (a suite with other task
-    kinds) scoring/tasks.py's table with their extra columns."""
+def _task_frames(pairs: list[dict], settings: ScoringSettings, meta: dict):
+    """For a suite with task kinds other than minimal pairs (docs/evaluation.md, "Task kinds"): a
+    function building one model's item frame with scoring/tasks.py's columns; None for a suite of
+    minimal pairs only (those take the item_frame path, with the sensitivity columns)."""
     from ..settings import as_dict
-    from .items import item_frame
     from .tasks import has_tasks, task_frame, task_settings
 
     if not has_tasks(pairs):
-        return lambda score_fn, step, final, scorer=None, model=None: item_frame(pairs, score_fn, meta, step=step,
-                                                                                 final=final)
+        return None
     mc, cs = task_settings(as_dict(settings))
     return lambda score_fn, step, final, scorer=None, model=None: task_frame(
         pairs, meta, step, final, score_fn, settings.reduction, mc, cs, scorer, model)
@@ -46,7 +46,7 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     import torch
 
     from ..devices import resolve_device
-    from .items import checkpoints, final_step
+    from .items import checkpoints, final_step, item_frame, pair_sentences
     from .scorer import Scorer, load
 
     # Scorer.score runs under torch.inference_mode(); no process-wide grad
@@ -60,22 +60,53 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     targets = [(final_step(model_path) if model_path.is_dir() else -1, str(model), True)]
     if settings.checkpoints and model_path.is_dir():
         targets += [(step, str(d), False) for step, d in checkpoints(model_path)]
-    frame = _frames(pairs, settings, meta)
+    tasks = _task_frames(pairs, settings, meta)
     frames = []
+    sentences = pair_sentences(pairs) if tasks is None else None
     for step, path, final in targets:
         lm, tok, kind = load(path, device)
-        scorer = Scorer(lm, tok, kind, device=device, bos=settings.bos, method=settings.mlm,
-                        batch_size=settings.batch_size, reduction=settings.reduction, eos=settings.eos)
-        frames.append(frame(scorer.score, step, final, scorer, (lm, tok, kind, device)))
+        opts = dict(device=device, method=settings.mlm, batch_size=settings.batch_size,
+                    reduction=settings.reduction, eos=settings.eos)
+        scorer = Scorer(lm, tok, kind, bos=settings.bos, **opts)
+        if tasks is not None:
+            frames.append(tasks(scorer.score, step, final, scorer, (lm, tok, kind, device)))
+        else:
+            scores = scorer.score(sentences)
+            extra = None
+            if settings.sensitivity:
+                extra = _sensitivity(lm, tok, kind, settings.bos, opts, sentences, final)
+            frames.append(item_frame(pairs, scores, meta, step=step, final=final, sensitivity=extra))
         log.info("%s (step %d): accuracy %.3f", path, step, frames[-1]["correct"].mean())
         del lm
     return pd.concat(frames, ignore_index=True)
+
+
+def _sensitivity(lm, tok, kind, bos, opts, sentences, final):
+    """What item_frame needs for the metric-sensitivity columns: the primary Scores under their own
+    BOS setting and, for the final causal model, one more pass with the other BOS setting."""
+    from .items import sensitivity_columns
+    from .scorer import Scorer
+
+    if kind != "causal":  # BOS does not apply: every token is scored (the *_bos columns)
+        return lambda n, primary: sensitivity_columns(n, primary, None)
+    other = None
+    if final:  # checkpoints feed learning curves only: spare them the second pass
+        other = Scorer(lm, tok, kind, bos=not bos, **opts).score(sentences)
+
+    def columns(n, primary):
+        return sensitivity_columns(n, primary, other) if bos else sensitivity_columns(n, other, primary)
+
+    return columns
 
 
 def score_baseline(pairs: list[dict], baseline: str, corpora: list[str], meta: dict, settings: ScoringSettings,
                    order: int = 3):
     """Item scores of a corpus baseline (unigram word frequency or a Kneser-Ney n-gram) trained on ``corpora``."""
     from .baselines import train_baseline
+    from .items import item_frame
 
     model = train_baseline(baseline, corpora, order=order)
-    return _frames(pairs, settings, meta)(model.score, 0, True)
+    tasks = _task_frames(pairs, settings, meta)
+    if tasks is not None:
+        return tasks(model.score, 0, True)
+    return item_frame(pairs, model.score, meta, step=0, final=True)

@@ -47,6 +47,7 @@ _HUB_MASKED = ("bert", "distilbert", "deberta", "deberta-v2", "electra", "xlm-ro
 class Scores:
     logp: np.ndarray  # float64, one per sentence (sum or mean per `reduction`)
     ntok: np.ndarray  # int64, number of scored tokens
+    total: np.ndarray | None = None  # float64 sum of the token log-probs (whatever the reduction); None for baselines
 
 
 def model_kind(config) -> str:
@@ -180,10 +181,11 @@ class Scorer:
                 raise PovstimError(f"nothing to score in sentence {s!r} (no tokens after BOS/special tokens)")
         ntok = np.array([len(t) for t in targets], dtype=np.int64)
         total = self.score_ids(ids, targets)
-        if self.reduction == "mean":
-            total = total / ntok
+        # The mean is computed from the float64 sum exactly like analysis.sensitivity recomputes it
+        # (sum / ntok), so a verdict recomputed from the stored sums is the scorer's verdict.
+        logp = total / ntok if self.reduction == "mean" else total
         order = [index[s] for s in sentences]
-        return Scores(logp=total[order], ntok=ntok[order])
+        return Scores(logp=logp[order], ntok=ntok[order], total=total[order])
 
     def targets(self, ids: list[list[int]]) -> list[list[int]]:
         """The positions of each encoded sentence that are scored (all but BOS / special tokens)."""

@@ -1,0 +1,90 @@
+"""``povstim release``: POSH Tables 3, 8 and 12 and Figures 1-3 from published per-model accuracies.
+
+Reads a folder of released result files (one CSV per model: paradigm, accuracy; the model's arch,
+corpus, size, filtered flag and seed in the file name) and runs the analysis our own item scores
+go through (``povstim analyze``: same tables, tests and models) and the figures:
+
+    povstim release --results posh-bench/posh_results --config configs/release/posh-bench.yaml \\
+        --out-dir results/posh-release
+
+-> OUT/analysis/ (counts.csv, accuracy.csv, chisq.csv, tables/table{3,8}_posh.*, bayes/) and
+OUT/figures/ (fig1_children, fig2_accuracy, fig3_posterior). ``--config`` is a YAML file whose
+``release:`` and ``analysis:`` sections (workflow/schemas/config/) set how the files are read and
+analysed; flags override it. configs/release/posh-bench.yaml reads the POSH-BENCH authors'
+posh_results/ folder (docs/analysis.md, "Published results").
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from pathlib import Path
+
+from ..io import PovstimError, json_object_arg
+
+log = logging.getLogger("povstim.release")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.description = __doc__.split("\n", 1)[1]
+    p.add_argument("--results", required=True, metavar="DIR", help="folder of released per-model result CSVs")
+    p.add_argument("--out-dir", required=True, metavar="DIR", help="writes DIR/analysis and DIR/figures")
+    p.add_argument("--config", metavar="YAML", help="a file with release: and analysis: sections "
+                   "(e.g. configs/release/posh-bench.yaml)")
+    p.add_argument("--params", metavar="JSON", help="the release section as JSON (overrides --config)")
+    p.add_argument("--analysis", metavar="JSON", help="the analysis section as JSON (overrides --config)")
+    p.add_argument("--pattern", help="regular expression for the file names (named groups size, seed, "
+                   "condition or source, optional filtered and arch)")
+    p.add_argument("--items-per-paradigm", type=int, help="minimal pairs behind each accuracy")
+    p.add_argument("--accuracy-column", help="column holding the accuracy")
+    p.add_argument("--ignore", nargs="+", metavar="GLOB", help="file-name globs to skip")
+    p.add_argument("--no-model", action="store_true", help="tables and accuracy figures only, no Bayesian model")
+    p.add_argument("--cores", type=int, help="processes for the chains (default: min(chains, CPUs))")
+
+
+def _config_sections(path: str | None) -> dict:
+    if not path:
+        return {}
+    import yaml
+
+    p = Path(path)
+    if not p.exists():
+        raise PovstimError(f"{p}: no such config file")
+    try:
+        doc = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise PovstimError(f"{p}: not valid YAML ({exc})") from None
+    if not isinstance(doc, dict):
+        raise PovstimError(f"{p}: expected a mapping with release: and analysis: sections")
+    return doc
+
+
+def settings(args):
+    from .pipeline import analysis_settings
+    from .released import release_settings
+
+    doc = _config_sections(args.config)
+    where = args.config or "--params"
+    rel = {**(doc.get("release") or {}), **json_object_arg(args.params, "--params")}
+    ana = {**(doc.get("analysis") or {}), **json_object_arg(args.analysis, "--analysis")}
+    flags = {"pattern": args.pattern, "items_per_paradigm": args.items_per_paradigm,
+             "accuracy_column": args.accuracy_column, "ignore": args.ignore}
+    return release_settings(rel, where=where, **flags), analysis_settings(ana, where=args.config or "--analysis")
+
+
+def run(args) -> int:
+    from ..figures.draw import draw_analysis
+    from .pipeline import counts_analysis
+    from .released import read_released
+
+    t0 = time.perf_counter()
+    rel, ana = settings(args)
+    counts = read_released(args.results, rel)
+    out = Path(args.out_dir)
+    counts_analysis(counts, ana, out / "analysis", fit_model=not args.no_model, cores=args.cores)
+    draw_analysis(out / "analysis", out / "figures", learning_curves=False)
+    log.info("tables, model and figures from %d released result files in %.1f s -> %s",
+             counts["file"].nunique(), time.perf_counter() - t0, out)
+    return 0

@@ -1,0 +1,202 @@
+"""Published per-model accuracies as an analysis input (``povstim release``).
+
+The POSH-BENCH authors release one CSV per trained model (xiulinyang/posh-bench,
+``posh_results/results_gpt2_<arch>_<baby|wiki>_<size>[f]_<vocab>_<seed>_best.csv``, written by
+their benchmark_eval.py as ``pd.DataFrame({'best': {paradigm: accuracy}}).to_csv(...)``)::
+
+    ,best
+    island-adjunct,0.772
+    island-complex-np,0.382
+    ...
+
+The model's arch, corpus, size, filtered flag and seed are in the file name (a configurable
+regular expression, ``release.pattern``), the number of pairs behind each accuracy is given
+(``release.items_per_paradigm``; POSH: 500), and ``n_correct = round(accuracy x items)``, as
+POSH's own analysis recovers the counts. The result is the aggregated-count table the analysis
+already takes (one row per model x paradigm), so Tables 3, 8 and 12 and Figures 1-2 come out of
+the same functions as for our own item scores (``pipeline.counts_analysis``).
+
+Bad input stops with an error naming the file: a name the pattern does not match, a paradigm
+missing from a file, an accuracy outside [0, 1] or not a whole number of items, a model given twice.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import PovstimError, parse_size
+from ..settings import build
+
+log = logging.getLogger("povstim.release")
+
+
+@dataclass(frozen=True)
+class ReleaseSettings:
+    """The ``release:`` section (defaults: workflow/schemas/config/release.schema.yaml)."""
+
+    pattern: str
+    glob: str
+    ignore: tuple
+    paradigm_column: str | None
+    accuracy_column: str
+    items_per_paradigm: int | dict
+    paradigms: dict | None
+    suite: str
+    arch: str
+
+
+def release_settings(given: dict | None = None, where: str = "--params", **overrides) -> ReleaseSettings:
+    return build(ReleaseSettings, "release", given, where=where, **overrides)
+
+
+_TRUE = {"f", "true", "yes", "y", "1", "filtered"}
+_FALSE = {"", "false", "no", "n", "0", "unfiltered"}
+
+
+def _pattern(settings: ReleaseSettings) -> re.Pattern:
+    try:
+        rx = re.compile(settings.pattern)
+    except re.error as exc:
+        raise PovstimError(f"release.pattern {settings.pattern!r} is not a regular expression ({exc})") from None
+    groups = set(rx.groupindex)
+    missing = [g for g in ("size", "seed") if g not in groups]
+    if not ({"condition", "source"} & groups):
+        missing.append("condition or source")
+    if missing:
+        raise PovstimError(f"release.pattern needs the named group(s) {', '.join(missing)} "
+                           f"(e.g. (?P<size>[0-9]+M)); it has {', '.join(sorted(groups)) or 'none'}")
+    return rx
+
+
+def _paradigms(settings: ReleaseSettings) -> dict[str, str]:
+    if settings.paradigms:
+        return {normalise_paradigm(k): str(v) for k, v in settings.paradigms.items()}
+    from ..benchmarks.suite import POSH_CATEGORIES
+
+    return dict(POSH_CATEGORIES)
+
+
+def normalise_paradigm(name) -> str:
+    """POSH's files spell paradigms with hyphens (island-adjunct); the benchmark with underscores."""
+    return str(name).strip().replace("-", "_")
+
+
+def _items(settings: ReleaseSettings, paradigm: str) -> int:
+    n = settings.items_per_paradigm
+    if isinstance(n, dict):
+        norm = {normalise_paradigm(k): v for k, v in n.items()}
+        if paradigm not in norm:
+            raise PovstimError(f"release.items_per_paradigm gives no count for paradigm {paradigm!r}")
+        return int(norm[paradigm])
+    return int(n)
+
+
+def model_of(path: Path, rx: re.Pattern, settings: ReleaseSettings) -> dict:
+    """arch, condition, source, filtered, size, seed of one result file, from its name."""
+    m = rx.fullmatch(path.name)
+    if m is None:
+        raise PovstimError(f"{path}: file name does not match release.pattern {settings.pattern!r} "
+                           "(skip it with release.ignore, or change the pattern)")
+    g = {k: (v if v is not None else "") for k, v in m.groupdict().items()}
+    flag = g.get("filtered", "").strip().lower()
+    if flag not in _TRUE | _FALSE:
+        raise PovstimError(f"{path}: cannot read filtered={g['filtered']!r} from the file name "
+                           "(use f/true/yes/1 or nothing/false/no/0)")
+    filtered = flag in _TRUE
+    source = g.get("source") or g.get("condition")
+    condition = g.get("condition") or (source + ("-f" if filtered else ""))
+    size = g["size"]
+    try:
+        parse_size(size)
+    except PovstimError:
+        raise PovstimError(f"{path}: size {size!r} from the file name is not a word count like 10M") from None
+    try:
+        seed = int(g["seed"])
+    except ValueError:
+        raise PovstimError(f"{path}: seed {g['seed']!r} from the file name is not an integer") from None
+    return {"arch": g.get("arch") or settings.arch, "condition": condition, "source": source,
+            "filtered": filtered, "size": size, "seed": seed}
+
+
+def read_file(path: Path, settings: ReleaseSettings, paradigms: dict[str, str]) -> tuple[dict[str, float], list]:
+    """paradigm -> accuracy of one result file (the required paradigms only), and the other paradigms."""
+    try:
+        df = pd.read_csv(path)
+    except Exception as exc:  # pandas raises many types for a malformed file
+        raise PovstimError(f"{path}: cannot read as CSV ({exc})") from None
+    if df.empty or len(df.columns) < 2:
+        raise PovstimError(f"{path}: expected a paradigm column and an accuracy column, found "
+                           f"{', '.join(map(str, df.columns)) or 'nothing'}")
+    pcol = settings.paradigm_column or df.columns[0]
+    for col, key in ((pcol, "paradigm_column"), (settings.accuracy_column, "accuracy_column")):
+        if col not in df.columns:
+            raise PovstimError(f"{path}: no column {col!r} (release.{key}); columns: "
+                               f"{', '.join(map(str, df.columns))}")
+    names = [normalise_paradigm(x) for x in df[pcol]]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise PovstimError(f"{path}: paradigm(s) {', '.join(dup)} listed twice")
+    acc = dict(zip(names, df[settings.accuracy_column]))
+    missing = [p for p in paradigms if p not in acc]
+    if missing:
+        raise PovstimError(f"{path}: paradigm(s) {', '.join(missing)} missing (release.paradigms lists "
+                           f"{len(paradigms)}; the file has {', '.join(names)})")
+    out = {}
+    for p in paradigms:
+        try:
+            a = float(acc[p])
+        except (TypeError, ValueError):
+            raise PovstimError(f"{path}: paradigm {p}: accuracy {acc[p]!r} is not a number") from None
+        if math.isnan(a) or not 0.0 <= a <= 1.0:
+            raise PovstimError(f"{path}: paradigm {p}: accuracy {acc[p]!r} is outside [0, 1]")
+        out[p] = a
+    return out, [n for n in names if n not in paradigms]
+
+
+def read_released(folder: str | Path, settings: ReleaseSettings) -> pd.DataFrame:
+    """One row per model x paradigm: suite, arch, condition, size, seed, category, paradigm, phenomenon,
+    n_correct, n_total, source, filtered, file."""
+    from .tidy import normalise
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise PovstimError(f"{folder}: no such folder of released results")
+    rx = _pattern(settings)
+    paradigms = _paradigms(settings)
+    files = [p for p in sorted(folder.glob(settings.glob)) if p.is_file()
+             and not any(fnmatch.fnmatch(p.name, g) for g in settings.ignore)]
+    if not files:
+        raise PovstimError(f"{folder}: no result files matching {settings.glob!r}"
+                           + (f" (ignoring {', '.join(settings.ignore)})" if settings.ignore else ""))
+    rows, seen, extra = [], {}, set()
+    for path in files:
+        model = model_of(path, rx, settings)
+        key = (model["arch"], model["condition"], model["size"], model["seed"])
+        if key in seen:
+            raise PovstimError(f"{path}: the same model ({', '.join(map(str, key))}) as {seen[key].name}")
+        seen[key] = path
+        accs, others = read_file(path, settings, paradigms)
+        extra.update(others)
+        for p, a in accs.items():
+            n = _items(settings, p)
+            k = round(a * n)  # POSH: correct = round(acc * n_per_phenomenon)
+            if abs(a * n - k) > 0.01:
+                raise PovstimError(f"{path}: paradigm {p}: accuracy {a!r} is not a whole number of "
+                                   f"{n} items (is release.items_per_paradigm right?)")
+            rows.append({"suite": settings.suite, **{k_: model[k_] for k_ in ("arch", "condition", "size", "seed")},
+                         "category": paradigms[p], "paradigm": p, "phenomenon": p, "n_correct": int(k),
+                         "n_total": n, "source": model["source"], "filtered": model["filtered"],
+                         "file": path.name})
+    if extra:
+        log.warning("paradigm(s) not in release.paradigms ignored: %s", ", ".join(sorted(extra)))
+    df = pd.DataFrame(rows)
+    log.info("%s: %d result files (%d models x %d paradigms)", folder, len(files), len(seen), len(paradigms))
+    return normalise(df, str(folder))
+
