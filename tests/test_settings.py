@@ -18,6 +18,7 @@ import pytest
 from povstim import schema
 from povstim.analysis.pipeline import AnalysisSettings
 from povstim.conditions.build import SplitSettings
+from povstim.devices import GpuSettings
 from povstim.filter.settings import FilterSettings
 from povstim.io import PovstimError
 from povstim.parse.run import ParserSettings
@@ -34,6 +35,7 @@ SETTINGS = {
     AnalysisSettings: "analysis",
     SplitSettings: "split",
     FilterSettings: "filter",
+    GpuSettings: "gpus",
     ParserSettings: "parser",
     ScoringSettings: "scoring",
     TokenizerSettings: "tokenizer",

@@ -22,6 +22,7 @@ class ScoringSettings:
     device: str
     multiple_choice: dict  # BaBIEs task kinds (scoring/tasks.py): metric
     completion: dict  # generation settings of completion items
+    group: str  # none | seeds | all: models scored by one job (speed only; rules/evaluate.smk)
 
 
 def _frames(pairs: list[dict], settings: ScoringSettings, meta: dict):
@@ -46,8 +47,9 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     import torch
 
     from ..devices import resolve_device
+    from .fast import FastScorer
     from .items import checkpoints, final_step
-    from .scorer import Scorer, load
+    from .scorer import load
 
     # Scorer.score runs under torch.inference_mode(); no process-wide grad
     # switch here, since this is also called in-process (tests, notebooks).
@@ -64,12 +66,23 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     frames = []
     for step, path, final in targets:
         lm, tok, kind = load(path, device)
-        scorer = Scorer(lm, tok, kind, device=device, bos=settings.bos, method=settings.mlm,
+        # FastScorer: Scorer's numbers bit for bit, with less Python per token (scoring/fast.py)
+        scorer = FastScorer(lm, tok, kind, device=device, bos=settings.bos, method=settings.mlm,
                         batch_size=settings.batch_size, reduction=settings.reduction, eos=settings.eos)
         frames.append(frame(scorer.score, step, final, scorer, (lm, tok, kind, device)))
         log.info("%s (step %d): accuracy %.3f", path, step, frames[-1]["correct"].mean())
         del lm
     return pd.concat(frames, ignore_index=True)
+
+
+def score_models(pairs: list[dict], jobs: list[tuple[str, dict]], settings: ScoringSettings,
+                 threads: int | None = None):
+    """Item scores of several models in one process: ``jobs`` is (model, meta) per model; yields
+    (index, frame) as each model is done. Each frame is exactly :func:`score_model`'s for that model
+    alone; the process pays torch/transformers imports, CUDA initialisation and the GPU claim once
+    (``scoring.group``, ``povstim score-group``)."""
+    for index, (model, meta) in enumerate(jobs):
+        yield index, score_model(pairs, model, settings, meta, threads=threads)
 
 
 def score_baseline(pairs: list[dict], baseline: str, corpora: list[str], meta: dict, settings: ScoringSettings,
