@@ -69,6 +69,7 @@ rule dyck_pretrain:
         code=code("formal", "train", "biases", "families.py"),
     resources:
         gpu=lambda wc: plan.train_gpus(config, dyck_arch(wc.dyck_model)),
+        gpu_share=lambda wc: plan.train_gpu_share(config, dyck_arch(wc.dyck_model)),
     threads: lambda wc: plan.train_threads(config, dyck_arch(wc.dyck_model))
     log:
         f"{LOGS}/dyck/pretrain/{{dyck_model}}.log",
@@ -77,7 +78,7 @@ rule dyck_pretrain:
     conda:
         "../envs/train.yaml"
     shell:
-        "{POVSTIM} dyck pretrain --train {input.train} --dev {input.dev} --arch {params.arch:q}"
+        "POVSTIM_GPU_SHARE={resources.gpu_share} {POVSTIM} dyck pretrain --train {input.train} --dev {input.dev} --arch {params.arch:q}"
         " --params {params.training:q} --dyck {params.dyck:q} --vocab-size {params.vocab} --seed {params.seed}"
         " --out-dir {params.out_dir} --threads {threads} --no-progress > {log} 2>&1"
 
@@ -161,6 +162,7 @@ rule train_biased:
         code=code("train", "biases", "families.py", "parse/conllu.py"),
     resources:
         gpu=lambda wc: plan.train_gpus(config, wc.arch),
+        gpu_share=lambda wc: plan.train_gpu_share(config, wc.arch),
     threads: lambda wc: plan.train_threads(config, wc.arch)
     log:
         f"{LOGS}/train/{{arch}}/{{condition}}/{{size}}/seed{{seed}}.log",
@@ -169,7 +171,7 @@ rule train_biased:
     conda:
         "../envs/train.yaml"
     shell:
-        "{POVSTIM} train --train {input.train} --dev {input.dev} --tokenizer {input.tokenizer}"
+        "POVSTIM_GPU_SHARE={resources.gpu_share} {POVSTIM} train --train {input.train} --dev {input.dev} --tokenizer {input.tokenizer}"
         " --arch {params.arch:q} --params {params.training:q} --seed {wildcards.seed}"
         " --out-dir {params.out_dir} --threads {threads} {params.extra} > {log} 2>&1"
 

@@ -1,5 +1,7 @@
 # Benchmarks (generated or imported) -> item scores for every model.
 
+import shlex
+
 
 # Part-of-speech and object counts per word of a parsed corpus: the evidence a
 # generated suite with vocabulary: corpus uses to keep a candidate word.
@@ -44,32 +46,74 @@ rule benchmark:
         " --out-dir {output} > {log} 2>&1"
 
 
+# scoring.group (speed only, the scores are the same): none = one job per model; seeds = one job per
+# arch x condition x size scoring all its seeds; all = one job per suite scoring every model. Every
+# variant is this one rule calling `povstim score-group` (one --job per model; with a single job it
+# writes exactly what `povstim score` writes), so a grouped job pays the torch/transformers imports,
+# CUDA start-up and GPU claim once.
+SCORE_GROUP = config["scoring"]["group"]
+# group only changes speed: not a param, so switching it reruns nothing
+SCORE_ARCHS = sorted({m.arch for m in MODELS})
+if SCORE_GROUP == "seeds":
+    SCORE_OUTPUTS = [f"{RESULTS}/scores/{{arch}}/{{condition}}/{{size}}/seed{s}/{{suite}}.parquet" for s in config["seeds"]]
+    SCORE_JOB = "{arch}/{condition}/{size}/seeds/{suite}"
+elif SCORE_GROUP == "all" and MODELS:
+    SCORE_OUTPUTS = [f"{RESULTS}/scores/{m.path}/{{suite}}.parquet" for m in MODELS]
+    SCORE_JOB = "all/{suite}"
+else:
+    SCORE_GROUP = "none"
+    SCORE_OUTPUTS = [f"{RESULTS}/scores/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.parquet"]
+    SCORE_JOB = "{arch}/{condition}/{size}/seed{seed}/{suite}"
+
+
+def score_group_models(wildcards):
+    """The models one scoring job scores (plan.Model), in the order of its outputs."""
+    if SCORE_GROUP == "none":
+        return [plan.Model(wildcards.arch, wildcards.condition, wildcards.size, int(wildcards.seed))]
+    if SCORE_GROUP == "seeds":
+        return [m for m in MODELS if (m.arch, m.condition, m.size) == (wildcards.arch, wildcards.condition, wildcards.size)]
+    return MODELS
+
+
+def score_jobs(wildcards, output):
+    return " ".join(
+        f"--job {model_dir(m)} {shlex.quote(as_json({'arch': m.arch, 'condition': m.condition, 'size': m.size, 'seed': int(m.seed)}))} {out}"
+        for m, out in zip(score_group_models(wildcards), output)
+    )
+
+
+def score_job_archs(wildcards):
+    return sorted({m.arch for m in score_group_models(wildcards)})
+
+
 rule score:
     input:
         suite=f"{RESULTS}/benchmarks/{{suite}}",
-        weights=f"{RESULTS}/models/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/model.safetensors",
+        weights=lambda wc: [f"{model_dir(m)}/model.safetensors" for m in score_group_models(wc)],
     output:
-        f"{RESULTS}/scores/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.parquet",
+        SCORE_OUTPUTS,
+    wildcard_constraints:
+        arch=one_of(SCORE_ARCHS),
     params:
-        # the scoring section with the suite's own overrides (benchmarks.<suite>.scoring)
-        scoring=lambda wc: as_json(plan.scoring_for(config, wc.suite)),
-        model_dir=lambda wc, input: os.path.dirname(input.weights),
-        meta=lambda wc: as_json(
-            {"arch": wc.arch, "condition": wc.condition, "size": wc.size, "seed": int(wc.seed)}
-        ),
+        # the scoring section with the suite's own overrides (benchmarks.<suite>.scoring); `group` only
+        # decides how many models a job scores, so it is left out (changing it reruns nothing)
+        scoring=lambda wc: as_json({k: v for k, v in plan.scoring_for(config, wc.suite).items() if k != "group"}),
+        jobs=score_jobs,
         code=code("scoring", "families.py"),
     threads: 2
     resources:
-        gpu=plan.score_gpus(config),
+        # a job of small models shares a GPU (gpu=0, gpu_share=gpus.slots; povstim.devices)
+        gpu=lambda wc: plan.score_gpus(config, arch=score_job_archs(wc)),
+        gpu_share=lambda wc: plan.score_gpu_share(config, score_job_archs(wc)),
     log:
-        f"{LOGS}/score/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.log",
+        f"{LOGS}/score/{SCORE_JOB}.log",
     benchmark:
-        f"{BENCH}/score/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.tsv"
+        f"{BENCH}/score/{SCORE_JOB}.tsv"
     conda:
         "../envs/train.yaml"
     shell:
-        "{POVSTIM} score --model {params.model_dir} --suite {input.suite} --params {params.scoring:q}"
-        " --meta {params.meta:q} --threads {threads} --out {output} > {log} 2>&1"
+        "POVSTIM_GPU_SHARE={resources.gpu_share} {POVSTIM} score-group --suite {input.suite}"
+        " --params {params.scoring:q} --threads {threads} {params.jobs} > {log} 2>&1"
 
 
 # Corpus baselines scored like models (BabyBERTa word frequency; Kneser-Ney

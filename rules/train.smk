@@ -38,8 +38,10 @@ rule train:
         out_dir=lambda wc, output: os.path.dirname(output.config),
         code=code("train", "biases", "families.py", "tokenizer/bpe.py", "parse/conllu.py"),
     resources:
-        # 1 only when the job will use a GPU (povstim.devices.job_gpus)
+        # 1 only when the job will use a GPU alone (povstim.devices.job_gpus); a small job holds
+        # none and shares a GPU with up to gpus.slots - 1 others (gpu_share, povstim.devices)
         gpu=lambda wc: plan.train_gpus(config, wc.arch),
+        gpu_share=lambda wc: plan.train_gpu_share(config, wc.arch),
     # Tiny CPU models scale poorly past one core, so by default two jobs share two
     # cores rather than one job using both; training.threads raises it.
     threads: lambda wc: plan.train_threads(config, wc.arch)
@@ -50,7 +52,8 @@ rule train:
     conda:
         "../envs/train.yaml"
     shell:
-        "{POVSTIM} train --train {input.train} --dev {input.dev} --tokenizer {input.tokenizer}"
+        "POVSTIM_GPU_SHARE={resources.gpu_share} {POVSTIM} train --train {input.train} --dev {input.dev}"
+        " --tokenizer {input.tokenizer}"
         " --arch {params.arch:q} --params {params.training:q} --seed {wildcards.seed}"
         " --out-dir {params.out_dir} --threads {threads} > {log} 2>&1"
 

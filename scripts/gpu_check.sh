@@ -7,33 +7,42 @@
 # parameters + the tied output layer) against the GPU's dense bf16 peak.
 #
 #   bash scripts/gpu_check.sh            # ~3-5 minutes on an H100/H200
+#   DRY=1 bash scripts/gpu_check.sh      # a tiny CPU run of the same code (seconds), no GPU needed
 #   STEPS=400 COMPILE=0 BATCH=64 bash scripts/gpu_check.sh   # BATCH: sequences per step (paper: 32)
+#   COMPILE=max-autotune MICRO=16 bash scripts/gpu_check.sh  # a torch.compile mode; micro-batches of 16
 #
 # Needs Python with torch (CUDA build), transformers, tokenizers, numpy, safetensors,
 # tqdm; uses .venv/bin/python when it has CUDA, else python3. PEAK_TFLOPS overrides
 # the peak (default: 989 for H100/H200 SXM, 312 for A100, else required).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-STEPS=${STEPS:-300}
+if [ "${DRY:-0}" = 1 ]; then STEPS=${STEPS:-30}; else STEPS=${STEPS:-300}; fi
 COMPILE=${COMPILE:-1}
 BATCH=${BATCH:-32}
-PY=""
-for cand in .venv/bin/python python3 python; do
-  if command -v "$cand" >/dev/null 2>&1 && "$cand" -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
-    PY=$cand; break
-  fi
-done
-if [ -z "$PY" ] && [ "${DRY:-0}" = 1 ]; then PY=.venv/bin/python; fi  # DRY=1: tiny CPU run of this script's logic
+# PYTHON=... picks the interpreter; else the first of .venv/bin/python, python3, python with CUDA torch
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+  for cand in .venv/bin/python python3 python; do
+    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c "import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+      PY=$cand; break
+    fi
+  done
+fi
+if [ -z "$PY" ] && [ "${DRY:-0}" = 1 ]; then  # DRY=1: a tiny CPU run of this script's logic, in seconds
+  for cand in .venv/bin/python python3 python; do
+    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c "import torch" 2>/dev/null; then PY=$cand; break; fi
+  done
+fi
 if [ -z "$PY" ]; then echo "gpu_check: no Python with a CUDA-enabled torch found" >&2; exit 2; fi
 if ! "$PY" -c "import transformers, tokenizers, safetensors, tqdm, numpy" 2>/dev/null; then
   echo "gpu_check: installing transformers/tokenizers (needs PyPI)" >&2
   "$PY" -m pip install -q "transformers==5.24.0" "tokenizers==0.23.3" safetensors tqdm numpy pyyaml jsonschema
 fi
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || true
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-PYTHONPATH="$PWD/workflow${PYTHONPATH:+:$PYTHONPATH}" DRY=${DRY:-0} BATCH=$BATCH STEPS=$STEPS COMPILE=$COMPILE WORK=$WORK "$PY" - <<'PYEOF'
-import json, os, random, time
+PYTHONPATH="$PWD/workflow${PYTHONPATH:+:$PYTHONPATH}" DRY=${DRY:-0} BATCH=$BATCH STEPS=$STEPS COMPILE=$COMPILE MICRO=${MICRO:-} WORK=$WORK "$PY" - <<'PYEOF'
+import itertools, json, os, random, time
 from pathlib import Path
 
 import torch
@@ -43,17 +52,21 @@ from povstim.train.loop import Trainer
 from povstim.train.params import resolve
 
 work = Path(os.environ["WORK"])
-steps, compile_ = int(os.environ["STEPS"]), os.environ["COMPILE"] == "1"
+steps = int(os.environ["STEPS"])
+compile_ = {"1": True, "0": False}.get(os.environ["COMPILE"], os.environ["COMPILE"])  # or a torch.compile mode
+micro = int(os.environ["MICRO"]) if os.environ.get("MICRO") else None
 dry = os.environ.get("DRY") == "1"
 # Zipf-distributed pseudo-words, so byte-level BPE really learns 32,768 tokens.
 r = random.Random(0)
 letters = "etaoinshrdlcumwfgypbvkjxqz"
 lexicon = sorted({"".join(r.choice(letters) for _ in range(r.randint(2, 11))) for _ in range(60000)})
-weights = [1 / (i + 1) for i in range(len(lexicon))]
+# Cumulative weights once: `choices(lexicon, weights)` would re-add all 60k weights for every
+# sentence (400k sentences x 60k = hours); with cum_weights each draw is a bisection.
+cum_weights = list(itertools.accumulate(1 / (i + 1) for i in range(len(lexicon))))
 def sentences(n, seed):
     g = random.Random(seed)
     for _ in range(n):
-        words = g.choices(lexicon, weights, k=g.randint(4, 24))
+        words = g.choices(lexicon, cum_weights=cum_weights, k=g.randint(4, 24))
         yield " ".join(words).capitalize() + g.choice(".?!")
 (work / "train.txt").write_text("\n".join(sentences(4_000 if dry else 400_000, 1)) + "\n")
 (work / "dev.txt").write_text("\n".join(sentences(2_000, 2)) + "\n")
@@ -67,7 +80,7 @@ arch_spec = ({"family": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 2, "n_inne
 log_every = 5 if dry else 50
 arch, training = resolve(arch_spec, {"batch_size": int(os.environ["BATCH"]), "context": 512, "max_steps": steps, "warmup": 100,
                              "eval_every": steps, "save_every": steps, "log_every": log_every,
-                             "eval_batches": 20, "compile": compile_, "device": "auto",
+                             "eval_batches": 20, "compile": compile_, "device": "auto", "micro_batch": micro,
                              **({"batch_size": 4, "context": 64} if dry else {})})
 tr = Trainer(train=str(work / "train.txt"), dev=str(work / "dev.txt"), tokenizer=str(work / "tokenizer.json"),
              arch=arch, training=training, seed=1, out_dir=str(work / "model"), threads=4, progress=False)
@@ -87,7 +100,7 @@ if peak is None:
 mfu = tps * flops_per_token / (float(peak) * 1e12) if peak else float("nan")
 print(json.dumps({
     "gpu": name, "params_M": round(n_params / 1e6, 1), "context": training.context, "batch": training.batch_size,
-    "precision": "bf16" if tr.bf16 else "fp32", "compile": compile_, "steps": summary["steps"],
+    "precision": "bf16" if tr.bf16 else "fp32", "compile": compile_, "micro_batch": micro, "steps": summary["steps"],
     "tokens_per_s": round(tps), "mfu": round(mfu, 4), "peak_tflops": peak, "wall_s": round(wall, 1),
     "final_loss": log[-1]["loss"], "dev_loss": summary["best_dev_loss"],
     "max_mem_GiB": round(torch.cuda.max_memory_allocated() / 2**30, 1) if torch.cuda.is_available() else None,

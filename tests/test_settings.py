@@ -19,6 +19,7 @@ from povstim import schema
 from povstim.analysis.pipeline import AnalysisSettings
 from povstim.analysis.released import ReleaseSettings
 from povstim.conditions.build import SplitSettings
+from povstim.devices import GpuSettings
 from povstim.filter.settings import FilterSettings
 from povstim.filter.validate import ValidationSettings
 from povstim.io import PovstimError
@@ -38,6 +39,7 @@ SETTINGS = {
     SplitSettings: "split",
     FilterSettings: "filter",
     ValidationSettings: "filter_validation",
+    GpuSettings: "gpus",
     ParserSettings: "parser",
     ScoringSettings: "scoring",
     TokenizerSettings: "tokenizer",

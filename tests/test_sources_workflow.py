@@ -76,8 +76,8 @@ def test_babyberta_config_plans_the_papers_comparisons(tmp_path):
     assert "babyberta-unmask/wikipedia" not in out and "babyberta-ordered/aonewsela" not in out
     # holistic and MLM (PLL) scoring of every model (Table 2), the word-frequency baseline per corpus (Figure 2)
     assert counts["score"] == 50 * 2 and counts["score_baseline"] == 3
-    pll = [line for line in out.splitlines() if "povstim score" in line and "zorro_mlm" in line]
-    holistic = [line for line in out.splitlines() if "povstim score --model" in line and "/zorro.parquet" in line]
+    pll = [line for line in out.splitlines() if "povstim score-group" in line and "zorro_mlm" in line]
+    holistic = [line for line in out.splitlines() if "povstim score-group" in line and "/zorro.parquet" in line]
     assert len(pll) == 50 and all('"mlm": "pll"' in line and '"checkpoints": false' in line for line in pll)
     assert len(holistic) == 50 and all('"mlm": "holistic"' in line and '"checkpoints": true' in line
                                        for line in holistic)

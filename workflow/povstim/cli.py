@@ -34,6 +34,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "word-stats": ("povstim.benchmarks.stats_cli", "part-of-speech and object counts per word from parses"),
     "benchmark": ("povstim.benchmarks.cli", "generate or import a minimal-pair benchmark suite"),
     "score": ("povstim.scoring.cli", "score minimal pairs with a model (and its checkpoints)"),
+    "score-group": ("povstim.scoring.group_cli", "score a suite with several models in one process (scoring.group)"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
     "probe": ("povstim.probes.cli", "MSGS fine-tuning probes: generate tasks, fine-tune a model, summarise the LBS"),
     "figures": ("povstim.figures.cli", "draw the paper's figures from the analysis outputs"),

@@ -16,6 +16,18 @@ subdirectory: SLURM already gives each job its own GPUs (and often renumbers
 them from 0 in every job), so slots are only shared between the steps of one
 job -- e.g. the scoring jobs of one Snakemake group job.
 
+Small jobs share a GPU. A job started with ``POVSTIM_GPU_SHARE=N`` (N > 1; the
+rules set it from the ``gpus:`` config section, see :func:`share_slots`) does not
+take the GPU for itself: it takes a *shared* flock on ``gpu<ID>.lock`` plus an
+exclusive flock on one of N slot files ``gpu<ID>.slot<k>.lock``, so at most N
+small jobs run on one GPU at once. flock's own semantics keep big jobs apart from
+small ones: an exclusive job's ``LOCK_EX`` cannot be granted while any small job
+holds ``LOCK_SH`` and vice versa. So that a stream of small jobs cannot starve a
+big one, a waiting exclusive job holds ``gpu<ID>.gate`` exclusively; small jobs
+take the gate shared while they join, so they stop joining that GPU and it
+drains. Small jobs fill the first GPU that has room (first fit), which leaves the
+other GPUs whole for exclusive jobs.
+
 ``cuda:N`` is taken literally (no slot is claimed); ``cpu`` is the CPU.
 """
 
@@ -39,6 +51,7 @@ log = logging.getLogger(__name__)
 
 LOCK_DIR_ENV = "POVSTIM_GPU_LOCK_DIR"
 WAIT_ENV = "POVSTIM_GPU_WAIT"
+SHARE_ENV = "POVSTIM_GPU_SHARE"
 
 # The slot this process holds, if any: the open lock file must stay open for
 # as long as the process uses the GPU (closing it releases the flock).
@@ -49,21 +62,31 @@ _held: "GpuSlot | None" = None
 class GpuSlot:
     """One claimed GPU: ``index`` is its position among the visible devices
     (what torch calls ``cuda:<index>``), ``device_id`` the entry of
-    CUDA_VISIBLE_DEVICES it corresponds to."""
+    CUDA_VISIBLE_DEVICES it corresponds to. ``share`` is 1 for a GPU held alone,
+    N for one of N shared slots (``slot`` says which)."""
 
     index: int
     device_id: str
     lock_path: Path
     _fd: int
+    share: int = 1
+    slot: int | None = None
+    _slot_fd: int = -1
 
     @property
     def torch_device(self) -> str:
         return f"cuda:{self.index}"
 
+    @property
+    def shared(self) -> bool:
+        return self.share > 1
+
     def release(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)  # closing drops the flock
-            self._fd = -1
+        for name in ("_slot_fd", "_fd"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)  # closing drops the flock
+                setattr(self, name, -1)
 
 
 def visible_slots(env: Mapping[str, str] | None = None, device_count: int | None = None) -> list[str]:
@@ -102,19 +125,91 @@ def _safe_name(device_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in device_id)
 
 
-def _try_lock(path: Path) -> int | None:
+def _flock(path: Path, mode: int) -> int | None:
+    """An open fd holding ``mode`` (LOCK_EX or LOCK_SH) on ``path``, or None when another process blocks it."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
     except OSError as exc:
         os.close(fd)
         if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
             return None
         raise
-    # For humans debugging a busy machine: who holds which GPU.
+    return fd
+
+
+def _sign(fd: int) -> None:
+    # For humans debugging a busy machine: who holds which GPU (or slot).
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
+
+
+def _try_lock(path: Path) -> int | None:
+    fd = _flock(path, fcntl.LOCK_EX)
+    if fd is not None:
+        _sign(fd)
     return fd
+
+
+def _paths(directory: Path, device_id: str) -> tuple[Path, Path]:
+    name = _safe_name(device_id)
+    return directory / f"gpu{name}.lock", directory / f"gpu{name}.gate"
+
+
+def _slot_path(directory: Path, device_id: str, k: int) -> Path:
+    return directory / f"gpu{_safe_name(device_id)}.slot{k}.lock"
+
+
+def shared_holders(directory: Path, device_id: str) -> int:
+    """How many small jobs share this GPU now (slot files someone holds)."""
+    n = 0
+    for path in glob.glob(str(directory / f"gpu{_safe_name(device_id)}.slot*.lock")):
+        fd = _flock(Path(path), fcntl.LOCK_EX)
+        if fd is None:
+            n += 1
+        else:
+            os.close(fd)
+    return n
+
+
+def _try_exclusive(directory: Path, index: int, device_id: str) -> GpuSlot | None:
+    path, _ = _paths(directory, device_id)
+    fd = _try_lock(path)
+    return None if fd is None else GpuSlot(index=index, device_id=device_id, lock_path=path, _fd=fd)
+
+
+def _try_shared(directory: Path, index: int, device_id: str, share: int) -> GpuSlot | None:
+    path, gate_path = _paths(directory, device_id)
+    # The gate is held exclusively by an exclusive job waiting for this GPU: then join no more.
+    # Holding it shared while joining means that job cannot start gating halfway through.
+    gate = _flock(gate_path, fcntl.LOCK_SH)
+    if gate is None:
+        return None
+    try:
+        fd = _flock(path, fcntl.LOCK_SH)  # fails while an exclusive job holds the GPU
+        if fd is None:
+            return None
+        for k in range(share):
+            slot_path = _slot_path(directory, device_id, k)
+            slot_fd = _flock(slot_path, fcntl.LOCK_EX)
+            if slot_fd is not None:
+                _sign(slot_fd)
+                return GpuSlot(index=index, device_id=device_id, lock_path=path, _fd=fd, share=share, slot=k,
+                               _slot_fd=slot_fd)
+        os.close(fd)  # all `share` slots of this GPU are taken
+        return None
+    finally:
+        os.close(gate)
+
+
+def _gate(directory: Path, slots: Sequence[str]) -> int | None:
+    """An exclusive job that has to wait: hold the gate of the GPU that drains first (fewest small jobs)."""
+    order = sorted(range(len(slots)), key=lambda i: (shared_holders(directory, slots[i]), i))
+    for i in order:
+        fd = _flock(_paths(directory, slots[i])[1], fcntl.LOCK_EX)
+        if fd is not None:
+            return fd
+    return None
 
 
 def acquire_gpu(
@@ -123,43 +218,75 @@ def acquire_gpu(
     *,
     wait: float | None = None,
     poll: float = 0.5,
+    share: int = 1,
 ) -> GpuSlot:
-    """Claim the first free slot of ``slots`` (an exclusive flock per slot).
+    """Claim a GPU of ``slots``: the first free one for itself (``share`` 1), or, for a small job
+    (``share`` N > 1), one of N shared slots of the first GPU that has one free and no exclusive holder.
 
-    Waits up to ``wait`` seconds (forever when None) for a slot to free up --
-    that only happens when more GPU jobs run than GPUs exist, i.e. when
-    ``--resources gpu=N`` exceeds the GPU count -- then raises PovstimError.
+    Waits up to ``wait`` seconds (forever when None) -- an exclusive job waits when more exclusive GPU
+    jobs run than GPUs exist (``--resources gpu=N`` above the GPU count) or while small jobs drain
+    from a GPU; a small job when every slot of every GPU is taken -- then raises PovstimError.
     """
     if not slots:
         raise PovstimError("no GPU slot to claim: CUDA_VISIBLE_DEVICES lists no device")
+    if share < 1:
+        raise PovstimError(f"GPU share must be at least 1 job per GPU, got {share}")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise PovstimError(f"cannot create the GPU lock directory {directory}: {exc} (set ${LOCK_DIR_ENV})") from None
     deadline = None if wait is None else time.monotonic() + wait
     told = False
-    while True:
-        for index, device_id in enumerate(slots):
-            path = directory / f"gpu{_safe_name(device_id)}.lock"
-            try:
-                fd = _try_lock(path)
-            except OSError as exc:
-                raise PovstimError(f"cannot lock {path}: {exc} (set ${LOCK_DIR_ENV})") from None
-            if fd is not None:
-                return GpuSlot(index=index, device_id=device_id, lock_path=path, _fd=fd)
-        if deadline is not None and time.monotonic() >= deadline:
-            raise PovstimError(
-                f"all {len(slots)} GPU(s) ({','.join(slots)}) stayed busy for {wait:g} s "
-                f"(locks in {directory}); run fewer GPU jobs at once (--resources gpu=N)"
-            )
-        if not told:
-            log.warning("all %d GPU(s) are busy (locks in %s); waiting for one", len(slots), directory)
-            told = True
-        time.sleep(poll)
+    gate = None
+    try:
+        while True:
+            for index, device_id in enumerate(slots):
+                try:
+                    got = (_try_shared(directory, index, device_id, share) if share > 1
+                           else _try_exclusive(directory, index, device_id))
+                except OSError as exc:
+                    raise PovstimError(f"cannot lock a GPU in {directory}: {exc} (set ${LOCK_DIR_ENV})") from None
+                if got is not None:
+                    return got
+            if share == 1 and gate is None:
+                gate = _gate(directory, slots)
+            if deadline is not None and time.monotonic() >= deadline:
+                what = (f"all {share} shared slots of each of the {len(slots)} GPU(s) ({','.join(slots)})"
+                        if share > 1 else f"all {len(slots)} GPU(s) ({','.join(slots)})")
+                hint = ("run fewer small GPU jobs at once, or raise gpus.slots" if share > 1
+                        else "run fewer GPU jobs at once (--resources gpu=N)")
+                raise PovstimError(f"{what} stayed busy for {wait:g} s (locks in {directory}); {hint}")
+            if not told:
+                log.warning("no GPU is free for this %s job (locks in %s); waiting for one",
+                            "small (shared)" if share > 1 else "exclusive", directory)
+                told = True
+            time.sleep(poll)
+    finally:
+        if gate is not None:
+            os.close(gate)
 
 
-def claim_gpu() -> GpuSlot:
-    """This process's GPU slot, claimed on first call and held until exit."""
+def share_from_env(env: Mapping[str, str] | None = None) -> int:
+    """``$POVSTIM_GPU_SHARE``: how many small jobs may share this job's GPU (1 or unset: none)."""
+    env = os.environ if env is None else env
+    raw = (env.get(SHARE_ENV) or "").strip()
+    if not raw:
+        return 1
+    try:
+        share = int(raw)
+    except ValueError:
+        share = 0
+    if share < 1:
+        raise PovstimError(f"${SHARE_ENV} must be a whole number of jobs per GPU (1 or more), got {raw!r}")
+    return share
+
+
+def claim_gpu(share: int | None = None) -> GpuSlot:
+    """This process's GPU slot, claimed on first call and held until exit.
+
+    ``share``: N > 1 claims one of N shared slots (a small job), 1 the whole GPU;
+    None reads ``$POVSTIM_GPU_SHARE`` (unset: the whole GPU).
+    """
     global _held
     if _held is None or _held._fd < 0:
         wait_env = os.environ.get(WAIT_ENV)
@@ -167,9 +294,11 @@ def claim_gpu() -> GpuSlot:
             wait = float(wait_env) if wait_env else None
         except ValueError:
             raise PovstimError(f"${WAIT_ENV} must be a number of seconds, got {wait_env!r}") from None
-        _held = acquire_gpu(visible_slots(), lock_dir(), wait=wait)
+        share = share_from_env() if share is None else int(share)
+        _held = acquire_gpu(visible_slots(), lock_dir(), wait=wait, share=share)
+        how = f"shared slot {_held.slot + 1} of {_held.share}" if _held.shared else "exclusive"
         print(
-            f"povstim: using GPU {_held.device_id} as {_held.torch_device} (lock {_held.lock_path})",
+            f"povstim: using GPU {_held.device_id} as {_held.torch_device} ({how}, lock {_held.lock_path})",
             file=sys.stderr,
         )
     return _held
@@ -208,11 +337,12 @@ def job_gpus(device: str | None, env: Mapping[str, str] | None = None, dev_dir: 
     return 1 if device == "auto" and gpu_visible(env, dev_dir) else 0
 
 
-def resolve_device(requested: str = "auto") -> str:
+def resolve_device(requested: str = "auto", share: int | None = None) -> str:
     """A torch device string for ``requested`` (auto, cpu, cuda or cuda:N).
 
     ``auto`` and ``cuda`` claim a free GPU slot (see the module docstring) and
     return ``cuda:<its index>``; ``auto`` falls back to ``cpu`` without CUDA.
+    ``share`` as in :func:`claim_gpu`.
     """
     requested = (requested or "auto").strip().lower()
     if requested == "cpu":
@@ -232,8 +362,71 @@ def resolve_device(requested: str = "auto") -> str:
                 f"device '{requested}' does not exist: {torch.cuda.device_count()} CUDA device(s) visible"
             )
         return requested
-    slot = claim_gpu()
+    slot = claim_gpu(share)
     # Make it the current device too, so anything that allocates on "the"
     # GPU (CUDA contexts, library defaults) lands on this job's GPU, not cuda:0.
     torch.cuda.set_device(slot.index)
     return slot.torch_device
+
+
+# --- which jobs share a GPU [issue 13] --------------------------------------------------------------
+#
+# Decided at DAG-build time, without torch, from the config's `gpus:` section and an estimate of the
+# job's GPU memory. A small job holds no unit of Snakemake's `gpu` resource (so `--resources gpu=1`
+# does not serialise it) and gets POVSTIM_GPU_SHARE=<gpus.slots> instead; a big one holds one unit
+# and the whole GPU, as before.
+
+@dataclass(frozen=True)
+class GpuSettings:
+    """The config's ``gpus:`` section (defaults: workflow/schemas/config/gpus.schema.yaml)."""
+
+    slots: int
+    memory_gb: float
+
+
+GIB = 2**30
+# A CUDA context, cuBLAS workspaces and allocator slack: what any process on a GPU costs.
+CONTEXT_GB = 0.75
+
+
+def model_params(arch: dict, vocab_size: int, positions: int) -> int:
+    """Parameters of a GPT-2 / RoBERTa-shaped transformer (tied output layer counted once)."""
+    d, layers, ffn = int(arch["n_embd"]), int(arch["n_layer"]), int(arch["n_inner"])
+    per_layer = 4 * d * d + 4 * d + 2 * d * ffn + ffn + d + 4 * d  # attention, FFN, 2 LayerNorms
+    return vocab_size * d + positions * d + layers * per_layer + 2 * d
+
+
+def train_memory_gb(arch: dict, vocab_size: int, context: int, batch: int, positions: int | None = None) -> float:
+    """A deliberately generous estimate of one training job's peak GPU memory (GiB).
+
+    Weights, gradients and AdamW's two moments in fp32 plus a bf16 copy (18 B/param);
+    activations per token and layer as in Korthikanti et al. (2022, no recomputation): 34·d
+    bytes plus 5·heads·T for materialised attention scores (counted although SDPA often
+    avoids them); the logits in bf16, their fp32 copy and its gradient (10 B per token and
+    vocabulary entry); and a CUDA context. ``batch`` is the sequences of one forward pass
+    (the micro-batch when gradients are accumulated).
+    """
+    n = model_params(arch, vocab_size, positions or context)
+    tokens = batch * context
+    acts = tokens * int(arch["n_layer"]) * (34 * int(arch["n_embd"]) + 5 * int(arch["n_head"]) * context)
+    logits = tokens * vocab_size * 10
+    return (18 * n + acts + logits) / GIB + CONTEXT_GB
+
+
+def score_memory_gb(arch: dict, vocab_size: int, positions: int, batch: int, tokens: int = 128) -> float:
+    """Peak GPU memory (GiB) of scoring: fp32 weights, fp32 activations of ``batch`` sentences of up
+    to ``tokens`` tokens (minimal pairs are short), fp32 logits and log-softmax where scored."""
+    n = model_params(arch, vocab_size, positions)
+    t = batch * min(tokens, positions)
+    acts = t * int(arch["n_embd"]) * 4 * 16
+    logits = t * vocab_size * 4 * 2
+    return (4 * n + acts + logits) / GIB + CONTEXT_GB
+
+
+def share_slots(settings: GpuSettings, memory_gb: float) -> int:
+    """POVSTIM_GPU_SHARE of a job needing ``memory_gb``: ``gpus.slots`` when it fits in one slot's share
+    of the GPU's memory (memory_gb / slots), else 1 (it holds the GPU alone)."""
+    slots = int(settings.slots)
+    if slots > 1 and memory_gb <= float(settings.memory_gb) / slots:
+        return slots
+    return 1

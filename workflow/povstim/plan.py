@@ -276,9 +276,12 @@ def training_for(config: dict, arch: str) -> dict:
 
 
 def train_gpus(config: dict, arch: str, env=None, dev_dir: str = "/dev") -> int:
-    """``gpu`` resource units of one training job of this arch (see povstim.devices.job_gpus)."""
+    """``gpu`` resource units of one training job of this arch (see povstim.devices.job_gpus):
+    0 for a small job that shares a GPU (train_gpu_share > 1) or runs on the CPU."""
     from .devices import job_gpus
 
+    if train_gpu_share(config, arch, env, dev_dir) > 1:
+        return 0
     return job_gpus(training_for(config, arch).get("device"), env, dev_dir)
 
 
@@ -294,7 +297,83 @@ def parse_gpus(config: dict, env=None, dev_dir: str = "/dev") -> int:
     return job_gpus(parser.get("device"), env, dev_dir) if parser.get("backend") == "stanza" else 0
 
 
-def score_gpus(config: dict, env=None, dev_dir: str = "/dev") -> int:
+def score_gpus(config: dict, env=None, dev_dir: str = "/dev", arch: str | list[str] | None = None) -> int:
+    """``gpu`` units of a scoring job (of ``arch``'s models; 0 when they are small enough to share a GPU)."""
     from .devices import job_gpus
 
+    if arch is not None and score_gpu_share(config, arch, env, dev_dir) > 1:
+        return 0
     return job_gpus(config.get("scoring", {}).get("device"), env, dev_dir)
+
+
+# --- GPU sharing [issue 13] ------------------------------------------------------------------------
+
+def gpu_settings(config: dict):
+    """The ``gpus:`` section as povstim.devices.GpuSettings; None for a config without one (only
+    hand-made dicts: a validated config always has it, filled with the schema's defaults)."""
+    from .devices import GpuSettings
+
+    gpus = config.get("gpus")
+    if gpus is None:
+        return None
+    if not all(k in gpus for k in ("slots", "memory_gb")):
+        from .settings import build
+
+        return build(GpuSettings, "gpus", gpus, where="gpus")
+    return GpuSettings(slots=int(gpus["slots"]), memory_gb=float(gpus["memory_gb"]))
+
+
+def _arch_sizes(config: dict, arch: str) -> dict:
+    from . import families
+
+    return families.resolve_arch(config["archs"][arch], f"archs.{arch}")
+
+
+def train_memory_gb(config: dict, arch: str) -> float:
+    """Estimated peak GPU memory of one training job of ``arch`` (povstim.devices.train_memory_gb)."""
+    from .devices import train_memory_gb as estimate
+
+    t = training_for(config, arch)
+    spec = _arch_sizes(config, arch)
+    context = int(t["context"])
+    batch = int(t["batch_size"])
+    if t.get("micro_batch"):
+        batch = min(batch, int(t["micro_batch"]))
+    vocab = int((config.get("tokenizer") or {}).get("vocab_size") or 32768)
+    return estimate(spec, vocab, context, batch, int(spec.get("n_positions") or context))
+
+
+def score_memory_gb(config: dict, arch: str) -> float:
+    from .devices import score_memory_gb as estimate
+
+    t = training_for(config, arch)
+    spec = _arch_sizes(config, arch)
+    positions = int(spec.get("n_positions") or t["context"])
+    vocab = int((config.get("tokenizer") or {}).get("vocab_size") or 32768)
+    return estimate(spec, vocab, positions, int((config.get("scoring") or {}).get("batch_size") or 64))
+
+
+def train_gpu_share(config: dict, arch: str, env=None, dev_dir: str = "/dev") -> int:
+    """POVSTIM_GPU_SHARE of a training (or Dyck pre-training) job of ``arch``: ``gpus.slots`` when the job
+    uses a GPU and is small (povstim.devices.share_slots), else 1."""
+    from .devices import job_gpus, share_slots
+
+    settings = gpu_settings(config)
+    if settings is None or settings.slots <= 1:
+        return 1
+    if not job_gpus(training_for(config, arch).get("device"), env, dev_dir):
+        return 1
+    return share_slots(settings, train_memory_gb(config, arch))
+
+
+def score_gpu_share(config: dict, arch: str | list[str], env=None, dev_dir: str = "/dev") -> int:
+    """POVSTIM_GPU_SHARE of a scoring job of ``arch``'s models (a list: one job scoring several archs)."""
+    from .devices import job_gpus, share_slots
+
+    settings = gpu_settings(config)
+    if settings is None or settings.slots <= 1:
+        return 1
+    if not job_gpus((config.get("scoring") or {}).get("device"), env, dev_dir):
+        return 1
+    archs = [arch] if isinstance(arch, str) else list(arch)
+    return min(share_slots(settings, score_memory_gb(config, a)) for a in archs)

@@ -23,6 +23,7 @@ class ScoringSettings:
     multiple_choice: dict  # BaBIEs task kinds (scoring/tasks.py): metric
     completion: dict  # generation settings of completion items
     sensitivity: bool  # keep the raw sums/token counts of every metric (the metric sensitivity table)
+    group: str  # none | seeds | all: models scored by one job (speed only; rules/evaluate.smk)
 
 
 def _task_frames(pairs: list[dict], settings: ScoringSettings, meta: dict):
@@ -46,8 +47,9 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     import torch
 
     from ..devices import resolve_device
+    from .fast import FastScorer
     from .items import checkpoints, final_step, item_frame, pair_sentences
-    from .scorer import Scorer, load
+    from .scorer import load
 
     # Scorer.score runs under torch.inference_mode(); no process-wide grad
     # switch here, since this is also called in-process (tests, notebooks).
@@ -67,7 +69,8 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
         lm, tok, kind = load(path, device)
         opts = dict(device=device, method=settings.mlm, batch_size=settings.batch_size,
                     reduction=settings.reduction, eos=settings.eos)
-        scorer = Scorer(lm, tok, kind, bos=settings.bos, **opts)
+        # FastScorer: Scorer's numbers bit for bit, with less Python per token (scoring/fast.py)
+        scorer = FastScorer(lm, tok, kind, bos=settings.bos, **opts)
         if tasks is not None:
             frames.append(tasks(scorer.score, step, final, scorer, (lm, tok, kind, device)))
         else:
@@ -84,19 +87,29 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
 def _sensitivity(lm, tok, kind, bos, opts, sentences, final):
     """What item_frame needs for the metric-sensitivity columns: the primary Scores under their own
     BOS setting and, for the final causal model, one more pass with the other BOS setting."""
+    from .fast import FastScorer
     from .items import sensitivity_columns
-    from .scorer import Scorer
 
     if kind != "causal":  # BOS does not apply: every token is scored (the *_bos columns)
         return lambda n, primary: sensitivity_columns(n, primary, None)
     other = None
     if final:  # checkpoints feed learning curves only: spare them the second pass
-        other = Scorer(lm, tok, kind, bos=not bos, **opts).score(sentences)
+        other = FastScorer(lm, tok, kind, bos=not bos, **opts).score(sentences)
 
     def columns(n, primary):
         return sensitivity_columns(n, primary, other) if bos else sensitivity_columns(n, other, primary)
 
     return columns
+
+
+def score_models(pairs: list[dict], jobs: list[tuple[str, dict]], settings: ScoringSettings,
+                 threads: int | None = None):
+    """Item scores of several models in one process: ``jobs`` is (model, meta) per model; yields
+    (index, frame) as each model is done. Each frame is exactly :func:`score_model`'s for that model
+    alone; the process pays torch/transformers imports, CUDA initialisation and the GPU claim once
+    (``scoring.group``, ``povstim score-group``)."""
+    for index, (model, meta) in enumerate(jobs):
+        yield index, score_model(pairs, model, settings, meta, threads=threads)
 
 
 def score_baseline(pairs: list[dict], baseline: str, corpora: list[str], meta: dict, settings: ScoringSettings,

@@ -81,6 +81,7 @@ class Dataset:
     lengths: np.ndarray | None = None  # ... and lengths
     excluded: int = 0  # unpacked: sentences longer than the context, left out
     sentence_ids: np.ndarray | None = None  # unpacked: the corpus line of each kept sentence
+    context: int | None = None  # unpacked: the longest a sequence may be
 
     @classmethod
     def build(cls, enc: Encoded, context: int, packed: bool, pad: int, repeats: int, source: str,
@@ -108,7 +109,8 @@ class Dataset:
                 "(with <s> and </s>); raise training.context"
             )
         return cls(packed=False, pad=pad, repeats=repeats, tokens=enc.tokens, starts=enc.starts[fits],
-                   lengths=enc.lengths[fits], excluded=excluded, sentence_ids=np.flatnonzero(fits))
+                   lengths=enc.lengths[fits], excluded=excluded, sentence_ids=np.flatnonzero(fits),
+                   context=context)
 
     @property
     def n_base(self) -> int:
@@ -132,12 +134,30 @@ class Dataset:
             return ids, np.ones_like(ids)
         lengths = self.lengths[idx]
         width = int(lengths.max())
-        ids = np.full((len(idx), width), self.pad, dtype=np.int64)
-        mask = np.zeros((len(idx), width), dtype=np.int64)
-        for row, (start, n) in enumerate(zip(self.starts[idx], lengths)):
-            ids[row, :n] = self.tokens[start : start + n]
-            mask[row, :n] = 1
-        return ids, mask
+        cols = np.arange(width)
+        mask = cols[None, :] < lengths[:, None]
+        # one gather for the whole batch (positions past a sentence's end are clipped, then padded)
+        pos = np.minimum(self.starts[idx][:, None] + cols[None, :], len(self.tokens) - 1)
+        ids = np.where(mask, self.tokens[pos], self.pad).astype(np.int64)
+        return ids, mask.astype(np.int64)
+
+
+def pad_to_multiple(inputs: np.ndarray, labels: np.ndarray, attention: np.ndarray, multiple: int, cap: int,
+                    pad: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A batch widened with padding (attention 0, label -100) to a multiple of ``multiple`` tokens, at
+    most ``cap``. Done after masking, so the masks (drawn for the batch's own width) do not change."""
+    width = inputs.shape[1]
+    target = min(-(-width // multiple) * multiple, max(cap, width))
+    if target == width:
+        return inputs, labels, attention
+    extra = ((0, 0), (0, target - width))
+    return (np.pad(inputs, extra, constant_values=pad), np.pad(labels, extra, constant_values=-100),
+            np.pad(attention, extra, constant_values=0))
+
+
+def n_pred(labels: np.ndarray, causal: bool) -> np.ndarray:
+    """Predicted tokens per row of ``labels`` (-100 = not predicted; causal LMs predict from position 1)."""
+    return ((labels[:, 1:] if causal else labels) != -100).sum(axis=1)
 
 
 class Schedule:

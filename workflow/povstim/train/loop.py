@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import logging
@@ -43,6 +44,7 @@ from ..biases import training as biases_training
 from ..io import PovstimError, atomic_write, code_hash, sha256_file, write_json
 from ..tokenizer import bpe
 from . import data as D
+from . import gpu
 from .. import families
 from ..settings import as_dict
 from .models import build_config, build_model, count_params
@@ -72,7 +74,7 @@ def _replace_dir(tmp: Path, final: Path) -> None:
 class Trainer:
     def __init__(self, *, train: str, dev: str, tokenizer: str, arch: dict, training: dict, seed: int,
                  out_dir: str, threads: int | None = None, progress: bool = True,
-                 init_from: str | None = None, parses: list[str] | None = None):
+                 init_from: str | None = None, parses: list[str] | None = None, compile_backend: str | None = None):
         import torch
 
         from ..devices import resolve_device
@@ -140,9 +142,21 @@ class Trainer:
         )
         self.model = self.raw_model
         self.forward_loss = self._forward_loss
-        if self.cuda and training.compile:
+        # torch.compile is a CUDA path (train/gpu.py); compile_backend lets a CPU test trace the same code
+        self.compile_mode = gpu.compile_mode(training.compile) if (self.cuda or compile_backend) else None
+        if self.compile_mode:
             # compiling forward and loss together lets the logits' fp32 cast fuse into the cross-entropy
-            self.forward_loss = torch.compile(self._forward_loss)
+            self.forward_loss = gpu.compile_loss(self._forward_loss, self.compile_mode, compile_backend)
+        if gpu.uses_graphs(self.compile_mode) and self.cuda:
+            gpu.persistent_grads(self.raw_model.parameters())
+        # gradient accumulation (micro-batches of at most micro_batch sequences) and, when compiled,
+        # one-sentence-per-sequence batches padded to a few widths (static shapes)
+        self.micro, self.pad_multiple = gpu.batching(training, self.cuda, self.compile_mode, self.train_data.packed,
+                                                     bool(self.bias.tpt))
+        # packed training data on the GPU: a batch is one gather there
+        self.device_blocks = gpu.DeviceBlocks.maybe(self.train_data, self.device) if self.cuda else None
+        # other batches: one pinned asynchronous copy per batch (None: CPU tensors straight from numpy)
+        self.to_device = functools.partial(gpu.to_device, device=self.device) if self.cuda else None
 
         # --- loop state -----------------------------------------------------
         self.step = 0
@@ -197,7 +211,17 @@ class Trainer:
 
     # -------------------------------------------------------------- batches
     def batch(self, data: D.Dataset, idx: np.ndarray, mask_rng: np.random.Generator | None):
+        """(inputs, labels, attention mask or None, real tokens) of items ``idx`` as device tensors."""
+        return self._batch(data, idx, mask_rng)[:4]
+
+    def _batch(self, data: D.Dataset, idx: np.ndarray, mask_rng: np.random.Generator | None):
+        """batch() plus the predicted tokens per row (numpy: weighting micro-batches needs no GPU sync)."""
         torch = self.torch
+        if self.device_blocks is not None and data is self.train_data and self.causal:
+            # packed causal LM on a GPU: the labels are the inputs, every token is real
+            ids = self.device_blocks.gather(idx, data.repeats)
+            b, t = ids.shape
+            return ids, ids, None, b * t, np.full(b, t - 1)
         ids, att = data.collate(idx)
         if self.causal:
             inputs, labels = ids, np.where(att == 1, ids, -100)
@@ -207,12 +231,37 @@ class Trainer:
                 mask_prob=self.p.mask_prob, leave_unmasked_prob=self.p.leave_unmasked_prob,
                 random_token_prob=self.p.random_token_prob,
             )
-        tensors = [torch.from_numpy(inputs), torch.from_numpy(labels)]
-        tensors.append(None if data.packed else torch.from_numpy(att))
-        if self.cuda:
-            tensors = [t.pin_memory().to(self.device, non_blocking=True) if t is not None else None for t in tensors]
+        if self.pad_multiple > 1 and not data.packed:
+            inputs, labels, att = D.pad_to_multiple(inputs, labels, att, self.pad_multiple, data.context,
+                                                    self.ids["pad"])
         ntok = int(att.sum())
-        return tensors[0], tensors[1], tensors[2], ntok
+        # predicted tokens per row; a packed causal row predicts all but its first token
+        n_pred = np.full(len(ids), ids.shape[1] - 1) if (data.packed and self.causal) else D.n_pred(labels, self.causal)
+        if self.to_device is not None:
+            tensors = self.to_device([inputs, labels] + ([] if data.packed else [att]))
+            return tensors[0], tensors[1], None if data.packed else tensors[2], ntok, n_pred
+        return (torch.from_numpy(inputs), torch.from_numpy(labels), None if data.packed else torch.from_numpy(att),
+                ntok, n_pred)
+
+    def micro_batches(self, n_rows: int, n_pred: np.ndarray) -> list[tuple[slice, float]]:
+        """(rows, weight) of each micro-batch; weight = its share of the batch's predicted tokens, so the
+        summed micro-batch losses (each a mean over its own tokens) are the batch's mean token loss."""
+        if not self.micro or self.micro >= n_rows:
+            return [(slice(None), 1.0)]
+        total = max(1, int(n_pred.sum()))
+        parts = []
+        for start in range(0, n_rows, self.micro):
+            rows = slice(start, min(n_rows, start + self.micro))
+            share = int(n_pred[rows].sum())
+            if share:
+                parts.append((rows, share / total))
+        return parts
+
+    def train_loss(self, inputs, labels, att, idx):
+        """The loss of one (micro-)batch, with the bias hooks (recency, TPT) when the arch has any."""
+        if self.bias.active:
+            return self.bias.train_loss(inputs, labels, att, idx)
+        return self.forward_loss(inputs, labels, att)
 
     def _forward_loss(self, inputs, labels, attention, reduction: str = "mean"):
         torch = self.torch
@@ -391,19 +440,29 @@ class Trainer:
                 break
             mask_rng = None if self.causal else np.random.default_rng([self.seed, 1, self.step])
             idx = self.schedule.batch(self.step)
-            inputs, labels, att, ntok = self.batch(self.train_data, idx, mask_rng)
+            # the whole batch is drawn (and masked) at once, so micro-batching changes no mask
+            inputs, labels, att, ntok, n_pred = self._batch(self.train_data, idx, mask_rng)
             lr = self.lr_at(self.step)
             for group in self.optimizer.param_groups:
                 group["lr"] = lr
             self.bias.set_epoch_for_step(self.step)
             # no token count here: it would sync the GPU
-            loss = self.bias.train_loss(inputs, labels, att, idx) if self.bias.active else self.forward_loss(
-                inputs, labels, att)
-            loss.backward()
+            parts = self.micro_batches(len(idx), n_pred)
+            if len(parts) == 1:
+                loss = self.train_loss(inputs, labels, att, idx)
+                loss.backward()
+            else:  # gradient accumulation: same effective batch, same loss normalisation
+                loss = None
+                for rows, weight in parts:
+                    part = self.train_loss(inputs[rows], labels[rows], None if att is None else att[rows],
+                                           idx[rows]) * weight
+                    part.backward()
+                    loss = part.detach() if loss is None else loss + part.detach()
             if p.grad_clip:
                 torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), p.grad_clip)
             self.optimizer.step()
-            self.optimizer.zero_grad(set_to_none=True)
+            # CUDA-graph modes keep real .grad tensors (train/gpu.py: persistent_grads)
+            self.optimizer.zero_grad(set_to_none=not (self.cuda and gpu.uses_graphs(self.compile_mode)))
             self.step += 1
             window_loss += loss.detach()
             window_steps += 1

@@ -46,7 +46,9 @@ class TrainingSettings:
     device: str
     precision: str
     tf32: bool
-    compile: bool
+    compile: bool | str  # false, true (= default), or a torch.compile mode (train/gpu.py)
+    micro_batch: int | None  # sequences per forward/backward; gradients accumulate to batch_size
+    pad_to_multiple_of: int | None  # one-sentence-per-sequence batch widths (null: exact, or 32 when compiled on CUDA)
     threads: int
 
 

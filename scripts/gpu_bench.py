@@ -1,0 +1,496 @@
+#!/usr/bin/env python
+"""Every row of issue 13's table for povstim and its peer, side by side, on one GPU machine.
+
+    bash scripts/gpu_bench.sh                 # everything (aimed at <= 8 minutes on one H100/H200)
+    ROWS=score,babyberta bash scripts/gpu_bench.sh
+    DRY=1 bash scripts/gpu_bench.sh           # the same code on the CPU with tiny sizes, in about a minute
+                                              # (workers run in this process: its timings mean nothing)
+
+Rows (each measured in fresh processes, so start-up costs count where the row is about them):
+
+  dag        the README command on the embedded default, `snakemake --cores N --resources gpu=1 --
+             results/figures`, in a fresh copy of the checkout; peer: the same with the GPU hidden
+             (CUDA_VISIBLE_DEVICES=). DRY: `snakemake -n` only.
+  score      one `povstim score` job, GPT-2 small (random weights: speed and exactness do not depend on
+             training), 20k generated minimal pairs; peer: minicons batched (128 pairs per call), and
+             the largest score difference (must stay <= 1e-4); plus one tiny-model job (the demo's
+             gpt2-tiny, target <= 3 s) and the same tiny models as one `povstim score-group` job.
+  gpt2       GPT-2 small (POSH Table 5) at context 512, batch 32, bf16, compiled: tokens/s and MFU
+             (6N + 12·L·d·T FLOPs per token against a 989 TFLOP/s dense bf16 peak); peer: HF Trainer,
+             same model, data, batch, schedule, bf16, torch_compile, fused AdamW.
+  babyberta  the BabyBERTa recipe (8 x 256, batch 16, context 128, MLM 0.15 with no unmasking):
+             steps/s; peer: HF Trainer with the same model, batch and masking.
+  generator  scripts/gpu_check.sh's corpus generator: per-sentence weights (the old quadratic code)
+             vs cum_weights (the fix), on the same sentences.
+
+Nothing is downloaded: every model is built here, every corpus generated. Ratios are "how many times
+better povstim is" (peer time / ours, or our rate / the peer's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "workflow"))
+PEAK_TFLOPS = float(os.environ.get("PEAK_TFLOPS", "989"))
+
+GPT2_SMALL = {"family": "gpt2", "n_layer": 12, "n_embd": 768, "n_head": 12, "n_inner": 3072}
+BABYBERTA = {"family": "roberta", "n_layer": 8, "n_embd": 256, "n_head": 8, "n_inner": 1024}
+TINY = {"family": "gpt2", "n_layer": 2, "n_embd": 64, "n_head": 2, "n_inner": 128}
+DEMO_TINY = {"family": "gpt2", "n_layer": 2, "n_embd": 128, "n_head": 4, "n_inner": 512}
+
+
+def sizes(dry: bool) -> dict:
+    if dry:
+        return {"pairs": 200, "gpt2_arch": TINY, "gpt2_steps": 12, "gpt2_warm": 4, "gpt2_batch": 4, "gpt2_ctx": 64,
+                "gpt2_sentences": 3000, "vocab": 1024, "bb_arch": {**BABYBERTA, "n_layer": 2, "n_embd": 64,
+                                                                  "n_head": 2, "n_inner": 128},
+                "bb_steps": 20, "bb_warm": 8, "bb_sentences": 2000, "gen_sentences": 200, "tiny_models": 2}
+    return {"pairs": 20000, "gpt2_arch": GPT2_SMALL, "gpt2_steps": 120, "gpt2_warm": 40, "gpt2_batch": 32,
+            "gpt2_ctx": 512, "gpt2_sentences": 200000, "vocab": 32768, "bb_arch": BABYBERTA, "bb_steps": 1500,
+            "bb_warm": 500, "bb_sentences": 100000, "gen_sentences": 3000, "tiny_models": 12}
+
+
+# --------------------------------------------------------------------------- data
+
+LETTERS = "etaoinshrdlcumwfgypbvkjxqz"
+
+
+def lexicon(n: int = 60000) -> list[str]:
+    r = random.Random(0)
+    return sorted({"".join(r.choice(LETTERS) for _ in range(r.randint(2, 11))) for _ in range(n)})
+
+
+def zipf_sentences(words: list[str], n: int, seed: int, lo: int, hi: int) -> list[str]:
+    cum = list(itertools.accumulate(1 / (i + 1) for i in range(len(words))))
+    g = random.Random(seed)
+    return [" ".join(g.choices(words, cum_weights=cum, k=g.randint(lo, hi))).capitalize() + g.choice(".?!")
+            for _ in range(n)]
+
+
+def corpus(work: Path, name: str, n: int, lo: int, hi: int, vocab: int) -> dict:
+    from povstim.tokenizer import bpe
+
+    folder = work / name
+    if (folder / "tokenizer.json").exists():
+        return {k: str(folder / f) for k, f in (("train", "train.txt"), ("dev", "dev.txt"), ("tokenizer", "tokenizer.json"))}
+    folder.mkdir(parents=True)
+    words = lexicon()
+    (folder / "train.txt").write_text("\n".join(zipf_sentences(words, n, 1, lo, hi)) + "\n")
+    (folder / "dev.txt").write_text("\n".join(zipf_sentences(words, max(200, n // 100), 2, lo, hi)) + "\n")
+    bpe.save(bpe.train_file(folder / "train.txt", {"vocab_size": vocab}), folder / "tokenizer.json")
+    return corpus(work, name, n, lo, hi, vocab)
+
+
+# DRY runs the workers and povstim commands inside this process (same functions, no per-process
+# start-up), so the whole script is checked in about a minute on a small CPU machine.
+IN_PROCESS = False
+
+
+def run(cmd: list[str], env: dict | None = None, cwd: Path | None = None, timeout: int = 900) -> float:
+    """Wall seconds of a command (which must succeed)."""
+    t0 = time.perf_counter()
+    if IN_PROCESS and cmd[1:3] == ["-m", "povstim"]:
+        from povstim.cli import main as povstim_main
+
+        if povstim_main(cmd[3:]) != 0:
+            raise SystemExit(f"gpu_bench: povstim {cmd[3]} failed")
+        return time.perf_counter() - t0
+    if IN_PROCESS and cmd[1] == __file__:
+        import contextlib
+        import io
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            worker(cmd[3], cmd[4:])
+        return time.perf_counter() - t0
+    proc = subprocess.run(cmd, env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(f"gpu_bench: {' '.join(cmd[:6])} ... failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+    return wall
+
+
+def py(*args) -> list[str]:
+    return [sys.executable, *args]
+
+
+POVSTIM_ENV = {"PYTHONPATH": str(REPO / "workflow")}
+
+
+# --------------------------------------------------------------------------- rows
+
+def row_dag(work: Path, dry: bool) -> list[dict]:
+    """README command on the embedded default, GPU visible vs hidden, each in a fresh copy."""
+    cores = os.environ.get("CORES") or str(os.cpu_count())
+    top = {"results", "resources", "logs", "benchmarks", ".snakemake", ".venv", ".git", "shared"}
+
+    def skip(folder, names):  # outputs and caches of the checkout, not its code
+        return [n for n in names if (Path(folder) == REPO and n in top) or n == "__pycache__"]
+
+    walls = {}
+    for label, env in (("gpu", {}), ("cpu", {"CUDA_VISIBLE_DEVICES": ""})):
+        copy = work / f"dag-{label}"
+        shutil.copytree(REPO, copy, ignore=skip)
+        cmd = py("-m", "snakemake", "--cores", cores, "--resources", "gpu=1", *(["-n"] if dry else []), "--",
+                 "results/figures")
+        walls[label] = run(cmd, env=env, cwd=copy, timeout=1800)
+    note = "dry run (-n) only" if dry else f"--cores {cores}"
+    return [{"row": "embedded default DAG (README command), wall s", "povstim": walls["gpu"],
+             "peer": walls["cpu"], "peer_name": "same, GPU hidden", "better": walls["cpu"] / walls["gpu"],
+             "target": ">= 1 (never slower than CPU); <= 120 s", "note": note}]
+
+
+def build_model(folder: Path, arch: dict, corpus_paths: dict, context: int):
+    """A povstim model folder (random weights) as `povstim train` would save it."""
+    import torch
+
+    from povstim import families
+    from povstim.tokenizer import bpe
+    from povstim.train.models import build_config, build_model as build
+    from povstim.train.params import resolve
+
+    a, t = resolve(arch, {"context": context, "device": "cpu"})
+    tok = bpe.load(corpus_paths["tokenizer"])
+    ids = bpe.special_ids(tok)
+    torch.manual_seed(0)
+    model = build(a, build_config(a, t, tok.get_vocab_size(), ids))
+    model.save_pretrained(folder)
+    bpe.hf_tokenizer(tok, families.get(a["family"]).tokenizer_frame).save_pretrained(folder)
+    (folder / "train_summary.json").write_text(json.dumps({"best_step": 0}))
+    return folder
+
+
+def pairs_suite(folder: Path, n: int) -> Path:
+    from povstim.benchmarks import posh, words
+    from povstim.benchmarks.suite import write_suite
+
+    per = -(-n // 9)
+    pairs = posh.generate(words.default_lexicon(), per, seed=1)
+    write_suite(folder, pairs, {"kind": "generated"})
+    return folder
+
+
+def minicons_worker(model: str, suite: str, out: str, device: str, per_call: int) -> None:
+    """Peer: minicons IncrementalLMScorer, `per_call` pairs per sequence_score call, BOS prepended."""
+    t0 = time.perf_counter()
+    import numpy as np
+    from minicons import scorer as mc
+
+    from povstim.benchmarks.importers import load_pairs
+
+    pairs = load_pairs(Path(suite), None, None)
+    lm = mc.IncrementalLMScorer(model, device)
+    t1 = time.perf_counter()
+    good, bad = [], []
+    for k in range(0, len(pairs), per_call):
+        chunk = pairs[k : k + per_call]
+        s = lm.sequence_score([p["good"] for p in chunk] + [p["bad"] for p in chunk],
+                              reduction=lambda x: x.sum(0).item(), bos_token=True)
+        good += s[: len(chunk)]
+        bad += s[len(chunk):]
+    np.save(out, np.array([good, bad]))
+    print(json.dumps({"scoring_s": time.perf_counter() - t1, "total_s": time.perf_counter() - t0}))
+
+
+def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
+    import numpy as np
+    import pandas as pd
+
+    paths = corpus(work, "score-corpus", 20000 if not dry else 2000, 4, 14, s["vocab"])
+    suite = pairs_suite(work / "suite", s["pairs"])
+    model = build_model(work / "gpt2-score", s["gpt2_arch"], paths, 128)
+    params = json.dumps({"batch_size": 256, "checkpoints": False, "device": "auto" if device != "cpu" else "cpu"})
+    out = work / "ours.parquet"
+    ours = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params", params,
+                  "--threads", "4", "--out", str(out)), env=POVSTIM_ENV)
+    mc_out = work / "minicons.npy"
+    peer = run(py(__file__, "--worker", "minicons", str(model), str(suite), str(mc_out), device, "128"))
+    df = pd.read_parquet(out)
+    ref = np.load(mc_out)
+    diff = float(max(np.abs(df.logp_good.to_numpy() - ref[0]).max(), np.abs(df.logp_bad.to_numpy() - ref[1]).max()))
+    rows = [{"row": f"`povstim score` job, {'GPT-2 small' if not dry else 'tiny GPT-2'}, {len(df)} pairs, wall s",
+             "povstim": ours, "peer": peer, "peer_name": "minicons batched (128 pairs/call)", "better": peer / ours,
+             "target": ">= 10", "note": f"max |score difference| {diff:.1e} (<= 1e-4)"}]
+    # a tiny model's job (the demo's gpt2-tiny, 3 checkpoints, 900 pairs), alone and as one group job
+    tiny_paths = corpus(work, "tiny-corpus", 3000, 4, 12, 2048)
+    tiny_suite = pairs_suite(work / "tiny-suite", 100 if dry else 900)
+    models = []
+    for i in range(s["tiny_models"]):
+        m = build_model(work / f"tiny{i}", DEMO_TINY, tiny_paths, 64)
+        for step in (100, 200):
+            shutil.copytree(m, m / "checkpoints" / f"step{step}", ignore=shutil.ignore_patterns("checkpoints"))
+        models.append(m)
+    tparams = json.dumps({"batch_size": 64, "checkpoints": True, "device": "auto" if device != "cpu" else "cpu"})
+    one = run(py("-m", "povstim", "score", "--model", str(models[0]), "--suite", str(tiny_suite), "--params", tparams,
+                 "--threads", "2", "--out", str(work / "tiny0.parquet")), env=POVSTIM_ENV)
+    jobs = []
+    for i, m in enumerate(models):
+        jobs += ["--job", str(m), json.dumps({"seed": i}), str(work / f"group{i}.parquet")]
+    group = run(py("-m", "povstim", "score-group", "--suite", str(tiny_suite), "--params", tparams, "--threads", "2",
+                   *jobs), env=POVSTIM_ENV)
+    same = (work / "group0.parquet").read_bytes() == (work / "tiny0.parquet").read_bytes()
+    rows.append({"row": "`povstim score` job, tiny model (demo gpt2-tiny, 3 checkpoints), wall s", "povstim": one,
+                 "peer": None, "peer_name": "", "better": None, "target": "<= 3 s", "note": ""})
+    rows.append({"row": f"same, {len(models)} models in one `score-group` job, wall s per model",
+                 "povstim": group / len(models), "peer": one, "peer_name": "one job per model", "better": one / (group / len(models)),
+                 "target": "", "note": f"outputs byte-identical to separate jobs: {same}"})
+    return rows
+
+
+def ours_train(paths: dict, arch: dict, training: dict, out: str) -> None:
+    """Worker: povstim's Trainer; prints steady-state steps/s and tokens/s from its log."""
+    from povstim.train.loop import Trainer
+    from povstim.train.params import resolve
+
+    a, t = resolve(arch, training)
+    tr = Trainer(train=paths["train"], dev=paths["dev"], tokenizer=paths["tokenizer"], arch=a, training=t, seed=1,
+                 out_dir=out, threads=1 if IN_PROCESS else 4, progress=False)
+    tr.run()
+    log = [json.loads(x) for x in (Path(out) / "train_log.jsonl").read_text().splitlines()]
+    warm = int(os.environ.get("BENCH_WARM", "0"))
+    steady = [e for e in log if e["step"] > warm]
+    first, last = steady[0], steady[-1]
+    prev = [e for e in log if e["step"] <= warm]
+    t0, s0 = (prev[-1]["elapsed"], prev[-1]["step"]) if prev else (0.0, 0)
+    steps_s = (last["step"] - s0) / max(1e-9, last["elapsed"] - t0)
+    tok_s = sum(e["tokens_per_s"] for e in steady) / len(steady)
+    n = sum(p.numel() for p in tr.raw_model.parameters())
+    wpe = [p.numel() for name, p in tr.raw_model.named_parameters() if "wpe" in name or "position_embeddings" in name]
+    cfg = tr.model_config
+    print(json.dumps({"steps_s": steps_s, "tokens_s": tok_s, "params": n - sum(wpe),
+                      "layers": int(getattr(cfg, "n_layer", getattr(cfg, "num_hidden_layers", 0))),
+                      "d": int(getattr(cfg, "n_embd", getattr(cfg, "hidden_size", 0))), "first": first["step"]}))
+
+
+def hf_train(paths: dict, arch: dict, training: dict, steps: int, warm: int, bf16: bool, compile_: bool) -> None:
+    """Worker: the Hugging Face Trainer on the same model, data, batch, schedule and masking."""
+    import numpy as np
+    import torch
+    import transformers
+    from transformers import DataCollatorForLanguageModeling, Trainer, TrainerCallback, TrainingArguments
+
+    from povstim import families
+    from povstim.tokenizer import bpe
+    from povstim.train import data as D
+    from povstim.train.models import build_config, build_model
+    from povstim.train.params import resolve
+
+    transformers.utils.logging.set_verbosity_error()
+    a, t = resolve(arch, training)
+    tok = bpe.load(paths["tokenizer"])
+    ids = bpe.special_ids(tok)
+    enc = D.encode(tok, D.read_corpus(paths["train"]), ids["bos"], ids["eos"])
+    data = D.Dataset.build(enc, t.context, t.packing, ids["pad"], 1, paths["train"])
+    torch.manual_seed(1)
+    model = build_model(a, build_config(a, t, tok.get_vocab_size(), ids))
+    fam = families.get(a["family"])
+    hf_tok = bpe.hf_tokenizer(tok, fam.tokenizer_frame)
+
+    class DS(torch.utils.data.Dataset):
+        def __len__(self):
+            return data.n_base
+
+        def __getitem__(self, i):
+            row, _ = data.collate(np.array([i]))
+            return {"input_ids": torch.as_tensor(row[0])}
+
+    masking = {}
+    if not fam.causal:  # BabyBERTa masking: 15%, of which 90% <mask> and 10% random, never left unmasked
+        masking = {"mask_replace_prob": 1 - t.leave_unmasked_prob - t.random_token_prob,
+                   "random_replace_prob": t.random_token_prob}
+    collator = DataCollatorForLanguageModeling(hf_tok, mlm=not fam.causal, mlm_probability=t.mask_prob, **masking)
+    times = {}
+
+    class Clock(TrainerCallback):
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step in (warm, steps):
+                if torch.cuda.is_available():
+                    torch.cuda.synchronize()
+                times[state.global_step] = time.perf_counter()
+
+    with tempfile.TemporaryDirectory() as out:
+        args = TrainingArguments(
+            output_dir=out, max_steps=steps, per_device_train_batch_size=t.batch_size, learning_rate=t.lr,
+            warmup_steps=t.warmup, weight_decay=t.weight_decay, lr_scheduler_type="linear",
+            max_grad_norm=t.grad_clip, logging_steps=10**6, save_strategy="no", eval_strategy="no", report_to=[],
+            use_cpu=not torch.cuda.is_available(), bf16=bf16, torch_compile=compile_,
+            optim="adamw_torch_fused" if torch.cuda.is_available() else "adamw_torch",
+            dataloader_num_workers=0, seed=1, disable_tqdm=True,
+        )
+        Trainer(model=model, args=args, train_dataset=DS(), data_collator=collator, callbacks=[Clock()]).train()
+    steps_s = (steps - warm) / (times[steps] - times[warm])
+    print(json.dumps({"steps_s": steps_s, "tokens_s": steps_s * t.batch_size * t.context}))
+
+
+def worker_json(args: list[str], env: dict | None = None) -> dict:
+    if IN_PROCESS:
+        import contextlib
+        import io
+
+        saved = {k: os.environ.get(k) for k in (env or {})}
+        os.environ.update(env or {})
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                worker(args[0], args[1:])
+        finally:
+            for k, v in saved.items():
+                os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+        return json.loads(out.getvalue().strip().splitlines()[-1])
+    proc = subprocess.run(py(__file__, "--worker", *args), env={**os.environ, **POVSTIM_ENV, **(env or {})},
+                          capture_output=True, text=True, timeout=1800)
+    if proc.returncode:
+        raise SystemExit(f"gpu_bench worker {args[0]} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def row_gpt2(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
+    paths = corpus(work, "gpt2-corpus", s["gpt2_sentences"], 4, 24, s["vocab"])
+    steps, warm = s["gpt2_steps"], s["gpt2_warm"]
+    mode = os.environ.get("GPT2_COMPILE", "true")
+    compile_ = {"true": True, "false": False}.get(mode, mode)
+    training = {"batch_size": s["gpt2_batch"], "context": s["gpt2_ctx"], "max_steps": steps, "warmup": 10,
+                "eval_every": steps, "save_every": steps, "log_every": max(1, warm // 4), "eval_batches": 2,
+                "device": "auto" if cuda else "cpu", "compile": compile_ if cuda else False,
+                "micro_batch": int(os.environ["GPT2_MICRO"]) if os.environ.get("GPT2_MICRO") else None}
+    ours = worker_json(["ours", json.dumps(paths), json.dumps(s["gpt2_arch"]), json.dumps(training),
+                        str(work / "gpt2-ours")], env={"BENCH_WARM": str(warm)})
+    peer = worker_json(["hf", json.dumps(paths), json.dumps(s["gpt2_arch"]), json.dumps(training), str(steps),
+                        str(warm), "1" if cuda else "0", "1" if cuda else "0"])
+    flops = 6 * ours["params"] + 12 * ours["layers"] * ours["d"] * s["gpt2_ctx"]
+    mfu = lambda tok_s: tok_s * flops / (PEAK_TFLOPS * 1e12)  # noqa: E731
+    name = "GPT-2 small (Table 5)" if not dry else "tiny GPT-2"
+    return [{"row": f"{name}, ctx {s['gpt2_ctx']}, batch {s['gpt2_batch']}, tokens/s", "povstim": ours["tokens_s"],
+             "peer": peer["tokens_s"], "peer_name": "HF Trainer", "better": ours["tokens_s"] / peer["tokens_s"],
+             "target": ">= 1.5", "note": f"compile={compile_ if cuda else False}"},
+            {"row": f"{name}, MFU (peak {PEAK_TFLOPS:g} TFLOP/s)", "povstim": mfu(ours["tokens_s"]),
+             "peer": mfu(peer["tokens_s"]), "peer_name": "HF Trainer", "better": None, "target": ">= 0.50", "note": ""}]
+
+
+def row_babyberta(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
+    paths = corpus(work, "bb-corpus", s["bb_sentences"], 3, 12, 8192 if not dry else 1024)
+    steps, warm = s["bb_steps"], s["bb_warm"]
+    mode = os.environ.get("BB_COMPILE", "reduce-overhead")
+    compile_ = {"true": True, "false": False}.get(mode, mode)
+    training = {"batch_size": 16, "context": 128, "max_steps": steps, "warmup": 10, "packing": False, "lr": 1e-4,
+                "weight_decay": 0.0, "leave_unmasked_prob": 0.0, "random_token_prob": 0.1, "mask_prob": 0.15,
+                "eval_every": steps, "save_every": steps, "log_every": max(1, warm // 4), "eval_batches": 2,
+                "device": "auto" if cuda else "cpu", "compile": compile_ if cuda else False}
+    ours = worker_json(["ours", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training),
+                        str(work / "bb-ours")], env={"BENCH_WARM": str(warm)})
+    peer = worker_json(["hf", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training), str(steps),
+                        str(warm), "1" if cuda else "0", "0"])
+    name = "BabyBERTa recipe (8 x 256, batch 16, ctx 128)" if not dry else "tiny BabyBERTa"
+    return [{"row": f"{name}, steps/s", "povstim": ours["steps_s"], "peer": peer["steps_s"],
+             "peer_name": "HF Trainer", "better": ours["steps_s"] / peer["steps_s"], "target": ">= 5",
+             "note": f"compile={compile_ if cuda else False}"}]
+
+
+def row_generator(s: dict) -> list[dict]:
+    words = lexicon()
+    weights = [1 / (i + 1) for i in range(len(words))]
+    n = s["gen_sentences"]
+    g = random.Random(1)
+    t0 = time.perf_counter()
+    old = [" ".join(g.choices(words, weights, k=g.randint(4, 24))) for _ in range(n)]
+    t_old = time.perf_counter() - t0
+    cum = list(itertools.accumulate(weights))
+    g = random.Random(1)
+    t0 = time.perf_counter()
+    new = [" ".join(g.choices(words, cum_weights=cum, k=g.randint(4, 24))) for _ in range(n)]
+    t_new = time.perf_counter() - t0
+    return [{"row": f"gpu_check.sh corpus generator, {n} sentences, s (400k: x{400000 // n})", "povstim": t_new,
+             "peer": t_old, "peer_name": "per-sentence weights (old)", "better": t_old / t_new,
+             "target": "gpu_check.sh finishes", "note": f"same sentences: {old == new}"}]
+
+
+def fmt(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    return str(v)
+
+
+def worker(kind: str, rest: list[str]) -> None:
+    if kind == "minicons":
+        minicons_worker(rest[0], rest[1], rest[2], rest[3], int(rest[4]))
+    elif kind == "ours":
+        ours_train(json.loads(rest[0]), json.loads(rest[1]), json.loads(rest[2]), rest[3])
+    elif kind == "hf":
+        hf_train(json.loads(rest[0]), json.loads(rest[1]), json.loads(rest[2]), int(rest[3]), int(rest[4]),
+                 rest[5] == "1", rest[6] == "1")
+    else:
+        raise SystemExit(f"gpu_bench: unknown worker {kind!r}")
+
+
+def main() -> int:
+    global IN_PROCESS
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], sys.argv[3:])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", default=os.environ.get("ROWS", "dag,score,gpt2,babyberta,generator"))
+    ap.add_argument("--dry", action="store_true", default=os.environ.get("DRY") == "1")
+    ap.add_argument("--json", help="also write the rows here")
+    args = ap.parse_args()
+    import torch
+
+    cuda = torch.cuda.is_available() and not args.dry
+    IN_PROCESS = args.dry
+    if args.dry:
+        torch.set_num_threads(1)
+    device = "cuda" if cuda else "cpu"
+    s = sizes(args.dry)
+    name = torch.cuda.get_device_name() if cuda else "CPU (DRY run: tiny sizes, the numbers mean nothing)"
+    print(f"gpu_bench: {name}; torch {torch.__version__}; rows {args.rows}", flush=True)
+    rows = []
+    t_all = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="povstim-gpu-bench-") as tmp:
+        work = Path(tmp)
+        for row in args.rows.split(","):
+            t0 = time.perf_counter()
+            if row == "dag":
+                got = row_dag(work, args.dry)
+            elif row == "score":
+                got = row_score(work, args.dry, s, device)
+            elif row == "gpt2":
+                got = row_gpt2(work, args.dry, s, cuda)
+            elif row == "babyberta":
+                got = row_babyberta(work, args.dry, s, cuda)
+            elif row == "generator":
+                got = row_generator(s)
+            else:
+                raise SystemExit(f"gpu_bench: unknown row {row!r}")
+            rows += got
+            for r in got:
+                print(f"  {r['row']}: povstim {fmt(r['povstim'])} | {r['peer_name'] or 'peer'} {fmt(r['peer'])}"
+                      f" | x{fmt(r['better'])} (target {r['target'] or '-'}) {r['note']}", flush=True)
+            print(f"  [{row}: {time.perf_counter() - t0:.0f} s]", flush=True)
+    print()
+    head = f"| {'what':62} | {'povstim':>9} | {'peer':>9} | {'povstim better by':>17} | target | peer, notes"
+    print(head)
+    print("|" + "-" * (len(head) - 1))
+    for r in rows:
+        print(f"| {r['row']:62} | {fmt(r['povstim']):>9} | {fmt(r['peer']):>9} | {fmt(r['better']):>17} | "
+              f"{r['target'] or '-'} | {r['peer_name']}{'; ' if r['note'] else ''}{r['note']}")
+    print(f"\ntotal {time.perf_counter() - t_all:.0f} s")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

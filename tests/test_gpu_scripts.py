@@ -1,0 +1,56 @@
+"""scripts/gpu_bench.sh and scripts/gpu_check.sh in their CPU dry-run mode (DRY=1): the same code as
+on a GPU with tiny sizes, so a broken script is caught without a GPU (issue 13)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _env(**extra):
+    env = {**os.environ, "DRY": "1", "PYTHON": sys.executable, **extra}
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    return env
+
+
+@pytest.mark.slow
+def test_gpu_bench_dry_run_prints_every_row(tmp_path):
+    out = tmp_path / "rows.json"
+    proc = subprocess.run(["bash", "scripts/gpu_bench.sh", "--json", str(out)], cwd=REPO, env=_env(),
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    rows = json.loads(out.read_text())
+    names = " | ".join(r["row"] for r in rows)
+    for what in ("embedded default DAG", "`povstim score` job", "score-group", "tokens/s", "MFU", "steps/s",
+                 "corpus generator"):
+        assert what in names, what
+    by = {r["row"].split(",")[0]: r for r in rows}
+    # the scoring row checks exactness against minicons; the group job writes the separate jobs' bytes
+    diff = next(r for r in rows if "max |score difference|" in r["note"])["note"]
+    assert float(diff.split("difference| ")[1].split()[0]) <= 1e-4
+    assert next(r for r in rows if "score-group" in r["row"])["note"].endswith("True")
+    assert by["gpu_check.sh corpus generator"]["note"] == "same sentences: True"
+    assert by["gpu_check.sh corpus generator"]["better"] > 5  # cum_weights really is the fix
+    for r in rows:
+        if r["peer"] is not None and "MFU" not in r["row"]:
+            assert r["povstim"] > 0 and r["peer"] > 0 and r["better"] > 0
+    table = proc.stdout[proc.stdout.index("| what"):]
+    assert len([line for line in table.splitlines() if line.startswith("| ")]) == len(rows) + 1
+
+
+@pytest.mark.slow
+def test_gpu_check_dry_run(tmp_path):
+    proc = subprocess.run(["bash", "scripts/gpu_check.sh"], cwd=REPO, env=_env(STEPS="12", COMPILE="reduce-overhead",
+                                                                             MICRO="2"),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout[proc.stdout.index("{"):])
+    assert report["steps"] == 12 and report["micro_batch"] == 2 and report["tokens_per_s"] > 0
+    assert report["gpu"] == "cpu (DRY run)"

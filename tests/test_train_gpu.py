@@ -1,0 +1,261 @@
+"""The training loop's GPU speed paths, checked on the CPU (issue 13).
+
+Gradient accumulation (training.micro_batch) must give the step of one big batch;
+resume and seed semantics must hold with it; padding one-sentence batches to a
+multiple (static shapes for CUDA graphs) must not change the loss; the CUDA-only
+batch path (packed data resident on the device, one copy per batch) must build
+the very tensors of the CPU path; and forward + loss must trace into torch.compile
+graphs without graph breaks (torch's ``aot_eager`` backend: the same Dynamo and
+AOTAutograd tracing the GPU's ``reduce-overhead`` mode runs, without code generation).
+Gold answers come from the plain (one batch, unpadded, eager) loop.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from povstim.io import PovstimError
+from povstim.tokenizer import bpe
+from povstim.train import data as D
+from povstim.train import gpu
+from povstim.train.loop import Trainer
+from povstim.train.params import resolve
+from test_tokenizer import write_corpus
+
+GPT2 = {"family": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "n_inner": 64}
+ROBERTA = {"family": "roberta", "n_layer": 2, "n_embd": 32, "n_head": 2, "n_inner": 64}
+BASE = {
+    "lr": 3e-3, "batch_size": 8, "context": 32, "warmup": 2, "max_steps": 12, "patience": 1000,
+    "eval_every": 6, "save_every": 6, "log_every": 1, "weight_decay": 0.1, "dropout": 0.0, "device": "cpu",
+}
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("corpus")
+    train = write_corpus(d / "train.txt", 600, seed=1)
+    dev = write_corpus(d / "dev.txt", 60, seed=2)
+    tok = d / "tokenizer.json"
+    bpe.save(bpe.train_file(train, {"vocab_size": 300}), tok)
+    return {"train": str(train), "dev": str(dev), "tokenizer": str(tok)}
+
+
+def trainer(corpus, out, arch=GPT2, seed=1, **training) -> Trainer:
+    a, t = resolve(arch, {**BASE, **training})
+    return Trainer(arch=a, training=t, seed=seed, out_dir=str(out), threads=1, progress=False, **corpus)
+
+
+def run(corpus, out, **kw):
+    tr = trainer(corpus, out, **kw)
+    tr.run()
+    log = [json.loads(x) for x in (Path(out) / "train_log.jsonl").read_text().splitlines()]
+    return tr, log
+
+
+def logged(folder: Path) -> list[dict]:
+    """train_log.jsonl without its wall-clock fields."""
+    rows = [json.loads(x) for x in (folder / "train_log.jsonl").read_text().splitlines()]
+    return [{k: v for k, v in r.items() if k not in ("elapsed", "tokens_per_s")} for r in rows]
+
+
+def state(tr) -> dict:
+    return {k: v.detach().clone() for k, v in tr.raw_model.state_dict().items()}
+
+
+@pytest.mark.parametrize("arch", [GPT2, ROBERTA], ids=["gpt2-packed", "roberta-mlm"])
+def test_micro_batches_give_the_big_batch_step(corpus, tmp_path, arch):
+    """batch 8 as 3 micro-batches (3+3+2 rows) = batch 8 at once: same losses and weights (fp tolerance)."""
+    whole, log_whole = run(corpus, tmp_path / "whole", arch=arch)
+    micro, log_micro = run(corpus, tmp_path / "micro", arch=arch, micro_batch=3)
+    assert micro.micro == 3 and micro.micro_batches(8, np.ones(8))[-1][0] == slice(6, 8)
+    assert [e["step"] for e in log_micro] == [e["step"] for e in log_whole]
+    np.testing.assert_allclose([e["loss"] for e in log_micro], [e["loss"] for e in log_whole], rtol=1e-5)
+    np.testing.assert_allclose([e["dev_loss"] for e in log_micro if e["dev_loss"] is not None],
+                               [e["dev_loss"] for e in log_whole if e["dev_loss"] is not None], rtol=1e-5)
+    a, b = state(whole), state(micro)
+    for name in a:
+        np.testing.assert_allclose(b[name].numpy(), a[name].numpy(), atol=2e-5, rtol=1e-4, err_msg=name)
+    # and micro-batching did change how the step was computed (not silently ignored)
+    assert micro.micro_batches(8, np.arange(1, 9)) != whole.micro_batches(8, np.arange(1, 9))
+
+
+def test_micro_batch_weights_are_token_shares():
+    tr = Trainer.__new__(Trainer)
+    tr.micro = 2
+    n_pred = np.array([3, 1, 0, 0, 4, 4])
+    parts = tr.micro_batches(6, n_pred)
+    # rows 2-3 predict nothing: skipped (their mean loss would be 0/0); the rest weigh by their tokens
+    assert parts == [(slice(0, 2), 4 / 12), (slice(4, 6), 8 / 12)]
+    tr.micro = 6
+    assert tr.micro_batches(6, n_pred) == [(slice(None), 1.0)]
+
+
+def test_micro_batch_resume_and_seeds(corpus, tmp_path):
+    """With micro-batches and dropout: same seed -> same bytes; a run resumed from its step-6 checkpoint
+    equals the uninterrupted run; another seed differs."""
+    cfg = {"micro_batch": 3, "dropout": 0.1}
+    run(corpus, tmp_path / "a", **cfg)
+    run(corpus, tmp_path / "b", **cfg)
+    full = (tmp_path / "a" / "model.safetensors").read_bytes()
+    assert (tmp_path / "b" / "model.safetensors").read_bytes() == full
+    # kill-like state: only the step-6 checkpoint (with its trainer state) survives
+    c = tmp_path / "c"
+    shutil.copytree(tmp_path / "a", c)
+    for name in ("model.safetensors", "config.json", "train_log.jsonl", "train_summary.json"):
+        (c / name).unlink()
+    shutil.rmtree(c / "checkpoints" / "step12")
+    tr = trainer(corpus, c, **cfg)
+    tr.run()
+    assert tr.key == trainer(corpus, tmp_path / "x", **cfg).key
+    assert (c / "model.safetensors").read_bytes() == full
+    assert logged(c) == logged(tmp_path / "a")
+    run(corpus, tmp_path / "s2", seed=2, **cfg)
+    assert (tmp_path / "s2" / "model.safetensors").read_bytes() != full
+
+
+def test_padding_to_a_multiple_changes_no_loss(corpus, tmp_path):
+    """BabyBERTa-style batches padded to a multiple of 16 tokens: the same masks (drawn before padding),
+    the padding never attended to nor predicted, the same losses."""
+    plain, log_plain = run(corpus, tmp_path / "plain", arch=ROBERTA, max_steps=6)
+    padded, log_pad = run(corpus, tmp_path / "pad", arch=ROBERTA, max_steps=6, pad_to_multiple_of=16)
+    assert plain.pad_multiple == 1 and padded.pad_multiple == 16
+    widened = 0
+    for step in range(6):
+        idx = padded.schedule.batch(step)
+        inputs, labels, att, ntok, _ = padded._batch(padded.train_data, idx, np.random.default_rng([1, 1, step]))
+        base = plain._batch(plain.train_data, idx, np.random.default_rng([1, 1, step]))
+        w = base[0].shape[1]
+        assert inputs.shape[1] in (16, 32) and inputs.shape[1] >= w
+        widened += inputs.shape[1] > w
+        # the same masked inputs and labels, then only padding: never attended to, never predicted
+        assert (inputs[:, :w] == base[0]).all() and (labels[:, :w] == base[1]).all() and ntok == base[3]
+        assert (inputs[:, w:] == padded.ids["pad"]).all() and (labels[:, w:] == -100).all()
+        assert (att[:, w:] == 0).all()
+    assert widened
+    np.testing.assert_allclose([e["loss"] for e in log_pad], [e["loss"] for e in log_plain], rtol=1e-5)
+
+
+def test_batching_settings_and_tpt():
+    def t(**kw):
+        return resolve(GPT2, {"batch_size": 8, **kw})[1]
+
+    assert gpu.batching(t(), cuda=False, mode=None, packed=True, tpt=False) == (None, 1)
+    assert gpu.batching(t(micro_batch=3), cuda=False, mode=None, packed=True, tpt=False) == (3, 1)
+    assert gpu.batching(t(micro_batch=8), cuda=True, mode=None, packed=True, tpt=False) == (None, 1)  # no split
+    assert gpu.batching(t(), cuda=True, mode="reduce-overhead", packed=False, tpt=False) == (None, 32)
+    assert gpu.batching(t(), cuda=True, mode="reduce-overhead", packed=False, tpt=True) == (None, 1)
+    with pytest.raises(PovstimError, match="micro_batch cannot be used with bias.tpt"):
+        gpu.batching(t(micro_batch=2), cuda=False, mode=None, packed=False, tpt=True)
+    with pytest.raises(PovstimError, match="pad_to_multiple_of cannot be used with bias.tpt"):
+        gpu.batching(t(pad_to_multiple_of=8), cuda=False, mode=None, packed=False, tpt=True)
+
+
+def test_compile_settings():
+    assert gpu.compile_mode(False) is None and gpu.compile_mode(True) == "default"
+    assert gpu.compile_mode("reduce-overhead") == "reduce-overhead"
+    assert gpu.uses_graphs("reduce-overhead") and gpu.uses_graphs("max-autotune")
+    assert not gpu.uses_graphs("default") and not gpu.uses_graphs("max-autotune-no-cudagraphs")
+    # graph modes on CUDA pad sentence batches to a few widths; explicit settings win; CPU: exact widths
+    assert gpu.pad_multiple(None, True, "reduce-overhead", packed=False) == 32
+    assert gpu.pad_multiple(None, True, "reduce-overhead", packed=True) == 1
+    assert gpu.pad_multiple(8, False, None, packed=False) == 8
+    assert gpu.pad_multiple(None, False, None, packed=False) == 1
+    _, t = resolve(GPT2, {"compile": "reduce-overhead", "micro_batch": 4, "pad_to_multiple_of": 16})
+    assert (t.compile, t.micro_batch, t.pad_to_multiple_of) == ("reduce-overhead", 4, 16)
+    with pytest.raises(PovstimError, match="training.compile"):
+        resolve(GPT2, {"compile": "fast"})
+
+
+@pytest.mark.parametrize("arch", [GPT2, ROBERTA], ids=["gpt2-packed", "roberta-mlm"])
+def test_cuda_batch_path_builds_the_cpu_tensors(corpus, tmp_path, arch):
+    """The GPU batch path (packed blocks gathered on the device; other batches in one pinned copy),
+    run here with device 'cpu' and no pinning: the same inputs, labels, mask and token counts."""
+    tr = trainer(corpus, tmp_path / "m", arch=arch)
+    assert tr.to_device is None and tr.device_blocks is None  # the CPU path
+
+    def batches(data, rows):
+        return tr._batch(data, rows, None if tr.causal else np.random.default_rng([1, 1, 3]))
+
+    cases = [(tr.train_data, tr.schedule.batch(3)), (tr.dev_data, np.arange(3))]
+    want = [batches(data, rows) for data, rows in cases]
+    tr.to_device = functools.partial(gpu.to_device, device="cpu", pin=False)
+    if tr.train_data.packed:
+        tr.device_blocks = gpu.DeviceBlocks(tr.train_data.blocks, "cpu")
+    for (data, rows), ref in zip(cases, want):
+        got = batches(data, rows)
+        assert got[3] == ref[3]
+        np.testing.assert_array_equal(got[4], ref[4])
+        for a, b in zip(got[:3], ref[:3]):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert a.dtype == b.dtype and a.shape == b.shape and (a == b).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("arch", [GPT2, ROBERTA], ids=["gpt2-packed", "roberta-mlm"])
+def test_compiled_graph_mode_traces_whole_and_matches_eager(corpus, tmp_path, arch):
+    """training.compile: reduce-overhead, traced on the CPU with aot_eager: no graph break in forward +
+    loss (a break would split the CUDA graphs), and the losses of the eager loop."""
+    from torch._dynamo.utils import counters
+
+    eager, log_eager = run(corpus, tmp_path / "eager", arch=arch, max_steps=4, eval_every=4, save_every=4)
+    counters.clear()
+    a, t = resolve(arch, {**BASE, "max_steps": 4, "eval_every": 4, "save_every": 4, "compile": "reduce-overhead",
+                          "pad_to_multiple_of": 32})
+    tr = Trainer(arch=a, training=t, seed=1, out_dir=str(tmp_path / "compiled"), threads=1, progress=False,
+                 compile_backend="aot_eager", **corpus)
+    tr.run()
+    log = [json.loads(x) for x in (tmp_path / "compiled" / "train_log.jsonl").read_text().splitlines()]
+    assert tr.compile_mode == "reduce-overhead"
+    assert not dict(counters["graph_break"]), dict(counters["graph_break"])
+    assert counters["stats"]["unique_graphs"] >= 1  # it really compiled
+    np.testing.assert_allclose([e["loss"] for e in log], [e["loss"] for e in log_eager], rtol=1e-5)
+
+
+def test_device_blocks_only_for_packed_data_under_the_limit(corpus, tmp_path):
+    tr = trainer(corpus, tmp_path / "m")
+    assert gpu.DeviceBlocks.maybe(tr.train_data, "cpu") is not None
+    assert gpu.DeviceBlocks.maybe(tr.train_data, "cpu", limit=16) is None
+    enc = D.Encoded(tokens=np.arange(5, 50, dtype=np.int32), lengths=np.array([20, 25]))
+    assert gpu.DeviceBlocks.maybe(D.Dataset.build(enc, 32, False, 1, 1, "x"), "cpu") is None
+    # CPU training never builds them
+    assert tr.device_blocks is None
+
+
+def test_unused_hooks_add_no_forward_pass(corpus, tmp_path):
+    """Without micro_batch the loop makes exactly one forward per step (and per dev batch), as before."""
+    tr = trainer(corpus, tmp_path / "m")
+    calls = []
+    orig = tr.forward_loss
+    tr.forward_loss = functools.partial(lambda f, *a, **k: calls.append(1) or f(*a, **k), orig)
+    tr.run()
+    # one forward per step plus one per dev batch per evaluation
+    n_dev = -(-tr.dev_data.n_items // tr.p.batch_size)
+    assert len(calls) == tr.p.max_steps + 2 * n_dev
+
+
+def _cuda():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch,mode", [(GPT2, "reduce-overhead"), (ROBERTA, "reduce-overhead"), (GPT2, True)],
+                         ids=["gpt2-graphs", "roberta-graphs", "gpt2-compiled"])
+def test_cuda_compiled_training_matches_eager_cuda(corpus, tmp_path, arch, mode):
+    """On a GPU: CUDA graphs / compile with micro-batches train to the eager GPU run's losses (bf16 noise)."""
+    _cuda()
+    cfg = {"device": "cuda", "max_steps": 8, "eval_every": 4, "save_every": 8}
+    eager, log_eager = run(corpus, tmp_path / "eager", arch=arch, **cfg)
+    fast, log_fast = run(corpus, tmp_path / "fast", arch=arch, compile=mode, micro_batch=4, **cfg)
+    assert fast.compile_mode == ("default" if mode is True else mode) and fast.micro == 4
+    if eager.train_data.packed:
+        assert fast.device_blocks is not None
+    np.testing.assert_allclose([e["loss"] for e in log_fast], [e["loss"] for e in log_eager], rtol=2e-2)
