@@ -1,6 +1,6 @@
 # povstim: corpora -> language models -> poverty-of-the-stimulus results.
 #
-#   snakemake --cores 8 --resources gpu=1 results/figures
+#   snakemake --cores 8 --resources gpu=1 -- results/figures
 #
 # Rules are thin: each one calls a `povstim` subcommand (workflow/povstim/),
 # passes every config value it uses through `params:` (so editing a value
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
-from snakemake_interface_executor_plugins.settings import DeploymentMethod
+from snakemake_interface_executor_plugins.settings import DeploymentMethod, ExecMode
 
 min_version("9.0")
 
@@ -24,20 +24,43 @@ sys.path.insert(0, str(WORKFLOW_DIR))
 
 from povstim import config as povstim_config, plan  # noqa: E402
 from povstim.io import PovstimError, code_hash  # noqa: E402
+from povstim.preflight import runs as povstim_runs  # noqa: E402
 
+CONFIGFILES = [
+    os.path.relpath(f) if not os.path.relpath(f).startswith("..") else str(f) for f in workflow.overwrite_configfiles
+]
 
 # `--configfile X.yaml` replaces the embedded default instead of being merged
 # into it (a merge would leak the default's synthetic sources into a real
 # experiment).
 if not workflow.overwrite_configfiles:
+    # Snakemake's own YAML error names neither file nor line: read it ourselves first.
+    if os.path.exists("config.yaml"):
+        try:
+            povstim_config.load_yaml("config.yaml")
+        except PovstimError as exc:
+            raise WorkflowError(str(exc)) from None
 
     configfile: "config.yaml"
 
 
 try:
-    povstim_config.validate(config, source="config")
+    povstim_config.validate(config, source=", ".join(CONFIGFILES) or "config.yaml")
 except PovstimError as exc:
     raise WorkflowError(str(exc)) from None
+
+# The main process only (not jobs on cluster nodes, which cannot see the main process).
+if workflow.exec_mode == ExecMode.DEFAULT:
+    # `snakemake --report PATH` must report on the results of the config it loaded.
+    _report = povstim_runs.report_target(sys.argv)
+    if _report is not None:
+        try:
+            povstim_runs.check_report_path(_report, config["experiment"], CONFIGFILES)
+        except PovstimError as exc:
+            raise WorkflowError(str(exc)) from None
+    _hint = None if "--unlock" in sys.argv else povstim_runs.stale_lock_hint(".", sys.argv)
+    if _hint:
+        print(_hint, file=sys.stderr)
 
 # Rules run the checkout's own code (workflow/povstim), whether or not the
 # package is installed, with the Python that runs Snakemake.
@@ -78,3 +101,23 @@ rule all:
     default_target: True
     input:
         "results/figures",
+
+
+onstart:
+    _changed = povstim_runs.overwrite_warning(RESULTS, config)
+    if _changed:
+        print(_changed, file=sys.stderr)
+    povstim_runs.write_record(config, CONFIGFILES, RESULTS)
+
+
+onsuccess:
+    _guard = Path(RESULTS) / "analysis" / "guardrails" / "guardrails.json"
+    if _guard.exists():
+        _result = json.loads(_guard.read_text())
+        for _line in povstim_runs.guardrail_lines(_result, _guard):
+            print(_line, file=sys.stderr)
+    print(povstim_runs.end_line(EXPERIMENT, True, None), file=sys.stderr)
+
+
+onerror:
+    print(povstim_runs.end_line(EXPERIMENT, False, log), file=sys.stderr)

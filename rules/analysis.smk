@@ -1,5 +1,5 @@
 # Item scores -> accuracy tables, chi-square tests, Bayesian mixed model -> figures.
-# Every table and figure is marked for `snakemake --report results/report.html`; the captions
+# Every table and figure is marked for the report (`povstim report CONFIG` -> results/<exp>/report.html); the captions
 # live in workflow/report/ (paths below are relative to this file).
 
 report: "../workflow/report/workflow.rst"
@@ -114,7 +114,9 @@ rule figures:
 # Each experiment's own results stay complete under results/<experiment>/.
 rule figures_index:
     input:
-        f"{RESULTS}/figures",
+        figures=f"{RESULTS}/figures",
+        # the default target runs the guardrails too (their page is part of the report)
+        guardrails=f"{RESULTS}/analysis/guardrails/guardrails.json",
     output:
         directory("results/figures"),
     params:
@@ -126,4 +128,40 @@ rule figures_index:
     conda:
         "../envs/analysis.yaml"
     shell:
-        "{POVSTIM} figures --index {input} --experiment {params.experiment} --out-dir {output} > {log} 2>&1"
+        "{POVSTIM} figures --index {input.figures} --experiment {params.experiment} --out-dir {output} > {log} 2>&1"
+
+
+# Checks a reviewer would ask for (undertrained models, equal training tokens across sizes, paradigms
+# decided by a lexical preference, below-chance results): log warnings + the report's Guardrails page.
+# The onsuccess handler in the Snakefile prints what fired at the end of the run.
+# Model folders and suites are read as params, not inputs: they come before the scores in the DAG (and
+# any change to them changes the scores, hence items.parquet), and an analysis-only run (simulated scores,
+# `--allowed-rules analyze …`) has none; missing ones are skipped with a log line.
+rule guardrails:
+    input:
+        tidy=f"{RESULTS}/analysis/items.parquet",
+        chisq=f"{RESULTS}/analysis/chisq.csv",
+    output:
+        json=f"{RESULTS}/analysis/guardrails/guardrails.json",
+        csv=f"{RESULTS}/analysis/guardrails/guardrails.csv",
+        html=report(
+            f"{RESULTS}/analysis/guardrails/guardrails.html",
+            caption="../workflow/report/guardrails.rst",
+            category="Guardrails",
+            labels={"page": "checks before reading the tables"},
+        ),
+    params:
+        guardrails=as_json(config["guardrails"]),
+        models=" ".join(model_dir(m) for m in MODELS),
+        suites=" ".join(f"{RESULTS}/benchmarks/{suite}" for suite in SUITES),
+        out_dir=lambda wc, output: os.path.dirname(output.json),
+        code=code("analysis/guardrails.py", "analysis/guardrails_cli.py"),
+    log:
+        f"{LOGS}/analyze/guardrails.log",
+    benchmark:
+        f"{BENCH}/analyze/guardrails.tsv"
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "{POVSTIM} guardrails --items {input.tidy} --chisq {input.chisq} --benchmarks {params.suites}"
+        " --models {params.models} --params {params.guardrails:q} --out-dir {params.out_dir} > {log} 2>&1"

@@ -159,6 +159,7 @@ rule train_biased:
         training=as_json({k: v for k, v in config["training"].items() if k != "threads"}),
         extra=biased_train_flags,
         out_dir=lambda wc, output: os.path.dirname(output.config),
+        meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
         code=code("train", "biases", "families.py", "parse/conllu.py"),
     resources:
         gpu=lambda wc: plan.train_gpus(config, wc.arch),
@@ -173,7 +174,7 @@ rule train_biased:
     shell:
         "POVSTIM_GPU_SHARE={resources.gpu_share} {POVSTIM} train --train {input.train} --dev {input.dev} --tokenizer {input.tokenizer}"
         " --arch {params.arch:q} --params {params.training:q} --seed {wildcards.seed}"
-        " --out-dir {params.out_dir} --threads {threads} {params.extra} > {log} 2>&1"
+        " --out-dir {params.out_dir} --meta {params.meta:q} --threads {threads} {params.extra} > {log} 2>&1"
 
 
 ruleorder: train_biased > train

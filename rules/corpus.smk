@@ -33,6 +33,7 @@ rule assemble:
         ),
         mixture=lambda wc: as_json(plan.mixture(config, wc.corpus, wc.size)),
         seed=lambda wc: config["corpora"][wc.corpus]["seed"],
+        tolerance=lambda wc: as_json(config["corpora"][wc.corpus]["size_tolerance"]),
         code=code("corpus"),
     log:
         f"{LOGS}/assemble/{{corpus}}/{{size}}.log",
@@ -42,5 +43,5 @@ rule assemble:
         "../envs/corpus.yaml"
     shell:
         "{POVSTIM} assemble --input {params.inputs} --mixture {params.mixture:q}"
-        " --words {wildcards.size} --seed {params.seed}"
+        " --words {wildcards.size} --seed {params.seed} --tolerance {params.tolerance} --corpus-name {wildcards.corpus}"
         " --out {output.text} --stats {output.stats} > {log} 2>&1"

@@ -36,6 +36,8 @@ rule train:
         # threads only changes speed, so editing it does not retrain (the CLI gets --threads)
         training=as_json({k: v for k, v in config["training"].items() if k != "threads"}),
         out_dir=lambda wc, output: os.path.dirname(output.config),
+        # recorded in train_summary.json, so `povstim score` on the folder labels its rows by itself
+        meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
         code=code("train", "biases", "families.py", "tokenizer/bpe.py", "parse/conllu.py"),
     resources:
         # 1 only when the job will use a GPU alone (povstim.devices.job_gpus); a small job holds
@@ -55,7 +57,7 @@ rule train:
         "POVSTIM_GPU_SHARE={resources.gpu_share} {POVSTIM} train --train {input.train} --dev {input.dev}"
         " --tokenizer {input.tokenizer}"
         " --arch {params.arch:q} --params {params.training:q} --seed {wildcards.seed}"
-        " --out-dir {params.out_dir} --threads {threads} > {log} 2>&1"
+        " --out-dir {params.out_dir} --meta {params.meta:q} --threads {threads} > {log} 2>&1"
 
 
 # POSH App. D / Table 9: corpus token counts per vocab size, and the vocab size

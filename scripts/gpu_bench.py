@@ -176,8 +176,22 @@ def pairs_suite(folder: Path, n: int) -> Path:
     from povstim.benchmarks import posh, words
     from povstim.benchmarks.suite import write_suite
 
-    per = -(-n // 9)
-    pairs = posh.generate(words.default_lexicon(), per, seed=1)
+    # as many distinct pairs as the lexicon gives each paradigm (wanna's strictly intransitive verbs give few),
+    # then repeated up to n: scoring speed does not depend on whether pairs repeat
+    import re
+
+    from povstim.io import PovstimError
+
+    per, pairs = -(-n // 9), []
+    for paradigm in sorted({t.paradigm for t in posh.TEMPLATES}):
+        try:
+            pairs += posh.generate(words.default_lexicon(), per, seed=1, paradigms=[paradigm])
+        except PovstimError as exc:
+            got = re.search(r"only (\d+) distinct pairs", str(exc))
+            if not got:
+                raise
+            pairs += posh.generate(words.default_lexicon(), int(got.group(1)), seed=1, paradigms=[paradigm])
+    pairs = (pairs * (-(-n // len(pairs))))[:n]
     write_suite(folder, pairs, {"kind": "generated"})
     return folder
 

@@ -29,6 +29,8 @@ PARAMS = {
     "chains": 2,
     "target_accept": 0.9,
     "seed": 1,
+    # two simulated seeds: keep (1|seed) (the default, 3, drops a group term with fewer groups)
+    "min_groups": 2,
 }
 
 

@@ -39,7 +39,7 @@ def _config(repo_root: Path) -> dict:
 
 def _smk(repo_root, workdir, *args):
     cmd = [SNAKEMAKE, "-s", str(repo_root / "Snakefile"), "-d", str(workdir), "--configfile",
-           str(workdir / "config.yaml"), "--allowed-rules", "analyze", "figures", "figures_index", *args]
+           str(workdir / "config.yaml"), "--allowed-rules", "analyze", "guardrails", "figures", "figures_index", *args]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=repo_root, timeout=900)
 
 

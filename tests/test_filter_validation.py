@@ -249,9 +249,10 @@ def test_rule_in_the_dag_and_the_report(repo_root, tmp_path):
     assert res["filter_mode"] == "posh" and res["treebank"]["n_kept"] == 5
     log = (tmp_path / "logs/demo/filter/validation.log").read_text()
     assert "THE DPE FILTER IS BELOW ITS FLOOR" in log  # posh on spaCy misses the free relative
-    out = snakemake("--report", str(tmp_path / "report.html"), "--", target)
+    report = tmp_path / "results" / "demo" / "report.html"  # a report belongs to its experiment's folder
+    out = snakemake("--report", str(report), "--", target)
     assert "Adding validation.tsv" in out and "Adding validation.png" in out
-    assert (tmp_path / "report.html").stat().st_size > 10_000
+    assert report.stat().st_size > 10_000
 
 
 def test_config_with_validation_needs_a_real_parser(repo_root):

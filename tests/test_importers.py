@@ -75,7 +75,10 @@ def test_generic_csv_and_jsonl_with_named_columns(tmp_path):
 
 
 def test_load_pairs_detects_schema_files(tmp_path):
-    with pytest.raises(PovstimError, match="cannot tell the format"):
+    with pytest.raises(PovstimError, match="does not exist"):
+        load_pairs(tmp_path / "x.txt")
+    (tmp_path / "x.txt").write_text("The boy run.\nThe boy runs.\n")
+    with pytest.raises(PovstimError, match="cannot tell the format.*--format zorro.*--format posh"):
         load_pairs(tmp_path / "x.txt")
     f = tmp_path / "x.jsonl"
     f.write_text(json.dumps({"suite": "s", "paradigm": "p", "category": "c", "item_id": 1, "good": "A.", "bad": "B."}) + "\n")

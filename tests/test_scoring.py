@@ -234,7 +234,7 @@ def test_score_cli_errors(models, tmp_path, capsys):
     bad.write_text('{"suite": "s", "paradigm": "p", "category": "c", "item_id": 1, "good": "A."}\n')
     assert main(["score", "--model", str(models["causal"]), "--suite", str(bad), "--out", out]) == 1
     err = capsys.readouterr().err
-    assert "cannot load model" in err and "unknown config key 'scoring.reduce'" in err
+    assert f"model folder {tmp_path / 'nope'} does not exist" in err and "unknown config key 'scoring.reduce'" in err
     assert "does not exist" in err and "bad.jsonl, line 1: missing field(s) bad" in err
     assert not (tmp_path / "x.parquet").exists()
 

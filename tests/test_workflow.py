@@ -119,7 +119,7 @@ def test_changing_a_training_parameter_reruns_only_training_and_downstream(finis
     alt = tmp_path / "alt.yaml"
     alt.write_text(yaml.safe_dump(config))
     jobs = scheduled_rules(snakemake(finished, "-n", "results/figures", "--configfile", str(alt)))
-    assert set(jobs) == {"train", "score", "analyze", "figures", "figures_index"}, jobs
+    assert set(jobs) == {"train", "score", "analyze", "guardrails", "figures", "figures_index"}, jobs
     assert jobs["train"] == 6
 
 

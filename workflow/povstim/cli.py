@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from . import __version__
@@ -19,6 +20,9 @@ from .io import PovstimError
 
 # name -> (module, one-line help). Order is pipeline order.
 STAGES: dict[str, tuple[str, str]] = {
+    "check": ("povstim.preflight.check_cli", "validate config files (names the file, line and key) before running"),
+    "plan": ("povstim.preflight.plan_cli", "words per source after cleaning, largest sizes, benchmark word pools"),
+    "report": ("povstim.preflight.report_cli", "build the HTML report of an experiment from the config that made it"),
     "synth": ("povstim.synth.cli", "generate a synthetic corpus with gold CoNLL-U and DPE labels"),
     "download": ("povstim.sources.download_cli", "download a source's files (checksummed, resumable)"),
     "clean": ("povstim.sources.clean_cli", "clean a downloaded source to one sentence per line"),
@@ -37,6 +41,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "score-group": ("povstim.scoring.group_cli", "score a suite with several models in one process (scoring.group)"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
     "probe": ("povstim.probes.cli", "MSGS fine-tuning probes: generate tasks, fine-tune a model, summarise the LBS"),
+    "guardrails": ("povstim.analysis.guardrails_cli", "checks a reviewer would ask for: undertrained models, "
+                   "equal training tokens, lexical preferences, below-chance results"),
     "figures": ("povstim.figures.cli", "draw the paper's figures from the analysis outputs"),
     "release": ("povstim.analysis.release_cli", "POSH Tables 3/8/12 and Figures 1-3 from published per-model accuracies"),
 }
@@ -73,12 +79,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage is None:
         parser.print_help()
         return 2
-    module = importlib.import_module(STAGES[args.stage][0])
     try:
+        module = importlib.import_module(STAGES[args.stage][0])
         return int(module.run(args) or 0)
     except PovstimError as exc:
         print(f"povstim {args.stage}: error: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C (or SIGINT from Snakemake): outputs are written atomically, so nothing half-written remains.
+        print(f"povstim {args.stage}: interrupted (Ctrl-C); unfinished outputs were not written", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `povstim plan ... | head`: the reader left; not an error worth a traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -123,12 +123,35 @@ def check_references(config: dict, source: str = "config") -> None:
     biases.check_config(config, source)  # Exp. 3 bias blocks: unknown bias, r, Dyck k, TPT parses
 
 
-def load(path: str | Path) -> dict[str, Any]:
+def load_yaml(path: str | Path) -> dict[str, Any]:
+    """A config file's top-level mapping; a YAML syntax error names the file, line and column."""
     path = Path(path)
     try:
-        config = yaml.safe_load(path.read_text())
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PovstimError(f"config file {path} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise PovstimError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        config = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        what = "; ".join(x for x in (exc.context, exc.problem) if x)
+        ctx = exc.context_mark
+        if ctx is not None and mark is not None and ctx.line != mark.line:
+            what = what.replace(exc.context, f"{exc.context} (opened at line {ctx.line + 1}, column {ctx.column + 1})", 1)
+        line = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
+        shown = f"\n    {line}\n    {' ' * mark.column}^" if line.strip() else ""
+        raise PovstimError(f"{where}: not valid YAML: {what}{shown}") from None
     except yaml.YAMLError as exc:
         raise PovstimError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(config, dict):
-        raise PovstimError(f"{path}: expected a mapping of config keys at the top level")
-    return validate(config, source=str(path))
+        raise PovstimError(f"{path}: expected a mapping of config keys at the top level "
+                           f"(experiment:, sources:, ...), got {type(config).__name__}")
+    return config
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """Load, validate and default-fill a config file; every error names the file (and line or key)."""
+    return validate(load_yaml(path), source=str(path))

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -89,6 +90,8 @@ def iter_sentences(path: str | os.PathLike, what: str = "corpus") -> Iterator[st
                 if blank_at:
                     raise PovstimError(f"{path}:{blank_at}: empty line in {what} {path.name} "
                                        "(one sentence per line, no empty lines)")
+                if "\x00" in line:
+                    raise PovstimError(f"{path}:{n}: NUL byte in {what} {path.name} (binary data, not text)")
                 kept += 1
                 yield line
     except FileNotFoundError:
@@ -180,3 +183,17 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
         for block in iter(lambda: fh.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def progress(iterable=None, *, total: int | None = None, desc: str = "", unit: str = "it"):
+    """A tqdm progress bar on stderr for a long stage.
+
+    On a terminal it redraws in place; in a log file (every Snakemake job) it writes one line every 30 s
+    at most, so logs stay short; ``POVSTIM_NO_PROGRESS=1`` turns it off.
+    """
+    from tqdm import tqdm
+
+    tty = sys.stderr.isatty()
+    return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, mininterval=1.0 if tty else 30.0,
+                maxinterval=1e9 if not tty else 10.0, disable=bool(os.environ.get("POVSTIM_NO_PROGRESS")),
+                dynamic_ncols=tty, ascii=not tty)

@@ -156,11 +156,16 @@ def _level_str(v) -> str:
 
 
 def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bool, contrasts: str,
-                 coding_of: dict | None = None) -> Design:
+                 coding_of: dict | None = None, min_groups: int = 2) -> Design:
     """Code the predictors, expand the formula, drop degenerate/aliased terms, aggregate.
 
     ``coding_of``: per-variable ``(contrasts, reference level)`` overriding ``contrasts`` and the
-    last-level reference (the three-level model: ``{"source_filter": ("treatment", "BABY")}``)."""
+    last-level reference (the three-level model: ``{"source_filter": ("treatment", "BABY")}``).
+
+    A group-level term needs at least ``min_groups`` groups (2 is the least that has a variance at all; the
+    pipeline passes ``analysis.min_groups``, default 3): with two seeds, the SD of ``(1|seed)`` is
+    whatever its prior says, and it made every sampler setting we tried diverge on the demo (docs/analysis.md).
+    """
     coding_of = coding_of or {}
     f = fml.parse(formula_text)
     df = derive(df)
@@ -281,9 +286,10 @@ def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bo
     groups = []
     for g in f.groups:
         n = data[g.group].nunique()
-        if n < 2:
+        if n < max(2, int(min_groups)):
             dropped.append(g.label())
-            log.warning("dropping group-level term %s: %s has %d level(s)", g.label(), g.group, n)
+            log.warning("dropping group-level term %s: %s has %d level(s); a group SD needs at least %d "
+                        "(analysis.min_groups)", g.label(), g.group, n, max(2, int(min_groups)))
             continue
         groups.append(g)
 
@@ -379,7 +385,16 @@ class FitResult:
     diagnostics: dict
 
 
-SAMPLERS = ("pymc", "nutpie")
+SAMPLERS = ("auto", "pymc", "nutpie")
+
+
+def resolve_sampler(sampler: str) -> str:
+    """``auto``: nutpie when it is installed (much faster at POSH scale), else PyMC's NUTS."""
+    if sampler != "auto":
+        return sampler
+    import importlib.util
+
+    return "nutpie" if importlib.util.find_spec("nutpie") is not None else "pymc"
 
 
 def fit(design: Design, settings, cores: int | None = None) -> FitResult:
@@ -394,6 +409,7 @@ def fit(design: Design, settings, cores: int | None = None) -> FitResult:
 
     if sampler not in SAMPLERS:
         raise PovstimError(f"unknown sampler {sampler!r}: use {' or '.join(SAMPLERS)}")
+    sampler = resolve_sampler(sampler)
     if sampler == "nutpie":
         try:
             import nutpie  # noqa: F401
@@ -409,13 +425,80 @@ def fit(design: Design, settings, cores: int | None = None) -> FitResult:
     cores = cores or min(chains, os.cpu_count() or 1)
     t0 = time.perf_counter()
     kwargs = {"idata_kwargs": {"log_likelihood": False}} if sampler == "pymc" else {}
-    idata = model.fit(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
-                      target_accept=target_accept, progressbar=False, inference_method=sampler, **kwargs)
+    init = getattr(settings, "init", "auto")
+    if sampler == "pymc" and init != "auto":
+        kwargs["init"] = init
+    log.info("sampling %d chain(s) x (%d tune + %d draws) with %s on %d core(s)%s", chains, tune, draws, sampler,
+             cores, "" if _progress_wanted() else " (no progress bar: not a terminal)")
+    with _interrupts() as interrupted:
+        try:
+            idata = model.fit(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
+                              target_accept=target_accept, progressbar=_progress_wanted(),
+                              inference_method=sampler, **kwargs)
+        except BaseException:
+            if interrupted:  # whatever PyMC raised while stopping is a consequence of the Ctrl-C
+                raise KeyboardInterrupt from None
+            raise
+    if interrupted:
+        # PyMC catches KeyboardInterrupt and returns the draws so far: never summarise a truncated trace.
+        raise KeyboardInterrupt
+    check_complete(idata, chains, draws)
     seconds = time.perf_counter() - t0
     summary = summarise(idata, design)
     diag = diagnostics(idata, summary, design, chains=chains, draws=draws, tune=tune, seed=seed,
-                       target_accept=target_accept, seconds=seconds, sampler=sampler, centered=centered)
+                       target_accept=target_accept, seconds=seconds, sampler=sampler, centered=centered,
+                       init=init if sampler == "pymc" else None)
     return FitResult(idata, summary, diag)
+
+
+def _progress_wanted() -> bool:
+    """PyMC's progress bar on a terminal only: under Snakemake the log is a file."""
+    import sys
+
+    return sys.stderr.isatty() and not os.environ.get("POVSTIM_NO_PROGRESS")
+
+
+class _interrupts:
+    """Record a SIGINT (Ctrl-C) during sampling, then let it interrupt as usual.
+
+    PyMC catches KeyboardInterrupt inside ``pm.sample`` and returns the draws it has; the flag tells us the
+    trace is truncated. Outside the main thread signal handlers cannot be set, so nothing is recorded there.
+    """
+
+    def __enter__(self) -> list:
+        import signal
+        import threading
+
+        self.flag: list = []
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.getsignal(signal.SIGINT)
+
+            def handler(signum, frame, previous=self.previous, flag=self.flag):
+                flag.append(signum)
+                if callable(previous):
+                    previous(signum, frame)
+                else:
+                    raise KeyboardInterrupt
+
+            signal.signal(signal.SIGINT, handler)
+        return self.flag
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+def check_complete(idata, chains: int, draws: int) -> None:
+    """Every chain has every draw; anything less (a sampler stopped early) is an error, never a result."""
+    post = getattr(idata, "posterior", None)
+    got_chains = int(post.sizes.get("chain", 0)) if post is not None else 0
+    got_draws = int(post.sizes.get("draw", 0)) if post is not None else 0
+    if got_chains != chains or got_draws != draws:
+        raise PovstimError(f"sampling stopped early: the trace has {got_chains} chain(s) x {got_draws} draws, "
+                           f"not {chains} x {draws} (interrupted?); nothing was written")
 
 
 def summarise(idata, design: Design) -> pd.DataFrame:
@@ -494,6 +577,7 @@ def diagnostics(idata, summary: pd.DataFrame, design: Design, **run) -> dict:
         "chains": chains, "draws": int(run["draws"]), "tune": int(run["tune"]), "seed": int(run["seed"]),
         "target_accept": float(run["target_accept"]),
         "sampler": run["sampler"],
+        "init": run.get("init", "auto"),
         "group_parametrization": "centered" if run["centered"] else "noncentered",
         "sampling_seconds": round(float(run["seconds"]), 1),
     }

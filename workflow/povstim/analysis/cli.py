@@ -62,12 +62,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--chains", type=int)
     m.add_argument("--seed", type=int, help="sampler seed")
     m.add_argument("--target-accept", type=float)
-    m.add_argument("--sampler", choices=["pymc", "nutpie"], help="NUTS implementation (nutpie: faster, "
-                   "needs the nutpie package)")
+    m.add_argument("--sampler", choices=["auto", "pymc", "nutpie"], help="NUTS implementation (auto: nutpie when "
+                   "installed, else pymc; nutpie is faster)")
+    m.add_argument("--init", choices=["auto", "jitter+adapt_diag", "jitter+adapt_diag_grad", "jitter+adapt_full",
+                                      "adapt_diag", "adapt_full"],
+                   help="PyMC's initialisation / mass-matrix adaptation (adapt_full: a dense mass matrix)")
     m.add_argument("--priors", metavar="YAML", help="priors file: {intercept|common|group_sd: {dist: Normal, "
                    "mu: 0, sigma: 0.5}}")
     m.add_argument("--parametrization", choices=["noncentered", "centered"],
                    help="of the group-level effects (centered suits many observations per group)")
+    m.add_argument("--min-groups", type=int, help="fewest groups a (1|g) term needs (fewer: dropped; default 3)")
     m.add_argument("--suite", help="benchmark suite the model is fitted on (default: posh, else the first)")
     m.add_argument("--no-model", action="store_true", help="tables only, skip the Bayesian model")
     p.add_argument("--correction", choices=["none", "holm", "bonferroni", "bh"],
@@ -115,7 +119,8 @@ def resolve_params(args):
         given = {**given, "priors": {**(given.get("priors") or {}), **priors}}
     flags = {key: getattr(args, key, None) for key in (
         "formula", "family", "contrasts", "draws", "tune", "chains", "seed", "target_accept", "correction",
-        "suite", "zscore", "sampler", "parametrization", "significance", "models", "three_level_formula")}
+        "suite", "zscore", "sampler", "init", "parametrization", "min_groups", "significance", "models",
+        "three_level_formula")}
     return analysis_settings(given, **flags)
 
 

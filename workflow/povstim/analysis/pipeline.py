@@ -37,7 +37,9 @@ class AnalysisSettings:
     zscore: bool
     contrasts: str
     sampler: str
+    init: str
     parametrization: str
+    min_groups: int
     suite: str | None
     priors: dict
 
@@ -271,7 +273,7 @@ def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, fam
     from . import bayes
 
     design = bayes.build_design(df, formula or settings.formula, family=family, zscore=bool(settings.zscore),
-                                contrasts=settings.contrasts, coding_of=coding_of)
+                                contrasts=settings.contrasts, coding_of=coding_of, min_groups=settings.min_groups)
     log.info("fitting %s (%s, %d rows, %d observations): %s", design.bambi_formula(), design.family,
              len(design.data), int(design.data["n_total"].sum()) if "n_total" in design.data else len(design.data),
              design.expanded())

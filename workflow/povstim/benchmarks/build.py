@@ -52,8 +52,12 @@ def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | No
         counts = [words.word_counts(c) for c in corpora]
         allowed = words.frequent_from_counts(counts, int(spec["top_k_words"])) if counts else None
         lex = words.build_lexicon(vocabulary, allowed, stats, pos)
-        pairs = posh.generate(lex, int(spec["pairs_per_paradigm"]), int(spec["seed"]), suite=suite,
-                              paradigms=spec.get("paradigms"))
+        try:
+            pairs = posh.generate(lex, int(spec["pairs_per_paradigm"]), int(spec["seed"]), suite=suite,
+                                  paradigms=spec.get("paradigms"))
+        except PovstimError as exc:
+            hint = _pool_hint(str(exc), vocabulary, stats, pos, counts, int(spec["top_k_words"]), suite)
+            raise PovstimError(f"{exc}{hint}") from None
         params = {
             **spec,
             "vocabulary": vocabulary,
@@ -106,6 +110,8 @@ def build_suite(suite: str, spec: dict, corpora: list[str], out: Path, word_stat
         shutil.rmtree(out)
     tmp.rename(out)
     return manifest
+
+
 def select_paradigms(pairs: list, wanted: list[str], key: str, where: str) -> list:
     """Only the pairs of ``wanted`` paradigms (e.g. POSH Table 10's overlap); an error names any missing."""
     have = {p.paradigm for p in pairs}
@@ -117,3 +123,19 @@ def select_paradigms(pairs: list, wanted: list[str], key: str, where: str) -> li
         )
     keep = set(wanted)
     return [p for p in pairs if p.paradigm in keep]
+
+
+def _pool_hint(message: str, vocabulary: str, stats, pos, counts: list, top_k: int, suite: str) -> str:
+    """How far to raise top_k_words when a word class is empty (from :func:`words.generator_report`)."""
+    import re
+
+    from . import words
+
+    if not re.search(r"no word of class '([^']+)'", message) or not counts:
+        return ""
+    report = words.generator_report(words.build_lexicon(vocabulary, None, stats, pos), counts, top_k)
+    if report["k_needed"]:
+        hint = f"top_k_words: {report['k_needed']} leaves no word class empty"
+    else:
+        hint = "no top_k_words fills every class with these corpora; larger or different corpora are needed"
+    return f" ({hint}; benchmarks.{suite}.top_k_words is {top_k}; `povstim plan CONFIG` lists every class)"

@@ -186,23 +186,79 @@ def import_suite(kind: str, path: str | Path, suite: str, columns: dict | None =
     return pairs
 
 
+def sniff_format(path: Path) -> tuple[str | None, str]:
+    """Guess the importer format of a suite file or folder from its contents: (format or None, why).
+
+    BLiMP JSONL (``sentence_good``/``sentence_bad``), SCaMP TSV and CSV are told apart by their fields;
+    Zorro and the POSH-BENCH release are both alternating bad/good text lines, so ``.txt`` is only
+    suggested, never guessed.
+    """
+    import json
+
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+    elif path.exists():
+        files = [path]
+    else:
+        return None, f"{path} does not exist"
+    by_ext = {}
+    for f in files:
+        by_ext.setdefault(f.suffix.lower(), f)
+    if ".jsonl" in by_ext:
+        f = by_ext[".jsonl"]
+        try:
+            with open(f, encoding="utf-8") as fh:
+                first = next((line for line in fh if line.strip()), "")
+            keys = set(json.loads(first)) if first else set()
+        except (OSError, UnicodeDecodeError, ValueError, TypeError):
+            return None, f"{f} is not JSON lines"
+        if {"sentence_good", "sentence_bad"} <= keys:
+            return "blimp", f"{f.name} has sentence_good/sentence_bad fields (BLiMP)"
+        if {"good", "bad"} <= keys:
+            return "jsonl", f"{f.name} has good/bad fields"
+        return None, (f"{f.name} has fields {', '.join(sorted(keys))}: no good/bad sentence fields; put it in a "
+                      "config's benchmarks: section with kind: jsonl and columns: {good: ..., bad: ...}")
+    if ".tsv" in by_ext:
+        return "scamp", f"{by_ext['.tsv'].name} is tab-separated good/bad pairs (SCaMP)"
+    if ".csv" in by_ext:
+        return "csv", f"{by_ext['.csv'].name} is CSV (columns good, bad; others via a config's columns:)"
+    if ".txt" in by_ext:
+        return None, ("text files of alternating bad/good lines: pass --format zorro (Zorro) or --format posh "
+                      "(the POSH-BENCH release)")
+    return None, f"no .jsonl, .tsv, .csv or .txt suite files in {path}"
+
+
 def load_pairs(path: str | Path, fmt: str | None = None, suite: str | None = None) -> list[dict]:
     """Pairs as schema dicts from a suite folder/file in the benchmark schema or any importer format.
 
-    ``fmt`` None or 'jsonl' with a file already in the schema reads it as is.
+    ``fmt`` None reads the benchmark schema, or else the format :func:`sniff_format` recognises (logged);
+    when it cannot tell, the error names the ``--format`` to pass.
     """
+    import logging
+
     from .suite import read_suite
 
     path = Path(path)
+    if not path.exists():
+        raise PovstimError(f"suite {path} does not exist")
     if fmt in (None, "jsonl"):
         if path.is_dir() or path.suffix == ".jsonl":
             try:
                 return read_suite(path)
-            except PovstimError:
+            except PovstimError as exc:
                 if fmt is None:
-                    raise
+                    guess, why = sniff_format(path)
+                    if guess is None:
+                        raise PovstimError(f"{exc}; {why}; formats: --format {{{','.join(FORMATS)}}}") from None
+                    logging.getLogger("povstim.score").info("reading %s as %s (%s); pass --format to choose",
+                                                            path, guess, why)
+                    fmt = guess
         # a generic jsonl with its own columns
     if fmt is None:
-        raise PovstimError(f"cannot tell the format of {path}: pass --format {{{','.join(FORMATS)}}}")
+        guess, why = sniff_format(path)
+        if guess is None:
+            raise PovstimError(f"cannot tell the format of {path}: {why}")
+        logging.getLogger("povstim.score").info("reading %s as %s (%s); pass --format to choose", path, guess, why)
+        fmt = guess
     name = suite or path.stem
     return [p.to_json() for p in import_suite(fmt, path, name)]

@@ -15,6 +15,10 @@ Rules (see docs/corpus.md):
   of its source's selection comes out at about 30% of the corpus).
 * A quota larger than a source's words is a PovstimError naming the source,
   the words needed and the words available.
+* The corpus may exceed its budget by at most ``tolerance`` (a fraction;
+  ``corpora.<name>.size_tolerance``). The overshoot is below one sentence per
+  source, so only a very long line can break it: the error names the source,
+  its longest selected line (line number in the clean file) and what to change.
 """
 
 from __future__ import annotations
@@ -69,7 +73,8 @@ def select(name: str, lines: Sequence[str], quota: int, seed: int, counts: np.nd
     if quota > available:
         raise PovstimError(
             f"assemble: source {name!r} has {available:,} words ({len(lines):,} sentences) but this size "
-            f"needs {quota:,} words from it; use a smaller size or more text for {name!r}"
+            f"needs {quota:,} words from it (words are counted after cleaning); use a smaller size or more text "
+            f"for {name!r} (`povstim plan CONFIG` lists every source's words and the largest size each corpus allows)"
         )
     if quota == 0:
         return []
@@ -80,7 +85,7 @@ def select(name: str, lines: Sequence[str], quota: int, seed: int, counts: np.nd
 
 
 def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float], budget: int,
-             seed: int) -> tuple[list[str], dict]:
+             seed: int, tolerance: float | None = None) -> tuple[list[str], dict]:
     """Return (corpus lines, stats) for ``budget`` words of ``mixture`` over ``sources``."""
     missing = sorted(set(mixture) - set(sources))
     if missing:
@@ -92,6 +97,7 @@ def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float],
     q = quotas(mixture, budget)
     keyed: list[tuple[float, int, str]] = []
     per_source = {}
+    longest: list[tuple[int, str, int]] = []  # (words, source, 1-based line) of each source's longest pick
     total = float(sum(mixture.values()))
     for rank, name in enumerate(mixture):
         lines = sources[name]
@@ -101,6 +107,9 @@ def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float],
         n = len(chosen)
         keyed.extend(((j + 0.5) / n, rank, line) for j, line in enumerate(chosen))
         words = int(counts[idx].sum()) if n else 0
+        if n:
+            top = max(idx, key=lambda i: (counts[i], -i))
+            longest.append((int(counts[top]), name, top + 1))
         st = _stats(n, words, sum(1 for line in chosen if line.rstrip().endswith("?")))
         st.update(share=round(mixture[name] / total, 6), quota_words=q[name],
                   available_words=int(counts.sum()), available_sentences=len(lines))
@@ -111,6 +120,16 @@ def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float],
     stats = _stats(len(out), sum(st["words"] for st in per_source.values()),
                    sum(st["questions"] for st in per_source.values()))
     stats.update(budget_words=budget, seed=seed, sources=per_source)
+    if tolerance is not None and stats["words"] > budget * (1 + tolerance):
+        words, name, line = max(longest)
+        over = stats["words"] / budget - 1
+        raise PovstimError(
+            f"assemble: the corpus has {stats['words']:,} words, {over:.1%} over its budget of {budget:,} "
+            f"(allowed: {tolerance:.1%}, corpora.<corpus>.size_tolerance); the longest selected line is line "
+            f"{line:,} of source {name!r} with {words:,} words. Lower sources.{name}.max_sentence_words (or clean "
+            "that file), or raise size_tolerance"
+        )
+    stats["size_tolerance"] = tolerance
     return out, stats
 
 

@@ -23,6 +23,10 @@ def add_arguments(p) -> None:
                         "(shares are normalised)")
     p.add_argument("--words", required=True, metavar="SIZE", help="word budget, e.g. 50k, 10M or 5000")
     p.add_argument("--seed", type=int, help="selection seed (default: corpora.<name>.seed's schema default, 0)")
+    p.add_argument("--tolerance", metavar="FRACTION",
+                   help="largest allowed overshoot of the budget, e.g. 0.02, or null for no check "
+                   "(default: corpora.<name>.size_tolerance)")
+    p.add_argument("--corpus-name", help="the corpus's name under corpora: (for messages)")
     p.add_argument("--out", required=True, help="output corpus text (base.txt)")
     p.add_argument("--stats", required=True, help="output statistics JSON (stats.json)")
 
@@ -39,6 +43,15 @@ def parse_inputs(items: list[str]) -> dict[str, str]:
     return out
 
 
+def _tolerance(text: str) -> float | None:
+    if text.strip().lower() in ("null", "none"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise PovstimError(f"--tolerance: expected a fraction such as 0.02 or null, got {text!r}") from None
+
+
 def run(args) -> int:
     from .assemble import assemble, read_source
 
@@ -47,6 +60,8 @@ def run(args) -> int:
     given = {"mixture": json_object_arg(args.mixture, "--mixture")}
     if args.seed is not None:
         given["seed"] = args.seed
+    if args.tolerance is not None:
+        given["size_tolerance"] = _tolerance(args.tolerance)
     corpus = section("corpora", {"corpus": given}, "--mixture")["corpus"]
     mixture, seed = corpus["mixture"], corpus["seed"]
     budget = parse_size(args.words)
@@ -54,7 +69,10 @@ def run(args) -> int:
     for name in inputs:
         if name not in mixture:
             sources[name] = []
-    lines, stats = assemble(sources, mixture, budget, seed)
+    try:
+        lines, stats = assemble(sources, mixture, budget, seed, corpus["size_tolerance"])
+    except PovstimError as exc:
+        raise PovstimError(str(exc).replace("corpora.<corpus>.", f"corpora.{args.corpus_name or '<corpus>'}.")) from None
     stats["size"] = str(args.words)
     stats["inputs"] = inputs
     write_lines(args.out, lines)

@@ -79,16 +79,23 @@ class ParseCache:
             self.db.executemany("INSERT OR REPLACE INTO parses VALUES (?, ?)", rows)
 
 
+CHUNK = 2000  # sentences parsed (and stored) at a time: progress, and an interrupted run keeps what it parsed
+
+
 def parse_with_cache(
     texts: Sequence[str], parse: Callable[[list[str]], list[Sentence]], cache: ParseCache | None
 ) -> list[Sentence]:
-    """Parse ``texts`` in order, taking what the cache holds and parsing (and storing) the rest."""
-    if cache is None:
-        return parse(list(texts)) if texts else []
-    found = cache.get_many(texts)
+    """Parse ``texts`` in order, taking what the cache holds and parsing (and storing) the rest, in chunks."""
+    from ..io import progress
+
+    found = cache.get_many(texts) if cache is not None else {}
     missing = [i for i in range(len(texts)) if i not in found]
-    if missing:
-        new = parse([texts[i] for i in missing])
-        cache.put_many([texts[i] for i in missing], new)
-        found.update(zip(missing, new))
+    with progress(total=len(missing), desc="parse", unit="sent") as bar:
+        for start in range(0, len(missing), CHUNK):
+            chunk = missing[start : start + CHUNK]
+            new = parse([texts[i] for i in chunk])
+            if cache is not None:
+                cache.put_many([texts[i] for i in chunk], new)
+            found.update(zip(chunk, new))
+            bar.update(len(chunk))
     return [found[i] for i in range(len(texts))]

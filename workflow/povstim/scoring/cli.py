@@ -51,12 +51,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model folder (HF save_pretrained with tokenizer) or local hub name")
     p.add_argument("--suite", required=True, help="suite folder or file (benchmark JSONL schema, or see --format)")
     p.add_argument("--format", choices=["jsonl", "blimp", "zorro", "scamp", "posh", "csv"],
-                   help="read --suite with this importer (default: the benchmark JSONL schema)")
+                   help="read --suite with this importer (default: the benchmark JSONL schema, else guessed "
+                   "from the file: BLiMP jsonl, SCaMP tsv, csv; .txt needs zorro or posh)")
     p.add_argument("--suite-name", help="suite name for imported files (default: the file name)")
     p.add_argument("--params", help="the config's scoring section as JSON (keys: reduction, bos, eos, batch_size, "
                    "checkpoints, mlm, device, sensitivity, multiple_choice, completion)")
     p.add_argument("--meta", help="JSON {arch, condition, size, seed} written into every row")
-    p.add_argument("--arch", help="override meta arch (default: the model folder's name)")
+    p.add_argument("--arch", help="override meta arch (default: train_summary.json's record, else the "
+                   "models/{arch}/{condition}/{size}/seed{N} path, else the folder's name)")
     p.add_argument("--condition", help="override meta condition")
     p.add_argument("--size", help="override meta size")
     p.add_argument("--seed", type=int, help="override meta seed")
@@ -89,9 +91,24 @@ def settings(args) -> ScoringSettings:
 
 
 def metadata(args) -> dict:
+    """What the rows say the model is: flags > --meta > the training folder's own record > its path > its name.
+
+    ``povstim train`` records ``model: {arch, condition, size, seed}`` in ``train_summary.json``; a
+    folder laid out as ``models/{arch}/{condition}/{size}/seed{N}`` is read from its path; anything else
+    is labelled by its folder name (and says so in the log).
+    """
+    from .items import model_meta
+
     meta = _json_arg(args.meta, "--meta")
-    name = args.baseline if args.baseline else Path(str(args.model).rstrip("/")).name
-    meta.setdefault("arch", name)
+    if args.baseline:
+        found = {"arch": args.baseline}
+    else:
+        found, source = model_meta(Path(str(args.model)))
+        if not meta and all(getattr(args, k) is None for k in ("arch", "condition", "size", "seed")):
+            log.info("rows labelled %s (from %s; --arch/--condition/--size/--seed override)",
+                     json.dumps(found, sort_keys=True), source)
+    for key, value in found.items():
+        meta.setdefault(key, value)
     meta.setdefault("condition", "")
     meta.setdefault("size", "")
     meta.setdefault("seed", 0)

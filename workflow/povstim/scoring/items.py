@@ -159,3 +159,25 @@ def checkpoints(model_dir: Path) -> list[tuple[int, Path]]:
             if m and d.is_dir() and any((d / f).exists() for f in ("model.safetensors", "pytorch_model.bin")):
                 out.append((int(m.group(1)), d))
     return sorted(out)
+
+
+_SEED_DIR_RE = re.compile(r"^seed(\d+)$")
+
+
+def model_meta(model: Path) -> tuple[dict, str]:
+    """(arch/condition/size/seed, where they came from) of a model folder, for labelling its rows."""
+    summary = model / "train_summary.json"
+    if summary.is_file():
+        try:
+            record = json.loads(summary.read_text()).get("model") or {}
+        except (OSError, ValueError):
+            record = {}
+        if record.get("arch"):
+            return {k: record[k] for k in ("arch", "condition", "size", "seed") if k in record}, str(summary)
+    parts = model.resolve().parts if model.exists() else model.parts
+    m = _SEED_DIR_RE.match(parts[-1]) if parts else None
+    if m and len(parts) >= 5 and parts[-5] == "models":
+        return {"arch": parts[-4], "condition": parts[-3], "size": parts[-2], "seed": int(m.group(1))}, \
+            "its models/{arch}/{condition}/{size}/seed{N} path"
+    name = parts[-1] if parts else str(model)
+    return {"arch": name}, "the folder's name"

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import families
-from ..io import PovstimError
+from ..io import PovstimError, progress
 
 log = logging.getLogger(__name__)
 
@@ -68,20 +68,49 @@ def model_kind(config) -> str:
 
 
 def load(model: str | Path, device: str = "cpu", kind: str | None = None):
-    """Load (model, tokenizer, kind) from a save_pretrained folder or a local hub name."""
+    """Load (model, tokenizer, kind) from a save_pretrained folder or a local hub name.
+
+    Never downloads: a name that is not a folder must be in the local Hugging Face cache. A missing
+    folder, a folder without config.json and unreadable (e.g. truncated) weights are errors naming the path.
+    """
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
     name = str(model)
+    path = Path(name).expanduser()
+    local = {}
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise PovstimError(f"{path} is not a model folder: it has no config.json (give the folder that "
+                               "`povstim train` or save_pretrained wrote)")
+    elif path.exists():
+        raise PovstimError(f"--model {path} is a file; give the model's folder (config.json, model.safetensors, "
+                           "tokenizer files)")
+    elif name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith("/"):
+        raise PovstimError(f"model folder {path} does not exist")
+    else:
+        local = {"local_files_only": True}  # a hub-style name: only what is already in the local cache
     families.register_auto_classes()  # custom families (e.g. attention biases) load by Auto class too
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar per checkpoint in the logs
     try:
-        config = AutoConfig.from_pretrained(name)
-        tokenizer = AutoTokenizer.from_pretrained(name)
+        config = AutoConfig.from_pretrained(name, **local)
+        tokenizer = AutoTokenizer.from_pretrained(name, **local)
     except (OSError, ValueError) as exc:
+        if local:
+            raise PovstimError(f"no model folder {name!r} here, and no model of that name in the local Hugging "
+                               "Face cache (povstim never downloads models)") from None
         raise PovstimError(f"cannot load model {name}: {str(exc).splitlines()[0]}") from None
     kind = kind or model_kind(config)
     cls = AutoModelForMaskedLM if kind == "masked" else AutoModelForCausalLM
-    lm = cls.from_pretrained(name, dtype=torch.float32)
+    try:
+        lm = cls.from_pretrained(name, dtype=torch.float32, **local)
+    except Exception as exc:  # noqa: BLE001 -- safetensors/torch raise many types for a damaged file
+        weights = [p.name for p in sorted(path.glob("*.safetensors")) + sorted(path.glob("*.bin"))] if path.is_dir() else []
+        what = f"{path / weights[0]}" if weights else name
+        raise PovstimError(f"cannot read the weights {what}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                           " (the file is damaged or truncated: train or copy the model again)") from None
     lm.to(device).eval()
     return lm, tokenizer, kind
 
@@ -217,7 +246,7 @@ class Scorer:
 
         order = sorted(range(len(ids)), key=lambda i: (len(ids[i]), i))
         shift = 1 if self.kind == "causal" else 0
-        for start in range(0, len(order), self.batch_size):
+        for start in progress(range(0, len(order), self.batch_size), desc="score", unit="batch"):
             batch = order[start : start + self.batch_size]
             tid, mask = self._pad([ids[i] for i in batch])
             rows, cols, tgts, owner = [], [], [], []
@@ -242,7 +271,7 @@ class Scorer:
             raise PovstimError("the tokenizer has no mask token, so pseudo-log-likelihood is undefined")
         # Rows sorted by sentence length keep padding small inside each chunk.
         jobs = sorted(((len(ids[i]), i, j) for i in range(len(ids)) for j in targets[i]))
-        for start in range(0, len(jobs), self.batch_size):
+        for start in progress(range(0, len(jobs), self.batch_size), desc="score (PLL)", unit="batch"):
             chunk = jobs[start : start + self.batch_size]
             rows = []
             for _, i, j in chunk:

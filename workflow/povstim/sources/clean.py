@@ -65,7 +65,26 @@ def input_paths(name: str, spec: dict, input_dir: Path | None, base_dir: Path) -
     return paths
 
 
-def _members(paths: list[Path], spec: dict, fmt: str) -> Iterator[tuple[str, Iterable[str]]]:
+def bad_line_handler(name: str, spec: dict, stats: CleanStats) -> textfmt.BadLine:
+    """What happens to a line that is not text (invalid bytes, NUL): ``invalid_text: drop`` counts it
+    (``dropped``, ``malformed_lines`` with file:line examples) and leaves it out; ``fail`` stops."""
+    policy = spec["invalid_text"]
+
+    def bad_line(where: str, line: str, why: str, reason: str) -> None:
+        if policy == "fail":
+            raise PovstimError(f"source '{name}': {where}: {why}: {line[:80]!r} (sources.{name}.invalid_text is "
+                               "'fail'; set it to 'drop' to count and skip such lines)")
+        stats.drop(reason)
+        stats.malformed_line(where, line, why)
+        if stats.dropped[reason] == 1:
+            log.warning("source '%s': %s: %s; such lines are dropped and counted (sources.%s.invalid_text: drop)",
+                        name, where, why, name)
+
+    return bad_line
+
+
+def _members(paths: list[Path], spec: dict, fmt: str, bad_line: textfmt.BadLine | None = None
+             ) -> Iterator[tuple[str, Iterable[str]]]:
     include = spec.get("include", _DEFAULT_INCLUDE.get(fmt))
     if isinstance(include, str):
         include = [include]
@@ -76,11 +95,12 @@ def _members(paths: list[Path], spec: dict, fmt: str) -> Iterator[tuple[str, Ite
             continue  # a downloaded file the patterns do not select (e.g. a README next to the data)
         # A local file named by `path` is read whatever its name; patterns select inside archives and folders.
         yield from textfmt.iter_members(path, None if (local_file and not is_archive) else include,
-                                        spec["encoding"])
+                                        spec["encoding"], bad_line)
 
 
 def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterator[tuple[str, str | None]]:
     """(text, terminator or None) pairs before normalisation; paragraphs already split."""
+    bad_line = bad_line_handler(stats.source, spec, stats)
     split = spec.get("split_sentences", fmt in _PARAGRAPH_FORMATS)
     drop_unterminated = spec.get("drop_unterminated", fmt in ("plain", "gutenberg", "parquet"))
     if fmt == "chat":
@@ -89,7 +109,7 @@ def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterat
         max_age = spec.get("max_age_days")
         age_order = bool(spec["age_order"])
         ordered: list[tuple[float, int, list[tuple[str, str]]]] = []
-        for n, (member, lines) in enumerate(_members(paths, spec, fmt)):
+        for n, (member, lines) in enumerate(_members(paths, spec, fmt, bad_line)):
             stats.files += 1
             tr = chat.read_transcript(lines, member, stats)
             skip = None
@@ -112,7 +132,7 @@ def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterat
             yield from utts
         return
     if fmt == "childes_csv":
-        yield from childes_csv.utterances(_members(paths, spec, fmt), spec, stats)
+        yield from childes_csv.utterances(_members(paths, spec, fmt, bad_line), spec, stats)
         return
     if fmt == "parquet":
         column = spec["column"]
@@ -129,7 +149,7 @@ def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterat
     else:
 
         def texts():
-            for _, lines in _members(paths, spec, fmt):
+            for _, lines in _members(paths, spec, fmt, bad_line):
                 stats.files += 1
                 yield from textfmt.units(fmt, lines)
 

@@ -13,8 +13,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(first letter capitalised, final punctuation attached; or BabyBERTa style: lowercased, spaced "
         "final punctuation). CHAT transcripts keep adult speakers' main tiers with CHAT codes stripped; "
         "childes-db CSVs keep adult rows (optionally ordered by child age); text and parquet are "
-        "sentence-split. Lines under `min_words` (3) are dropped. Statistics (lines in/out, drops by "
-        "reason, malformed lines, words, words/sentence, share of questions) go to --stats."
+        "sentence-split. Lines under `min_words` (3) or over `max_sentence_words` (150) words are dropped, and so "
+        "are lines with bytes invalid in the encoding or NUL bytes (counted with file:line; `invalid_text: fail` "
+        "stops instead). Statistics (lines in/out, drops by reason, malformed lines, words, words/sentence, "
+        "share of questions) go to --stats."
     )
     parser.add_argument("--source", required=True, help="source name (the key under `sources:` in the config)")
     parser.add_argument(

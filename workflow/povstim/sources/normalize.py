@@ -10,7 +10,11 @@ sources share one definition of a line:
 
 Questions stay questions: the terminator a cleaner passes in (CHAT ``?``,
 childes-db ``type == question``) wins over whatever the text ends with.
-Lines with fewer than ``min_words`` words are dropped (BabyBERTa: under 3).
+Lines with fewer than ``min_words`` words are dropped (BabyBERTa: under 3), and
+so are lines with more than ``max_sentence_words`` words: a 10,000-word "line"
+(a table, a file without line breaks) is not a sentence, and one of them would
+push an assembled corpus far past its word budget. Lines holding U+FFFD (text
+that was mis-decoded before it reached us) or a NUL byte are dropped too.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ class Style:
     min_words: int = 3
     fix_questions: bool = False
     language: str = "en"  # per-language normalisation: sources/language.py (English: this module only)
+    max_sentence_words: int | None = None  # longest sentence kept (sources.<name>.max_sentence_words); None: no limit
 
     @classmethod
     def from_params(cls, params: dict, spoken: bool = False) -> "Style":
@@ -105,6 +110,7 @@ class Style:
             # Transcribers often end questions with a period; written text marks them itself.
             fix_questions=bool(params.get("fix_questions", spoken and lang.question_heuristic)),
             language=lang.code,
+            max_sentence_words=params.get("max_sentence_words"),
         )
 
 
@@ -119,6 +125,10 @@ def finish(text: str, style: Style, stats: CleanStats, terminator: str | None = 
     marks it separately (CHAT terminators, childes-db ``type``); otherwise the
     text's own final punctuation is used, and a sentence without one gets ".".
     """
+    if "\ufffd" in text or "\x00" in text:
+        # U+FFFD: bytes someone already failed to decode; NUL: binary data. Neither is a sentence.
+        stats.drop("replacement_char" if "\ufffd" in text else "nul_bytes")
+        return None
     if style.language != "en":
         from .language import normalise
 
@@ -137,6 +147,11 @@ def finish(text: str, style: Style, stats: CleanStats, terminator: str | None = 
     words = text.split(" ")
     if len(words) < style.min_words:
         stats.drop(f"under_{style.min_words}_words")
+        return None
+    if style.max_sentence_words is not None and len(words) > style.max_sentence_words:
+        stats.drop(f"over_{style.max_sentence_words}_words")
+        longest = stats.extra.get("longest_dropped_words", 0)
+        stats.extra["longest_dropped_words"] = max(longest, len(words))
         return None
     if terminator is None:
         terminator = "?" if "?" in own else ("!" if "!" in own else ".")

@@ -19,6 +19,13 @@ normaliser sentence-splits when ``split_sentences`` is on) or sentences:
   tags, partial words ``th[e]-`` and ``{braces}`` are removed;
 * ``bnc_xml``: BNC XML edition ``<s>`` elements (tags stripped);
 * ``tinystories``: stories separated by ``<|endoftext|>``.
+
+Lines that are not text -- bytes that are invalid in the source's encoding, or
+NUL bytes -- are never passed on: each one is reported to a ``bad_line``
+callback with its file and line number (``povstim clean`` counts, reports and
+drops them, or stops, by the source's ``invalid_text`` setting). Decoding uses
+``surrogateescape``, so an invalid byte is recognisable (a lone surrogate) and
+cannot be confused with a genuine U+FFFD in valid text.
 """
 
 from __future__ import annotations
@@ -33,9 +40,13 @@ import re
 import tarfile
 import zipfile
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..io import PovstimError
+
+# bad_line(where "file:line", the line with invalid bytes shown as \xNN, why, reason key)
+BadLine = Callable[[str, str, str, str], None]
+_INVALID_BYTE_RE = re.compile("[\udc80-\udcff]")
 
 TEXT_FORMATS = ("plain", "lines", "gutenberg", "opensubtitles", "switchboard", "bnc_xml", "tinystories")
 
@@ -65,18 +76,50 @@ def matches_file(name: str, include: list[str]) -> bool:
     return _matches(name, include) or _matches(bare, include)
 
 
-def _decode_lines(raw: io.BufferedIOBase, encoding: str) -> Iterator[str]:
-    yield from io.TextIOWrapper(raw, encoding=encoding, errors="replace", newline=None)
+def shown(line: str) -> str:
+    """A line for a message: invalid bytes (lone surrogates) as \\xNN, NUL as \\x00."""
+    return line.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
 
 
-def iter_members(path: Path, include: list[str] | None = None, encoding: str = "utf-8") -> Iterator[tuple[str, Iterable[str]]]:
-    """Yield (member name, text lines) for a file, an archive's members, or a folder's files."""
+def line_problem(line: str, encoding: str = "utf-8") -> tuple[str, str] | None:
+    """(reason key, why) when a decoded line is not text, else None."""
+    m = _INVALID_BYTE_RE.search(line)
+    if m:
+        byte = ord(m.group(0)) - 0xDC00
+        return "invalid_bytes", f"not valid {encoding} (byte 0x{byte:02x} at column {m.start() + 1})"
+    if "\x00" in line:
+        return "nul_bytes", f"NUL byte at column {line.index(chr(0)) + 1}"
+    return None
+
+
+def _strict(where: str, line: str, why: str, reason: str) -> None:
+    raise PovstimError(f"{where}: {why}")
+
+
+def _decode_lines(raw: io.BufferedIOBase, encoding: str, where: str, bad_line: BadLine | None) -> Iterator[str]:
+    bad_line = bad_line or _strict
+    lines = io.TextIOWrapper(raw, encoding=encoding, errors="surrogateescape", newline=None)
+    for n, line in enumerate(lines, 1):
+        problem = line_problem(line, encoding)
+        if problem is None:
+            yield line
+        else:
+            bad_line(f"{where}:{n}", shown(line.rstrip("\n")), problem[1], problem[0])
+
+
+def iter_members(path: Path, include: list[str] | None = None, encoding: str = "utf-8",
+                 bad_line: BadLine | None = None) -> Iterator[tuple[str, Iterable[str]]]:
+    """Yield (member name, text lines) for a file, an archive's members, or a folder's files.
+
+    Lines that are not text (invalid bytes, NUL) go to ``bad_line`` instead of the
+    caller; without one they are an error naming the file and line.
+    """
     name = path.name.lower()
     if path.is_dir():
         for child in sorted(p for p in path.rglob("*") if p.is_file()):
             rel = child.relative_to(path).as_posix()
             if _matches(rel, include):
-                yield from iter_members(child, None, encoding)
+                yield from iter_members(child, None, encoding, bad_line)
         return
     try:
         if name.endswith(".zip"):
@@ -85,7 +128,7 @@ def iter_members(path: Path, include: list[str] | None = None, encoding: str = "
                     if info.is_dir() or not _matches(info.filename, include):
                         continue
                     with zf.open(info) as raw:
-                        yield f"{path.name}/{info.filename}", _decode_lines(raw, encoding)
+                        yield f"{path.name}/{info.filename}", _decode_lines(raw, encoding, f"{path}/{info.filename}", bad_line)
         elif name.endswith(ARCHIVE_SUFFIXES):
             with tarfile.open(path) as tf:
                 members = sorted((m for m in tf.getmembers() if m.isfile()), key=lambda m: m.name)
@@ -94,19 +137,19 @@ def iter_members(path: Path, include: list[str] | None = None, encoding: str = "
                         continue
                     raw = tf.extractfile(m)
                     if raw is not None:
-                        yield f"{path.name}/{m.name}", _decode_lines(raw, encoding)
+                        yield f"{path.name}/{m.name}", _decode_lines(raw, encoding, f"{path}/{m.name}", bad_line)
         elif name.endswith(".gz"):
             with gzip.open(path, "rb") as raw:
-                yield path.name, _decode_lines(raw, encoding)
+                yield path.name, _decode_lines(raw, encoding, str(path), bad_line)
         elif name.endswith(".bz2"):
             with bz2.open(path, "rb") as raw:
-                yield path.name, _decode_lines(raw, encoding)
+                yield path.name, _decode_lines(raw, encoding, str(path), bad_line)
         elif name.endswith(".xz"):
             with lzma.open(path, "rb") as raw:
-                yield path.name, _decode_lines(raw, encoding)
+                yield path.name, _decode_lines(raw, encoding, str(path), bad_line)
         else:
             with open(path, "rb") as raw:
-                yield path.name, _decode_lines(raw, encoding)
+                yield path.name, _decode_lines(raw, encoding, str(path), bad_line)
     except (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError, lzma.LZMAError) as exc:
         raise PovstimError(f"{path}: cannot read it as {name.rsplit('.', 1)[-1]} ({exc})") from None
 

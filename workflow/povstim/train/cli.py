@@ -32,6 +32,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     p.add_argument("--max-steps", type=int, default=None, help="override training.max_steps")
     p.add_argument("--device", default=None, help="override training.device (auto, cpu, cuda, cuda:N)")
+    p.add_argument("--meta", help='what the model is in the experiment, recorded in train_summary.json so '
+                   '`povstim score` labels its rows: JSON {"arch": NAME, "condition": ..., "size": ...}')
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--init-from", metavar="DIR",
                    help="bias.dyck: start from this pre-pretrained checkpoint (`povstim dyck pretrain`)")
@@ -40,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    from ..io import json_object_arg
     from .params import resolve
 
     arch, training = resolve(args.arch, args.params, max_steps=args.max_steps, device=args.device)
@@ -48,7 +51,7 @@ def run(args) -> int:
     trainer = Trainer(
         train=args.train, dev=args.dev, tokenizer=args.tokenizer, arch=arch, training=training, seed=args.seed,
         out_dir=args.out_dir, threads=args.threads, progress=not args.no_progress,
-        init_from=args.init_from, parses=args.parses,
+        init_from=args.init_from, parses=args.parses, meta=json_object_arg(args.meta, "--meta"),
     )
     summary = trainer.run()
     print(json.dumps({k: summary[k] for k in ("best_step", "best_dev_loss", "steps", "stop_reason")}, sort_keys=True))

@@ -74,7 +74,8 @@ def _replace_dir(tmp: Path, final: Path) -> None:
 class Trainer:
     def __init__(self, *, train: str, dev: str, tokenizer: str, arch: dict, training: dict, seed: int,
                  out_dir: str, threads: int | None = None, progress: bool = True,
-                 init_from: str | None = None, parses: list[str] | None = None, compile_backend: str | None = None):
+                 init_from: str | None = None, parses: list[str] | None = None, compile_backend: str | None = None,
+                 meta: dict | None = None):
         import torch
 
         from ..devices import resolve_device
@@ -89,6 +90,9 @@ class Trainer:
         self.best_dir = self.out / "best"
         self.partial_log = self.out / "train_log.partial.jsonl"
         self.progress = progress
+        # what this model is in the experiment (arch name, condition, size): recorded in train_summary.json
+        # so `povstim score` on the folder labels its rows without being told
+        self.meta = dict(meta or {})
         torch.set_num_threads(int(threads or training.threads or 1))
         self.device = resolve_device(training.device)
         self.cuda = self.device.startswith("cuda")
@@ -106,10 +110,16 @@ class Trainer:
                 log.info("%s: %d sentence(s) longer than the context of %d tokens left out (not truncated)",
                          name, data.excluded, training.context)
         self.schedule = D.Schedule(self.train_data.n_items, training.batch_size, self.seed, training.ordered)
-        if training.epochs:
-            # training by epochs: an exact step budget, and the epoch is a pure function of the step
-            self.p = training = dataclasses.replace(
-                training, max_steps=int(training.epochs) * self.schedule.batches_per_epoch)
+        if training.epochs is not None:
+            # a fixed number of passes (POSH §7: 10 epochs): a larger corpus trains proportionally longer, the LR
+            # decay ends there, and the epoch is a pure function of the step (the recency bias reads it)
+            steps = max(1, math.ceil(training.epochs * self.schedule.batches_per_epoch))
+            if steps > training.max_steps:
+                log.warning("training.epochs %g needs %d steps; capped at training.max_steps %d",
+                            training.epochs, steps, training.max_steps)
+            self.p = training = dataclasses.replace(training, max_steps=min(steps, training.max_steps))
+            log.info("training.epochs %g: %d steps of %d batches/epoch", training.epochs, training.max_steps,
+                     self.schedule.batches_per_epoch)
         self.special = np.array(sorted(self.ids.values()), dtype=np.int64)
         log.info("data: %d train sequences (%d tokens), %d dev sequences, %d batches/epoch, encoded in %.1fs",
                  self.train_data.n_items, self.train_data.n_tokens, self.dev_data.n_items,
@@ -164,6 +174,7 @@ class Trainer:
         self.best_step = 0
         self.ckpt_best_step = 0  # the best step the newest checkpoint refers to (its best weights must survive)
         self.elapsed = 0.0
+        self.tokens_seen = 0  # training tokens (non-pad) of every step so far: sizes compare by it
         self.finished = False
         self.stop_reason = ""
 
@@ -321,6 +332,7 @@ class Trainer:
         state = {
             "key": self.key, "step": self.step, "best_loss": self.best_loss, "best_step": self.best_step,
             "elapsed": self.elapsed, "finished": self.finished, "stop_reason": self.stop_reason,
+            "tokens_seen": self.tokens_seen,
             "optimizer": self.optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
             "cuda_rng": torch.cuda.get_rng_state_all() if self.cuda else [],
         }
@@ -367,6 +379,14 @@ class Trainer:
             log.info("checkpoints in %s come from other data/params/code: starting from scratch", self.ckpt_dir)
             self._discard_stale()
             return False
+        if state.get("finished") and not (self.out / "model.safetensors").exists():
+            # The run had finished and its outputs are gone: they were deleted on purpose (snakemake
+            # --forcerun/-R deletes a job's outputs first). Forcing a stage must redo it, so train afresh;
+            # a crash never leaves a *finished* checkpoint without outputs, so exact resume is unaffected.
+            log.info("%s holds a finished run but its outputs were deleted (a forced rerun): training from scratch",
+                     self.ckpt_dir)
+            self._discard_stale()
+            return False
         best = self.best_dir / f"step{state['best_step']}"
         ckpt_of_best = self.ckpt_dir / f"step{state['best_step']}"
         if state["best_step"] and not best.is_dir() and ckpt_of_best.is_dir():
@@ -391,6 +411,7 @@ class Trainer:
         self.ckpt_best_step = self.best_step
         self.elapsed, self.finished, self.stop_reason = state["elapsed"], state["finished"], state["stop_reason"]
         self.bias.after_resume(self.step)
+        self.tokens_seen = int(state.get("tokens_seen", 0))
         # checkpoints and log lines from after this point belong to the killed run's future; replay rewrites them
         for s in _steps(self.ckpt_dir):
             if s > self.step:
@@ -467,6 +488,7 @@ class Trainer:
             window_loss += loss.detach()
             window_steps += 1
             window_tokens += ntok
+            self.tokens_seen += ntok
             now = time.perf_counter()
             self.elapsed += now - t_last
             t_last = now
@@ -523,6 +545,10 @@ class Trainer:
             # one sentence per sequence: sentences longer than the context, left out (never truncated)
             "excluded_long_sentences": {"train": self.train_data.excluded, "dev": self.dev_data.excluded,
                                         "context": int(self.p.context)},
+            "max_steps": self.p.max_steps, "epochs": round(self.schedule.epoch_of(self.step), 4),
+            "tokens_seen": self.tokens_seen, "train_tokens": int(self.train_data.n_tokens),
+            "batches_per_epoch": self.schedule.batches_per_epoch,
+            "model": {**self.meta, "seed": self.seed},
         }
         write_json(self.out / "train_summary.json", summary)
         with open(self.partial_log, "rb") as src, atomic_write(self.out / "train_log.jsonl", "wb") as dst:

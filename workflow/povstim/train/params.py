@@ -25,7 +25,7 @@ class TrainingSettings:
     context: int
     warmup: int
     max_steps: int
-    epochs: int | None  # train for exactly this many epochs (max_steps = epochs x batches per epoch)
+    epochs: float | None  # train for this many passes (max_steps = ceil(epochs x batches per epoch), capped)
     patience: int
     eval_every: int
     save_every: int

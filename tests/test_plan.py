@@ -1,0 +1,105 @@
+"""`povstim plan`: words per source after cleaning, the largest size of each mixture and the benchmark word
+pools, before anything is trained (issue 12, messages 1 and 2). Gold values are computed here by hand
+(word counts of the files, the mixture arithmetic) or by running the benchmark generator itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from povstim.cli import main
+from povstim.synth import generate
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    cds = [t for t, _, _ in generate("child", 1500, 5, {"question_formation": 0.02, "binding": 0.01})]
+    wiki = [t for t, _, _ in generate("adult", 700, 6, {"question_formation": 0.01, "binding": 0.01})]
+    (d / "cds.txt").write_text("\n".join(cds) + "\nhi there\n")  # one line under min_words
+    (d / "wiki.txt").write_text("\n".join(wiki) + "\n")
+    return {"dir": d, "cds": cds, "wiki": wiki}
+
+
+def config(tmp_path: Path, files, sizes, top_k=3000, mixture=None) -> Path:
+    c = yaml.safe_load((REPO / "configs" / "own-data-template.yaml").read_text())
+    c["sources"]["my_cds"]["path"] = str(files["dir"] / "cds.txt")
+    c["sources"]["my_wiki"]["path"] = str(files["dir"] / "wiki.txt")
+    c["sizes"] = sizes
+    if mixture:
+        c["corpora"]["wiki"]["mixture"] = mixture
+    c["benchmarks"]["posh"].update(top_k_words=top_k, pairs_per_paradigm=2)
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(c))
+    return path
+
+
+def words(lines, min_words=3) -> int:
+    return sum(len(x.split()) for x in lines if len(x.split()) >= min_words)
+
+
+def test_words_after_cleaning_and_the_largest_size_each_mixture_allows(files, tmp_path, capsys):
+    cds_words, wiki_words = words(files["cds"]), words(files["wiki"])
+    too_big = f"{cds_words // 1000 + 1}k"
+    path = config(tmp_path, files, ["2k", too_big], mixture={"my_wiki": 0.7, "my_cds": 0.3})
+    code = main(["plan", str(path), "--json", str(tmp_path / "plan.json")])
+    out = capsys.readouterr().out
+    assert code == 3  # a size does not fit
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    assert plan["sources"]["my_cds"]["words"] == cds_words
+    short = sum(1 for x in files["cds"] + ["hi there"] if len(x.split()) < 3)
+    assert plan["sources"]["my_cds"]["dropped"] == {"under_3_words": short}
+    assert plan["sources"]["my_wiki"]["words"] == wiki_words
+    rows = {(r["corpus"], r["size"]): r for r in plan["sizes"]}
+    assert rows[("baby", "2k")]["ok"] and rows[("baby", too_big)]["ok"] is False
+    assert rows[("baby", too_big)]["largest"] == cds_words
+    # wiki = 70% my_wiki + 30% my_cds: the budget is limited by whichever source runs out first
+    assert rows[("wiki", "2k")]["largest"] == int(min(wiki_words / 0.7, cds_words / 0.3))
+    assert rows[("wiki", "2k")]["sources"]["my_wiki"]["needs"] == 1400
+    assert "TOO LARGE" in out and f"largest possible with this mixture: {cds_words:,} words" in out
+
+
+def test_word_pools_name_the_top_k_that_fills_every_class(files, tmp_path, capsys):
+    path = config(tmp_path, files, ["2k", "6k"], top_k=60)
+    assert main(["plan", str(path), "--json", str(tmp_path / "plan.json")]) == 3
+    posh = json.loads((tmp_path / "plan.json").read_text())["suites"]["posh"]
+    assert posh["empty"] and posh["k_needed"] > 60
+    assert f"top_k_words to at least {posh['k_needed']:,}" in capsys.readouterr().out
+    k = posh["k_needed"]
+    # the generator itself agrees: at K every class has a word, at K - 1 one is empty
+    corpora = []
+    from povstim.corpus.assemble import assemble
+
+    for corpus, source in (("baby", "cds"), ("wiki", "wiki")):
+        name = f"my_{source}"  # the corpus as the pipeline assembles it: same source name, seed, clean lines
+        clean = [x for x in files[source] if len(x.split()) >= 3]
+        lines, _ = assemble({name: clean}, {name: 1.0}, 6000, 1)
+        p = tmp_path / f"{corpus}.txt"
+        p.write_text("\n".join(lines) + "\n")
+        corpora += ["--corpus", str(p)]
+    spec = {"kind": "generated", "pairs_per_paradigm": 4, "seed": 1}  # every template gets a pair
+    ok = main(["benchmark", "--suite", "posh", "--params", json.dumps({**spec, "top_k_words": k}), *corpora,
+               "--out-dir", str(tmp_path / "b1")])
+    err_ok = capsys.readouterr().err
+    assert "no word of class" not in err_ok, err_ok
+    bad = main(["benchmark", "--suite", "posh", "--params", json.dumps({**spec, "top_k_words": k - 1}), *corpora,
+                "--out-dir", str(tmp_path / "b2")])
+    err = capsys.readouterr().err
+    assert bad == 1 and "no word of class" in err
+    # and the benchmark's own error says how far to raise it
+    assert f"top_k_words: {k} leaves no word class empty" in err
+
+
+def test_plan_of_an_unreadable_source_says_what_is_missing(tmp_path, capsys):
+    c = yaml.safe_load((REPO / "configs" / "own-data-template.yaml").read_text())
+    c["sources"]["my_cds"]["path"] = str(tmp_path / "nope.txt")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(c))
+    main(["plan", str(path)])
+    out = capsys.readouterr().out
+    assert "my_cds" in out and "missing" in out and "nope.txt does not exist" in out

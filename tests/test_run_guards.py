@@ -1,0 +1,229 @@
+"""Guards around a run (issue 12): config errors with file and line before any job, a report that cannot be
+built for the wrong experiment, a stale lock explained, Ctrl-C as one line with exit 130."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from povstim import cli
+from povstim.io import PovstimError
+from povstim.preflight import runs
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "tests" / "configs" / "tiny.yaml"
+
+
+def snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile",
+                           "none", "--cores", "1", *args], cwd=cwd, capture_output=True, text=True, env=env)
+
+
+# ---- config files ------------------------------------------------------------------------------------
+
+def test_yaml_syntax_error_names_file_line_and_column(tmp_path, capsys):
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("experiment: mine\nseeds: [1, 2\nsizes: [50k]\n")
+    assert cli.main(["check", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert f"{bad}:3:6: not valid YAML" in err and "opened at line 2" in err and "Traceback" not in err
+
+
+def test_snakemake_own_message_for_a_broken_configfile_and_the_embedded_one(tmp_path):
+    # Snakemake parses --configfile before the Snakefile runs and does not name the line: the docs point
+    # to `povstim check`, which does (above). The embedded config.yaml is read by the Snakefile itself.
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("experiment: mine\nseeds: [1, 2\n")
+    proc = snakemake(tmp_path, "-n", "--configfile", str(bad))
+    assert proc.returncode != 0 and "Config file is not valid JSON or YAML" in proc.stdout + proc.stderr
+    (tmp_path / "config.yaml").write_text("experiment: demo\nseeds: [1, 2\n")
+    proc = snakemake(tmp_path, "-n")
+    assert proc.returncode != 0
+    assert "config.yaml:3:1: not valid YAML" in proc.stdout + proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_cross_field_arch_error_stops_the_dry_run_before_any_job(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["archs"]["gpt2-nano"].update(n_embd=32, n_head=3)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "-n", "--configfile", str(path))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "archs.gpt2-nano" in out and "n_head" in out
+    assert "Job stats" not in out and not (tmp_path / "results").exists()
+    assert cli.main(["check", str(path)]) == 1
+
+
+def test_check_reports_a_valid_config(capsys):
+    assert cli.main(["check", str(TINY)]) == 0
+    assert "OK: experiment 'tiny'" in capsys.readouterr().out
+
+
+# ---- report ------------------------------------------------------------------------------------------
+
+def test_report_path_must_belong_to_the_loaded_experiment(tmp_path):
+    runs.check_report_path("results/tiny/report.html", "tiny", ["tiny.yaml"], tmp_path)
+    (tmp_path / "results" / "mine").mkdir(parents=True)
+    (tmp_path / "results" / "mine" / "config.yaml").write_text("experiment: mine\n")
+    with pytest.raises(PovstimError) as err:
+        runs.check_report_path("results/mine/report.html", "demo", [], tmp_path)
+    msg = str(err.value)
+    assert "experiment 'demo'" in msg and "--configfile results/mine/config.yaml" in msg
+    with pytest.raises(PovstimError, match="belongs under results/tiny/"):
+        runs.check_report_path("report.html", "tiny", ["tiny.yaml"], tmp_path)
+
+
+def test_snakemake_report_for_the_wrong_experiment_stops(tmp_path):
+    proc = snakemake(tmp_path, "--report", "results/demo/report.html", "--configfile", str(TINY))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "experiment 'tiny'" in out and "results/tiny/report.html" in out
+    assert not (tmp_path / "results" / "demo" / "report.html").exists()
+
+
+def test_report_target_and_configfiles_from_argv():
+    argv = ["snakemake", "--report", "results/x/r.html", "--configfile", "a.yaml", "b.yaml", "--cores", "2"]
+    assert runs.report_target(argv) == "results/x/r.html"
+    assert runs.configfile_args(argv) == " --configfile a.yaml b.yaml"
+    assert runs.report_target(["snakemake", "--report=results/y.html"]) == "results/y.html"
+    assert runs.report_target(["snakemake", "-n"]) is None
+
+
+def test_record_of_the_config_reloads_to_the_same_config(tmp_path):
+    from povstim import config as cfg
+
+    config = cfg.load(TINY)
+    path = runs.write_record(config, ["tests/configs/tiny.yaml"], tmp_path / "results" / "tiny")
+    assert path.read_text().startswith("# The config that made these results")
+    assert cfg.load(path) == config
+
+
+# ---- locks -------------------------------------------------------------------------------------------
+
+def _lock(tmp_path: Path) -> None:
+    locks = tmp_path / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.input.lock").write_text(str(tmp_path / "results" / "x"))
+
+
+def test_stale_lock_from_a_killed_run_is_explained_with_the_one_command(tmp_path):
+    _lock(tmp_path)
+    hint = runs.stale_lock_hint(tmp_path, ["snakemake", "--configfile", "mine.yaml", "--cores", "2"])
+    assert hint is not None and "`snakemake --unlock --configfile mine.yaml`" in hint and "killed" in hint
+    assert runs.stale_lock_hint(tmp_path / "elsewhere", ["snakemake"]) is None  # no lock, no message
+
+
+def test_a_lock_held_by_a_live_snakemake_is_left_to_snakemake(tmp_path):
+    _lock(tmp_path)
+    fake = tmp_path / "snakemake"  # a process whose command is 'snakemake', running in this folder
+    fake.symlink_to(shutil.which("sleep"))
+    proc = subprocess.Popen([str(fake), "30"], cwd=tmp_path)
+    try:
+        time.sleep(0.3)
+        assert runs.other_snakemake_running(tmp_path) is True
+        assert runs.stale_lock_hint(tmp_path, ["snakemake"]) is None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+# ---- interrupts --------------------------------------------------------------------------------------
+
+def test_ctrl_c_in_any_stage_is_one_line_and_exit_130(monkeypatch, capsys):
+    from povstim.preflight import check_cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(check_cli, "run", interrupted)
+    assert cli.main(["check", str(TINY)]) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["povstim check: interrupted (Ctrl-C); unfinished outputs were not written"]
+
+
+def test_truncated_posterior_is_never_summarised():
+    import numpy as np
+    import arviz as az
+    from povstim.analysis.bayes import check_complete
+
+    full = az.from_dict(posterior={"b": np.zeros((2, 100))})
+    check_complete(full, chains=2, draws=100)
+    cut = az.from_dict(posterior={"b": np.zeros((2, 37))})
+    with pytest.raises(PovstimError, match="2 chain\\(s\\) x 37 draws, not 2 x 100"):
+        check_complete(cut, chains=2, draws=100)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_the_bayesian_fit_stops_cleanly(tmp_path):
+    # The fault the issue found: PyMC catches KeyboardInterrupt and returns the draws so far, and the old
+    # code went on to summarise the truncated trace. Now: one line, exit 130, nothing written.
+    rows = ["size,category,filtered,source,seed,phenomenon,n_correct,n_total"]
+    for size in ("10k", "20k"):
+        for cat, ph in (("A", "a1"), ("A", "a2"), ("B", "b1"), ("B", "b2")):
+            for filt in ("true", "false"):
+                for seed in (1, 2):
+                    rows.append(f"{size},{cat},{filt},baby,{seed},{ph},{30 + seed + len(ph)},60")
+    counts = tmp_path / "counts.csv"
+    counts.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "fit"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "workflow")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "povstim", "analyze", "--counts", str(counts), "--formula",
+         "size * filtered + category + (1|seed) + (1|phenomenon)", "--draws", "200000", "--tune", "200",
+         "--chains", "2", "--cores", "2", "--out", str(out)],
+        stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    # (stderr is read only at the end: the run logs a few lines, far below a pipe's buffer)
+    # PyMC samples the two chains in two worker processes, started after compilation: wait for them, so the
+    # Ctrl-C lands while draws are being collected (the case PyMC swallows), not during compilation.
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.time() + 900
+    while time.time() < deadline and proc.poll() is None:
+        if children.exists() and len(children.read_text().split()) >= 2:
+            break
+        time.sleep(0.5)
+    time.sleep(5)
+    assert proc.poll() is None, "the fit ended before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends: the whole process group
+    lines, rest = [], proc.stderr.read()
+    rc = proc.wait(timeout=120)
+    err = "".join(lines) + rest
+    assert rc == 130, err[-3000:]
+    assert err.strip().splitlines()[-1] == "povstim analyze: interrupted (Ctrl-C); unfinished outputs were not written"
+    assert "Traceback" not in err
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.slow
+def test_a_failing_run_ends_with_one_line_naming_the_failure_and_the_logs(tmp_path):
+    config = yaml.safe_load(TINY.read_text())
+    config["experiment"] = "broken"
+    config["sources"]["cds"] = {"kind": "local", "format": "lines", "path": str(tmp_path / "missing.txt")}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config))
+    proc = snakemake(tmp_path, "--configfile", str(path), "--", "results/broken/corpus/clean/cds.txt")
+    err = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    log = tmp_path / "logs" / "broken" / "clean" / "cds.log"
+    assert "sources.cds.path" in log.read_text() and "Traceback" not in log.read_text()
+    assert "povstim: experiment 'broken' FAILED" in err and "logs/broken/" in err
+    assert not (tmp_path / "results" / "broken" / "corpus" / "clean" / "cds.txt").exists()
+
+
+def test_rerunning_an_experiment_with_another_config_warns_before_replacing(tmp_path):
+    from povstim import config as cfg
+
+    config = cfg.load(TINY)
+    runs.write_record(config, ["tiny.yaml"], tmp_path)
+    assert runs.overwrite_warning(tmp_path, config) is None
+    changed = {**config, "training": {**config["training"], "lr": 0.002}}
+    msg = runs.overwrite_warning(tmp_path, changed)
+    assert "training.lr: 0.001 -> 0.002" in msg and "another `experiment:`" in msg

@@ -1,0 +1,331 @@
+"""Guardrails: the checks a reviewer would ask for before reading a results table.
+
+Each check looks at what the run produced and reports *findings* -- never changes a result:
+
+* ``undertrained``: a model's best step is its last step and its dev loss was still falling when
+  training stopped (relative improvement over the last ``window`` of the steps above
+  ``still_learning``). Its scores describe a model in mid-training, not what the data teaches.
+* ``equal_tokens``: the sizes of an arch x condition saw the same number of training tokens (equal
+  steps x batch). Then "size" only changes how often each sentence repeats, not how much text the
+  model learned from.
+* ``lexical_preference``: in a substitution paradigm (the two sentences differ in one word, e.g.
+  *herself*/*himself*), the model picks the same word whichever is grammatical: its accuracy on the
+  items whose correct word is A is ~100% and on those whose correct word is B ~0% (spread at least
+  ``lexical_spread``). The paradigm's accuracy (often exactly 50%) then measures a lexical bias, not
+  the structure.
+* ``below_chance``: significantly *below* chance (the model reliably prefers the ungrammatical
+  sentence). Stars in Tables 3/8 mark significance in either direction, so these are listed apart.
+  The direction comes from chisq.csv's ``direction`` column when the tables provide one (hook for the
+  tables' own marking), else from the accuracy and ``alpha``.
+
+Outputs: ``guardrails.json`` (every check, fired or not, with its findings), ``guardrails.csv`` (one row
+per finding) and ``guardrails.html`` (the report's Guardrails page); each finding is also logged as a
+``GUARDRAIL`` warning.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..io import PovstimError, atomic_write, write_json
+
+log = logging.getLogger("povstim.guardrails")
+
+MODEL_KEYS = ("arch", "condition", "size", "seed")
+
+
+@dataclass(frozen=True)
+class GuardrailSettings:
+    """The ``guardrails:`` section (defaults: workflow/schemas/config/guardrails.schema.yaml)."""
+
+    still_learning: float
+    window: float
+    equal_tokens: float
+    lexical_spread: float
+    min_items: int
+    alpha: float
+
+
+@dataclass
+class Finding:
+    check: str
+    scope: str  # what it is about: a model, an arch x condition, a paradigm of a model group
+    detail: str
+    advice: str
+    data: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"check": self.check, "scope": self.scope, "detail": self.detail, "advice": self.advice, **self.data}
+
+
+CHECKS = {
+    "undertrained": "Models still learning when training stopped (best step = last step, dev loss falling)",
+    "equal_tokens": "Sizes trained on the same number of tokens",
+    "lexical_preference": "Paradigms decided by a constant lexical preference",
+    "below_chance": "Results significantly below chance",
+}
+
+
+# ---- training runs ----------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    """One trained model as the guardrails see it (from train_summary.json and train_log.jsonl)."""
+
+    meta: dict
+    steps: int
+    best_step: int
+    stop_reason: str
+    dev: list[tuple[int, float]]  # (step, dev loss) of every evaluation
+    tokens_seen: int | None = None
+
+    @property
+    def label(self) -> str:
+        return "/".join(str(self.meta.get(k, "?")) for k in ("arch", "condition", "size")) + f" seed {self.meta.get('seed', '?')}"
+
+
+def read_run(model_dir: str | Path) -> Run:
+    """A model folder written by ``povstim train``: its summary and dev-loss curve."""
+    d = Path(model_dir)
+    try:
+        summary = json.loads((d / "train_summary.json").read_text())
+    except FileNotFoundError:
+        raise PovstimError(f"{d}: no train_summary.json (not a folder `povstim train` finished)") from None
+    except ValueError as exc:
+        raise PovstimError(f"{d / 'train_summary.json'}: not JSON ({exc})") from None
+    dev = []
+    log_path = d / "train_log.jsonl"
+    if log_path.exists():
+        for n, line in enumerate(log_path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                raise PovstimError(f"{log_path}:{n}: not JSON") from None
+            if entry.get("dev_loss") is not None:
+                dev.append((int(entry["step"]), float(entry["dev_loss"])))
+    meta = dict(summary.get("model") or {})
+    if not meta.get("arch"):  # older summaries: the models/{arch}/{condition}/{size}/seed{N} layout
+        parts = d.resolve().parts
+        if len(parts) >= 4 and parts[-1].startswith("seed"):
+            meta = {"arch": parts[-4], "condition": parts[-3], "size": parts[-2]}
+    meta["seed"] = int(summary.get("seed", meta.get("seed", 0)))
+    return Run(meta=meta, steps=int(summary["steps"]), best_step=int(summary["best_step"]),
+               stop_reason=str(summary.get("stop_reason", "")), dev=sorted(dev),
+               tokens_seen=summary.get("tokens_seen"))
+
+
+def still_learning(run: Run, window: float) -> float | None:
+    """Relative dev-loss improvement over the last ``window`` of the steps (None: too few evaluations)."""
+    if len(run.dev) < 2:
+        return None
+    cut = run.steps * (1.0 - window)
+    earlier = [loss for step, loss in run.dev if step <= cut]
+    ref = earlier[-1] if earlier else run.dev[0][1]
+    end = run.dev[-1][1]
+    return (ref - end) / ref if ref > 0 else None
+
+
+def check_undertrained(runs: list[Run], s: GuardrailSettings) -> list[Finding]:
+    out = []
+    for run in runs:
+        gain = still_learning(run, s.window)
+        if run.best_step == run.steps and run.stop_reason != "early_stopping" and gain is not None \
+                and gain > s.still_learning:
+            out.append(Finding(
+                "undertrained", run.label,
+                f"best step {run.best_step} is the last step; the dev loss fell {gain:.1%} over the last "
+                f"{s.window:.0%} of training (to {run.dev[-1][1]:.3f})",
+                "train longer (training.max_steps or training.epochs) until the dev loss levels off or early "
+                "stopping ends the run",
+                {"gain": round(gain, 4), "best_step": run.best_step, "steps": run.steps},
+            ))
+    return out
+
+
+def check_equal_tokens(runs: list[Run], s: GuardrailSettings) -> list[Finding]:
+    out = []
+    groups: dict[tuple, dict[str, list[float]]] = {}
+    for run in runs:
+        key = (run.meta.get("arch"), run.meta.get("condition"))
+        amount = float(run.tokens_seen) if run.tokens_seen is not None else float(run.steps)
+        groups.setdefault(key, {}).setdefault(str(run.meta.get("size")), []).append(amount)
+    for (arch, condition), by_size in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        if len(by_size) < 2:
+            continue
+        means = {size: sum(v) / len(v) for size, v in by_size.items()}
+        lo, hi = min(means.values()), max(means.values())
+        if hi <= lo * (1 + s.equal_tokens):
+            what = "tokens" if all(r.tokens_seen is not None for r in runs) else "steps"
+            out.append(Finding(
+                "equal_tokens", f"{arch}/{condition}",
+                f"sizes {', '.join(sorted(means, key=_size_key))} all trained on ~{hi:,.0f} {what}: a larger "
+                "corpus was only seen for fewer epochs",
+                "train by epochs (training.epochs) or until early stopping, so larger corpora get more training",
+                {"per_size": {k: round(v) for k, v in means.items()}},
+            ))
+    return out
+
+
+def _size_key(size: str):
+    from ..io import parse_size
+
+    try:
+        return parse_size(size)
+    except PovstimError:
+        return size
+
+
+# ---- items -----------------------------------------------------------------------------------------
+
+def _words(sentence: str) -> list[str]:
+    return sentence.rstrip(" .?!").split()
+
+
+def contrast_words(pairs: list[dict]) -> pd.DataFrame:
+    """suite, paradigm, item_id, word (the good sentence's word) for pairs that differ in exactly one word."""
+    rows = []
+    for p in pairs:
+        good, bad = _words(p["good"]), _words(p["bad"])
+        if len(good) != len(bad):
+            continue
+        diff = [g for g, b in zip(good, bad) if g != b]
+        if len(diff) == 1:
+            rows.append({"suite": p["suite"], "paradigm": p["paradigm"], "item_id": str(p["item_id"]),
+                         "word": diff[0].lower()})
+    return pd.DataFrame(rows, columns=["suite", "paradigm", "item_id", "word"])
+
+
+def check_lexical_preference(items: pd.DataFrame, pairs: list[dict], s: GuardrailSettings) -> list[Finding]:
+    """Per model x paradigm: accuracy split by the good sentence's contrasting word."""
+    words = contrast_words(pairs)
+    if words.empty or items.empty:
+        return []
+    df = items.assign(item_id=items["item_id"].astype(str)).merge(words, on=["suite", "paradigm", "item_id"])
+    if df.empty:
+        return []
+    acc = (df.groupby(["suite", "paradigm", *MODEL_KEYS, "word"])["correct"]
+           .agg(acc="mean", n="size").reset_index())
+    acc = acc[acc["n"] >= s.min_items]
+    out = []
+    for (suite, paradigm), g in acc.groupby(["suite", "paradigm"]):
+        flagged, models = [], 0
+        for key, m in g.groupby(list(MODEL_KEYS)):
+            if len(m) < 2:
+                continue
+            models += 1
+            hi, lo = m.loc[m["acc"].idxmax()], m.loc[m["acc"].idxmin()]
+            if hi["acc"] - lo["acc"] >= s.lexical_spread:
+                flagged.append((dict(zip(MODEL_KEYS, key)), hi, lo))
+        if not flagged:
+            continue
+        favourite = pd.Series([hi["word"] for _, hi, _ in flagged]).value_counts()
+        example_meta, hi, lo = flagged[0]
+        example = "/".join(str(example_meta[k]) for k in ("arch", "condition", "size")) + f" seed {example_meta['seed']}"
+        out.append(Finding(
+            "lexical_preference", f"{suite}/{paradigm}",
+            f"{len(flagged)} of {models} models choose by the word, not the structure: e.g. {example} is "
+            f"{hi['acc']:.0%} correct when '{hi['word']}' is right and {lo['acc']:.0%} when '{lo['word']}' is "
+            f"(preferred word: {', '.join(f'{w} in {n}' for w, n in favourite.items())})",
+            "read this paradigm's accuracy as a lexical bias; compare per-word accuracy (guardrails.csv) or "
+            "balance/score the contrast differently (e.g. scoring.reduction, a word-frequency baseline)",
+            {"models_flagged": len(flagged), "models": models, "favourite": favourite.to_dict()},
+        ))
+    return out
+
+
+def _direction(row) -> str:
+    """above / below / none. The tables' own ``direction`` column wins when chisq.csv has one."""
+    if "direction" in row and isinstance(row["direction"], str) and row["direction"]:
+        return row["direction"]
+    return "above" if row["accuracy_mean"] > 0.5 else ("below" if row["accuracy_mean"] < 0.5 else "none")
+
+
+def check_below_chance(chisq: pd.DataFrame, s: GuardrailSettings) -> list[Finding]:
+    if chisq is None or chisq.empty:
+        return []
+    p = "p_adj" if "p_adj" in chisq.columns else "p"
+    out = []
+    for _, r in chisq.iterrows():
+        if r.get("level") not in ("paradigm", "category") or not (float(r[p]) < s.alpha):
+            continue
+        if _direction(r) != "below":
+            continue
+        what = r["paradigm"] if r["level"] == "paradigm" else r["category"]
+        out.append(Finding(
+            "below_chance", f"{r['suite']}/{what}",
+            f"{r['arch']} {r['condition']} {r['size']}: accuracy {float(r['accuracy_mean']):.1%} is significantly "
+            f"BELOW chance ({p} = {float(r[p]):.2g}): the model prefers the ungrammatical sentence",
+            "do not read its stars as success; look for a cue that favours the bad sentence (a frequent word, "
+            "a shorter sentence)",
+            {"level": r["level"], "accuracy": round(float(r["accuracy_mean"]), 4), p: float(r[p])},
+        ))
+    return out
+
+
+# ---- all together ----------------------------------------------------------------------------------
+
+def run_checks(runs: list[Run], items: pd.DataFrame, pairs: list[dict], chisq: pd.DataFrame | None,
+               settings: GuardrailSettings) -> dict:
+    findings = {
+        "undertrained": check_undertrained(runs, settings),
+        "equal_tokens": check_equal_tokens(runs, settings),
+        "lexical_preference": check_lexical_preference(items, pairs, settings),
+        "below_chance": check_below_chance(chisq, settings),
+    }
+    return {
+        "settings": settings.__dict__,
+        "n_models": len(runs),
+        "fired": [name for name, f in findings.items() if f],
+        "checks": {name: {"title": CHECKS[name], "fired": bool(f), "findings": [x.as_dict() for x in f]}
+                   for name, f in findings.items()},
+    }
+
+
+def write_outputs(result: dict, out_dir: str | Path) -> None:
+    out = Path(out_dir)
+    rows = [f for c in result["checks"].values() for f in c["findings"]]
+    for c in result["checks"].values():
+        for f in c["findings"][:10]:
+            log.warning("GUARDRAIL %s: %s: %s", f["check"], f["scope"], f["detail"])
+        if len(c["findings"]) > 10:
+            log.warning("GUARDRAIL %s: ... and %d more (guardrails.csv)", c["findings"][0]["check"],
+                        len(c["findings"]) - 10)
+    if not rows:
+        log.info("guardrails: all %d checks pass", len(result["checks"]))
+    write_json(out / "guardrails.json", result)
+    frame = pd.DataFrame([{k: f[k] for k in ("check", "scope", "detail", "advice")} for f in rows],
+                         columns=["check", "scope", "detail", "advice"])
+    with atomic_write(out / "guardrails.csv") as fh:
+        frame.to_csv(fh, index=False, lineterminator="\n")
+    with atomic_write(out / "guardrails.html") as fh:
+        fh.write(to_html(result))
+
+
+def to_html(result: dict) -> str:
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{font-family:sans-serif;font-size:13px}"
+             "td,th{border:1px solid #999;padding:3px 8px;vertical-align:top}table{border-collapse:collapse}"
+             ".fired{color:#b00;font-weight:bold}.ok{color:#070}</style></head><body>"]
+    fired = result["fired"]
+    if fired:
+        parts.append(f"<p class='fired'>{len(fired)} of {len(result['checks'])} guardrails fired: "
+                     f"{html.escape(', '.join(fired))}. Read the affected results with the caveat below.</p>")
+    else:
+        parts.append(f"<p class='ok'>All {len(result['checks'])} guardrails pass.</p>")
+    parts.append("<table><tr><th>check</th><th>result</th><th>about</th><th>finding</th><th>what to do</th></tr>")
+    for name, c in result["checks"].items():
+        if not c["findings"]:
+            parts.append(f"<tr><td>{html.escape(c['title'])}</td><td class='ok'>pass</td><td></td><td></td><td></td></tr>")
+        for f in c["findings"]:
+            parts.append(f"<tr><td>{html.escape(c['title'])}</td><td class='fired'>fired</td>"
+                         f"<td>{html.escape(f['scope'])}</td><td>{html.escape(f['detail'])}</td>"
+                         f"<td>{html.escape(f['advice'])}</td></tr>")
+    parts.append("</table></body></html>\n")
+    return "".join(parts)

@@ -1,0 +1,56 @@
+"""``povstim guardrails``: the checks a reviewer would ask for, on a finished analysis.
+
+    povstim guardrails --items results/<exp>/analysis/items.parquet --chisq results/<exp>/analysis/chisq.csv
+        --benchmarks results/<exp>/benchmarks/posh --models results/<exp>/models/*/*/*/seed* \\
+        --params '{"still_learning": 0.01}' --out-dir results/<exp>/analysis/guardrails
+
+Writes guardrails.json, guardrails.csv and guardrails.html (see povstim.analysis.guardrails) and logs
+every finding as a GUARDRAIL warning. Findings never change a result and never fail the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ..io import json_object_arg
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = __doc__.split("\n\n", 1)[1]
+    p.add_argument("--items", required=True, help="the tidy item table (analysis/items.parquet) or any score parquet")
+    p.add_argument("--chisq", help="chisq.csv of the analysis (for the below-chance check)")
+    p.add_argument("--benchmarks", nargs="*", default=[], metavar="DIR",
+                   help="suite folders (for the contrasting words of substitution pairs)")
+    p.add_argument("--models", nargs="*", default=[], metavar="DIR",
+                   help="model folders written by povstim train (train_summary.json, train_log.jsonl)")
+    p.add_argument("--params", help="the config's guardrails section as JSON")
+    p.add_argument("--out-dir", required=True, help="output folder")
+
+
+def run(args) -> int:
+    import logging
+    from pathlib import Path
+
+    import pandas as pd
+
+    from ..benchmarks.suite import read_suite
+    from ..settings import build
+    from . import guardrails as G
+    from .tidy import read_frame
+
+    settings = build(G.GuardrailSettings, "guardrails", json_object_arg(args.params, "--params"))
+    items = read_frame(Path(args.items), "items")
+    if "final" in items.columns:
+        items = items[items["final"]]
+    chisq = pd.read_csv(args.chisq) if args.chisq else None
+    log = logging.getLogger("povstim.guardrails")
+    missing = [d for d in args.benchmarks + args.models if not Path(d).exists()]
+    if missing:
+        log.info("skipping %d missing folder(s) (e.g. %s): the checks that need them see less", len(missing),
+                 missing[0])
+    pairs = [p for d in args.benchmarks if Path(d).exists() for p in read_suite(d)]
+    runs = [G.read_run(d) for d in args.models if Path(d).exists()]
+    result = G.run_checks(runs, items, pairs, chisq, settings)
+    G.write_outputs(result, args.out_dir)
+    return 0

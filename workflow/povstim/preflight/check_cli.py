@@ -1,0 +1,43 @@
+"""``povstim check CONFIG``: validate config files before running anything.
+
+Reads each file as the Snakefile does and reports the first problem with the file's name and the line
+(YAML syntax) or the key (a misspelled key, a wrong type, a value that breaks another section: a mixture
+naming an unknown source, ``n_embd`` not divisible by ``n_head``, ...). Snakemake itself parses
+``--configfile`` before the workflow starts and says only "Config file is not valid JSON or YAML":
+this command names the line.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = __doc__.split("\n\n", 1)[1]
+    p.add_argument("configs", nargs="+", metavar="CONFIG", help="config file(s) (YAML)")
+
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def run(args) -> int:
+    from .. import config as cfg
+    from .. import plan
+
+    for path in args.configs:
+        config = cfg.load(path)
+        models = plan.models(config)
+        print(f"{path}: OK: experiment '{config['experiment']}', {len(config['sources'])} source(s), "
+              f"{len(config['corpora'])} corpora x {len(config['sizes'])} size(s), {len(config['conditions'])} "
+              f"condition(s), {len(models)} model(s), suites {', '.join(plan.suites(config))}; outputs under "
+              f"results/{config['experiment']}/")
+        for name, spec in config["sources"].items():
+            if spec["kind"] == "local":
+                where = Path(spec["path"]).expanduser()
+                where = where if where.is_absolute() else REPO / where
+                if not where.exists():
+                    print(f"{path}: warning: sources.{name}.path {spec['path']} does not exist yet ({where}); "
+                          "relative paths are relative to the repository")
+    return 0

@@ -1,0 +1,216 @@
+"""What a config will use, before anything is trained (``povstim plan``).
+
+For a researcher's own corpora the two questions that stop a first run are "how large may each size
+be?" and "which benchmark words will survive the top-K filter?". This answers both with the
+pipeline's own code, in memory, in seconds to minutes:
+
+1. every source is cleaned exactly as ``povstim clean`` would (``sources.clean.clean_lines``; synthetic
+   sources are generated as ``povstim synth`` would): sentences and words *after* cleaning, what was
+   dropped and why, malformed lines;
+2. every corpus x size is checked against those counts with the assembly's own quotas
+   (``corpus.assemble.quotas``): words each source must give, words it has, and the largest size the
+   mixture allows;
+3. for each generated benchmark suite, the corpora at the largest size are assembled in memory (as the
+   ``benchmark`` rule sees them) and ``benchmarks.words.pool_report`` lists the words of each class that
+   survive ``top_k_words``, and the K each class needs.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import plan as dag_plan
+from ..io import PovstimError, parse_size
+
+log = logging.getLogger("povstim.plan")
+
+
+@dataclass
+class SourceCount:
+    name: str
+    kind: str
+    status: str = "ok"  # ok | not downloaded | missing | error
+    sentences: int = 0
+    words: int = 0
+    dropped: dict = field(default_factory=dict)
+    malformed: int = 0
+    malformed_examples: list = field(default_factory=list)
+    note: str = ""
+    lines: list[str] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "status": self.status, "sentences": self.sentences, "words": self.words,
+                "dropped": self.dropped, "malformed_lines": self.malformed,
+                "malformed_examples": self.malformed_examples[:5], "note": self.note}
+
+
+def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> SourceCount:
+    """Clean (or generate) one source in memory and count what the corpus stage will get from it."""
+    from ..sources.spec import source_spec
+
+    spec = source_spec(name, spec, where=f"sources.{name}")
+    kind = spec["kind"]
+    out = SourceCount(name, kind)
+    if kind == "synthetic":
+        from ..synth import generate
+
+        out.lines = [text for text, _, _ in generate(spec["register"], int(spec["sentences"]), int(spec["seed"]),
+                                                     spec.get("dpe_rate"))]
+    else:
+        from ..sources.clean import clean_lines, input_paths
+        from ..sources.normalize import CleanStats
+
+        input_dir = None if kind == "local" else downloads / name
+        if kind != "local" and not (input_dir / "manifest.json").exists():
+            out.status = "not downloaded"
+            out.note = f"run `snakemake {input_dir / 'manifest.json'}` (same --configfile) to download it first"
+            return out
+        try:
+            paths = input_paths(name, spec, input_dir, base_dir)
+        except PovstimError as exc:
+            out.status, out.note = "missing", str(exc)
+            return out
+        stats = CleanStats(source=name)
+        out.lines = list(clean_lines(name, spec, paths, stats))
+        out.dropped = dict(sorted(stats.dropped.items()))
+        out.malformed, out.malformed_examples = stats.malformed, stats.malformed_examples
+    out.sentences = len(out.lines)
+    out.words = sum(len(line.split()) for line in out.lines)
+    return out
+
+
+def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
+    """Per corpus x size: per source the words needed and available, and the largest size this mixture allows."""
+    from ..corpus.assemble import quotas
+
+    rows = []
+    for corpus in config["corpora"]:
+        for size in dag_plan.sizes(config):
+            mixture = dag_plan.mixture(config, corpus, size)
+            budget = parse_size(size)
+            need = quotas(mixture, budget)
+            total = float(sum(mixture.values()))
+            per, largest, known = {}, math.inf, True
+            for src, share in mixture.items():
+                c = counts[src]
+                if c.status != "ok":
+                    known = False
+                    per[src] = {"needs": need[src], "has": None, "ok": None}
+                    continue
+                per[src] = {"needs": need[src], "has": c.words, "ok": c.words >= need[src]}
+                largest = min(largest, c.words * total / share)
+            rows.append({
+                "corpus": corpus, "size": size, "budget": budget, "sources": per,
+                "ok": all(v["ok"] for v in per.values()) if known else None,
+                "largest": int(math.floor(largest)) if known and largest < math.inf else None,
+            })
+    return rows
+
+
+def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> dict:
+    """Word pools per class of each generated suite, over the corpora at the largest size (as the rule builds them)."""
+    from ..benchmarks.words import build_lexicon, generator_report
+    from ..corpus.assemble import assemble
+    from ..io import write_lines
+
+    out = {}
+    suites = {n: s for n, s in (config.get("benchmarks") or {}).items() if s.get("kind") == "generated"}
+    if not suites:
+        return out
+    largest_size = dag_plan.sizes(config)[-1]
+    with tempfile.TemporaryDirectory(prefix="povstim-plan-") as tmp:
+        paths, notes = [], []
+        for corpus in config["corpora"]:
+            row = next(r for r in sizes if r["corpus"] == corpus and r["size"] == largest_size)
+            if row["ok"] is None:
+                return {n: {"status": "unknown: a source of corpus " + corpus + " is not available"} for n in suites}
+            budget = row["budget"]
+            if not row["ok"]:
+                budget = row["largest"]
+                notes.append(f"corpus {corpus} at its largest possible size ({budget:,} words; {largest_size} does not fit)")
+            mixture = dag_plan.mixture(config, corpus, largest_size)
+            lines, _ = assemble({s: counts[s].lines for s in mixture}, mixture, budget,
+                                int(config["corpora"][corpus]["seed"]), tolerance=None)
+            path = Path(tmp) / f"{corpus}.txt"
+            write_lines(path, lines)
+            paths.append(path)
+        for name, spec in suites.items():
+            # before any parse exists no word is ruled out by its part of speech (the benchmark rule may drop some)
+            vocabulary = dag_plan.benchmark_vocabulary(config, name)
+            report = generator_report(build_lexicon(vocabulary), paths, int(spec["top_k_words"]))
+            report["vocabulary"] = vocabulary
+            report["corpora"] = f"{', '.join(config['corpora'])} at {largest_size}"
+            report["notes"] = notes
+            out[name] = report
+    return out
+
+
+def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = "resources/downloads") -> dict:
+    base_dir, downloads = Path(base_dir), Path(downloads)
+    counts = {}
+    for name, spec in config["sources"].items():
+        used = any(name in dag_plan.mixture(config, c, s) for c in config["corpora"] for s in dag_plan.sizes(config))
+        if not used:
+            continue
+        log.info("counting source %s ...", name)
+        counts[name] = count_source(name, spec, base_dir, downloads)
+    sizes = size_table(config, counts)
+    result = {
+        "experiment": config["experiment"],
+        "sources": {n: c.as_dict() for n, c in counts.items()},
+        "sizes": sizes,
+        "suites": pools(config, counts, sizes) if all(r["ok"] is not None for r in sizes) else {},
+        "models": len(dag_plan.models(config)),
+    }
+    return result
+
+
+def render(result: dict) -> str:
+    """The plan as text for a terminal."""
+    lines = [f"Experiment {result['experiment']}: {result['models']} models; outputs under results/{result['experiment']}/", ""]
+    lines.append("Sources after cleaning (what the corpus stage can draw from):")
+    for name, s in result["sources"].items():
+        if s["status"] != "ok":
+            lines.append(f"  {name:<14} {s['status']}: {s['note']}")
+            continue
+        dropped = ", ".join(f"{k} {v:,}" for k, v in s["dropped"].items()) or "nothing"
+        lines.append(f"  {name:<14} {s['sentences']:>10,} sentences {s['words']:>12,} words   dropped: {dropped}"
+                     + (f"; {s['malformed_lines']:,} malformed lines (first: {s['malformed_examples'][0]['where']})"
+                        if s["malformed_lines"] else ""))
+    lines += ["", "Corpus sizes (words each source must give / has):"]
+    for r in result["sizes"]:
+        parts = ", ".join(f"{src} {v['needs']:,}/{v['has']:,}" if v["has"] is not None else f"{src} {v['needs']:,}/?"
+                          for src, v in r["sources"].items())
+        status = "ok" if r["ok"] else ("TOO LARGE" if r["ok"] is False else "unknown")
+        largest = f"; largest possible with this mixture: {r['largest']:,} words" if r["largest"] is not None else ""
+        lines.append(f"  {r['corpus']:<10} {r['size']:>6}  {status:<9} ({parts}){largest}")
+    bad = [r for r in result["sizes"] if r["ok"] is False]
+    if bad:
+        lines.append(f"  -> {len(bad)} size(s) do not fit: lower `sizes`, change the mixture, or add text.")
+    for name, rep in result["suites"].items():
+        lines += ["", f"Benchmark {name}: word pools over {rep.get('corpora', '?')}, top_k_words {rep.get('top_k', '?')} "
+                      f"({rep.get('frequent_words', 0):,} frequent words)"]
+        for note in rep.get("notes", []):
+            lines.append(f"  note: {note}")
+        for cls, v in rep.get("classes", {}).items():
+            flag = "" if v["available"] else "   <- EMPTY"
+            first = v["k_for"].get("1")
+            need = f"first word at K={first:,}" if first else "in no corpus"
+            need += f", all at K={v['k_all']:,}" if v["k_all"] else ""
+            lines.append(f"  {cls:<22} {v['available']:>3}/{v['candidates']:<3} {need}{flag}")
+        if rep.get("empty") or not rep.get("generates", True):
+            k = rep.get("k_needed")
+            lines.append(f"  -> a word class is empty for the templates: set benchmarks.{name}.top_k_words to at least {k:,}"
+                         if k else "  -> some classes have no word in every corpus: the benchmark cannot be generated")
+    return "\n".join(lines) + "\n"
+
+
+def write_json_report(result: dict, path: str | Path) -> None:
+    from ..io import write_json
+
+    write_json(path, json.loads(json.dumps(result, default=str)))

@@ -1,0 +1,45 @@
+"""``povstim plan CONFIG``: what a config will use, before anything is trained.
+
+Cleans every source in memory exactly as the pipeline would (synthetic sources are generated) and
+prints: sentences and words per source after cleaning (and what was dropped, and why); for each corpus
+and size, the words each source must give and has, and the largest size the mixture allows; for each
+generated benchmark suite, how many words of each class survive top_k_words over the corpora at the
+largest size, and the K a class needs. Remote sources must be downloaded first (it says how).
+
+    povstim plan configs/mine.yaml
+    povstim plan configs/mine.yaml --json plan.json
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = __doc__.split("\n\n", 1)[1]
+    p.add_argument("config", metavar="CONFIG", help="config file (YAML)")
+    p.add_argument("--base-dir", type=Path, default=None,
+                   help="folder that relative local source paths are relative to (default: the repository, as in "
+                   "the pipeline)")
+    p.add_argument("--downloads", type=Path, default=Path("resources/downloads"),
+                   help="download cache of remote sources (default: resources/downloads)")
+    p.add_argument("--json", type=Path, help="also write the plan as JSON here")
+
+
+def run(args) -> int:
+    from .. import config as cfg
+    from .plan import make_plan, render, write_json_report
+
+    config = cfg.load(args.config)
+    base = args.base_dir or (REPO if (REPO / "Snakefile").exists() else Path.cwd())
+    result = make_plan(config, base, args.downloads)
+    print(render(result), end="")
+    if args.json:
+        write_json_report(result, args.json)
+    bad = [r for r in result["sizes"] if r["ok"] is False] or any(
+        s.get("empty") or not s.get("generates", True) for s in result["suites"].values())
+    return 3 if bad else 0

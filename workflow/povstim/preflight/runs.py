@@ -1,0 +1,201 @@
+"""What the Snakefile checks and says around a run (tested Python; the Snakefile only calls it).
+
+* :func:`check_report_path`: ``snakemake --report PATH`` builds the report from the config Snakemake
+  loaded. A report of experiment A's results with experiment B's config (the embedded demo when
+  ``--configfile`` is forgotten) mixes them up, so the path must lie under ``results/<experiment>/`` of
+  the loaded config; otherwise the run stops and names the ``--configfile`` to add.
+* :func:`write_record`: every run records the config that made ``results/<experiment>/``
+  (``results/<experiment>/config.yaml``), so the report and a later rerun can name it.
+* :func:`stale_lock_hint`: after a SIGKILL Snakemake's lock stays behind and the rerun is refused; when
+  no other snakemake runs in the folder, say so and give the one command that removes it.
+* :func:`end_line`: one line at the end of a run: what failed and where its logs are.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import yaml
+
+from ..io import PovstimError, atomic_write
+
+RECORD = "config.yaml"
+_VALUE_OPTIONS = ("--configfile", "--configfiles")
+
+
+def option_values(argv: list[str], names: tuple[str, ...]) -> list[str]:
+    """Values of a Snakemake option in argv: ``--opt A B`` (nargs=+), ``--opt=A``."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        name, eq, value = arg.partition("=")
+        if name in names:
+            if eq:
+                out.append(value)
+            else:
+                j = i + 1
+                while j < len(argv) and not argv[j].startswith("-"):
+                    out.append(argv[j])
+                    j += 1
+                    if name not in _VALUE_OPTIONS:  # single-value options
+                        break
+                i = j - 1
+        i += 1
+    return out
+
+
+def report_target(argv: list[str]) -> str | None:
+    """The report path of ``snakemake --report PATH`` (None when no report is asked for)."""
+    if "--report" not in argv and not any(a.startswith("--report=") for a in argv):
+        return None
+    values = option_values(argv, ("--report",))
+    return values[0] if values else "report.html"  # Snakemake's default
+
+
+def configfile_args(argv: list[str]) -> str:
+    files = option_values(argv, _VALUE_OPTIONS)
+    return f" --configfile {' '.join(files)}" if files else ""
+
+
+def check_report_path(report: str, experiment: str, configfiles: list[str], workdir: str | Path = ".") -> None:
+    """Stop when a report path is not under results/<experiment>/ of the loaded config."""
+    root = Path(workdir).resolve()
+    target = (root / report).resolve()
+    expected = root / "results" / experiment
+    if expected == target or expected in target.parents:
+        return
+    loaded = ", ".join(configfiles) if configfiles else "the embedded config.yaml"
+    msg = (f"snakemake --report {report}: the loaded config ({loaded}) is experiment '{experiment}', so its "
+           f"report belongs under results/{experiment}/, e.g. `snakemake --report results/{experiment}/report.html"
+           f"{' --configfile ' + ' '.join(configfiles) if configfiles else ''}`")
+    rel = target.relative_to(root) if root in target.parents else None
+    if rel is not None and len(rel.parts) >= 3 and rel.parts[0] == "results":
+        other = rel.parts[1]
+        record = root / "results" / other / RECORD
+        hint = f"results/{other}/{RECORD}" if record.exists() else f"the config of experiment '{other}'"
+        msg += (f". To report on the results of experiment '{other}', load its config: `snakemake --report "
+                f"{report} --configfile {hint}` (or `povstim report {hint}`)")
+    raise PovstimError(msg)
+
+
+def write_record(config: dict, configfiles: list[str], results_dir: str | Path) -> Path:
+    """results/<experiment>/config.yaml: the validated config (defaults filled) that made these results."""
+    path = Path(results_dir) / RECORD
+    head = ("# The config that made these results (written by the Snakefile at the start of every run;\n"
+            f"# loaded from: {', '.join(configfiles) if configfiles else 'the embedded config.yaml'}).\n"
+            f"# Report on them with: snakemake --report {Path(results_dir) / 'report.html'} --configfile {path}\n")
+    with atomic_write(path) as fh:
+        fh.write(head)
+        yaml.safe_dump(config, fh, sort_keys=False, default_flow_style=None, width=120)
+    return path
+
+
+def _flat(obj, prefix: str = "") -> dict:
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            out.update(_flat(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: obj}
+
+
+def config_changes(results_dir: str | Path, config: dict, limit: int = 5) -> list[str]:
+    """Keys whose values differ from the record of the config that made results_dir (empty: same or no record)."""
+    path = Path(results_dir) / RECORD
+    if not path.exists():
+        return []
+    try:
+        old = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return []
+    a, b = _flat(old), _flat(json_safe(config))
+    keys = sorted(k for k in set(a) | set(b) if a.get(k, "<unset>") != b.get(k, "<unset>"))
+    out = [f"{k}: {a.get(k, '<unset>')!r} -> {b.get(k, '<unset>')!r}" for k in keys[:limit]]
+    return out + ([f"... and {len(keys) - limit} more"] if len(keys) > limit else [])
+
+
+def json_safe(config: dict) -> dict:
+    import json
+
+    return json.loads(json.dumps(config, default=str))
+
+
+def overwrite_warning(results_dir: str | Path, config: dict) -> str | None:
+    changes = config_changes(results_dir, config)
+    if not changes:
+        return None
+    return (f"povstim: results/{config['experiment']}/ was made with a different config; this run replaces the "
+            f"results that depend on what changed ({'; '.join(changes)}). To keep both, stop now (Ctrl-C) and "
+            f"give this config another `experiment:` name.")
+
+
+# ---- locks ---------------------------------------------------------------------------------------------
+
+def _ancestors() -> set[int]:
+    pids, pid = set(), os.getpid()
+    while pid > 1 and pid not in pids:
+        pids.add(pid)
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            break
+        ppid = next((line.split()[1] for line in status.splitlines() if line.startswith("PPid:")), "0")
+        pid = int(ppid)
+    return pids
+
+
+def other_snakemake_running(workdir: str | Path, proc: str | Path = "/proc") -> bool | None:
+    """Is another snakemake process running in ``workdir``? None when this cannot be told (no /proc)."""
+    proc = Path(proc)
+    if not (proc / "self").exists():
+        return None
+    here = Path(workdir).resolve()
+    mine = _ancestors()
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) in mine:
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            cwd = Path(os.readlink(entry / "cwd"))
+        except OSError:
+            continue
+        if cwd == here and any(b"snakemake" in Path(a.decode(errors="replace")).name.encode() or a == b"snakemake"
+                               for a in argv[:3]):
+            return True
+    return False
+
+
+def stale_lock_hint(workdir: str | Path, argv: list[str], proc: str | Path = "/proc") -> str | None:
+    """A message when .snakemake/locks holds locks and no other snakemake runs here (a killed run's)."""
+    locks = Path(workdir) / ".snakemake" / "locks"
+    if not locks.is_dir() or not any(locks.glob("*.lock")):
+        return None
+    if other_snakemake_running(workdir, proc) is not False:
+        return None  # another run holds it (Snakemake refuses this one), or we cannot tell
+    return (f"povstim: {locks} holds a lock left by a run that was killed (no other snakemake is running in "
+            f"{Path(workdir).resolve()}). If Snakemake refuses to run ('Directory cannot be locked'), remove "
+            f"the lock with `snakemake --unlock{configfile_args(argv)}` and run your command again.")
+
+
+def guardrail_lines(result: dict, where: str | Path, limit: int = 4) -> list[str]:
+    """What fired in guardrails.json, one line per check, for the end of a run."""
+    lines = []
+    for name in result.get("fired", []):
+        check = result["checks"][name]
+        first = check["findings"][0]
+        more = f" (+{len(check['findings']) - 1} more)" if len(check["findings"]) > 1 else ""
+        lines.append(f"povstim GUARDRAIL {check['title']}: {first['scope']}: {first['detail']}{more}")
+    if lines:
+        lines = lines[:limit] + [f"povstim: read the results with these caveats: {Path(where).with_suffix('.html')}"]
+    return lines
+
+
+def end_line(experiment: str, ok: bool, snakemake_log: str | None) -> str:
+    if ok:
+        return (f"povstim: run of experiment '{experiment}' finished: results in results/{experiment}/, logs in "
+                f"logs/{experiment}/; report: povstim report results/{experiment}/{RECORD}")
+    return (f"povstim: experiment '{experiment}' FAILED: the failed job and its log are named above "
+            f"(job logs: logs/{experiment}/; Snakemake's log: {snakemake_log or '.snakemake/log/'}). "
+            "Fix the cause and run the same command again: finished jobs are kept.")
