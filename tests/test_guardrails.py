@@ -144,7 +144,7 @@ def test_cli_writes_json_csv_html_and_all_pass_on_a_healthy_run(tmp_path, caplog
     assert code == 0
     result = json.loads((out / "guardrails.json").read_text())
     assert result["fired"] == [] and result["n_models"] == 2
-    assert "All 4 guardrails pass" in (out / "guardrails.html").read_text()
+    assert "All 5 guardrails pass" in (out / "guardrails.html").read_text()
     assert (out / "guardrails.csv").read_text().strip() == "check,scope,detail,advice"
 
 
@@ -166,4 +166,47 @@ def test_cli_fires_on_the_planted_faults_and_logs_them(tmp_path, caplog):
     assert len(result["checks"]["undertrained"]["findings"]) == 2
     assert "GUARDRAIL lexical_preference: posh/principle_a_command" in caplog.text
     html = (out / "guardrails.html").read_text()
-    assert "4 of 4 guardrails fired" in html
+    assert "4 of 5 guardrails fired" in html
+
+
+def _manifest(solved: list[dict]) -> dict:
+    # the shape benchmarks.build writes: params.baseline is benchmarks.audit.unigram_report's
+    return {"suite": "posh", "params": {"baseline": {"kind": "unigram", "threshold": 0.9, "solved": solved}}}
+
+
+def test_baseline_solves_fires_on_a_planted_manifest_and_on_baseline_scores():
+    corpus = "results/x/corpus/baby/50k/train.txt"
+    manifest = _manifest([
+        {"corpus": corpus, "level": "paradigm", "name": "island_wh", "accuracy": 1.0},
+        {"corpus": corpus, "level": "template", "name": "wh_whether", "accuracy": 1.0},  # templates: not listed
+    ])
+    # a unigram baseline scored like a model: 19 of 20 right on wanna, 10 of 20 on binding
+    rows = [{"arch": "unigram", "condition": "baby", "size": "50k", "seed": 0, "suite": "posh", "final": True,
+             "paradigm": par, "correct": i < k} for par, k in (("wanna", 19), ("binding", 10)) for i in range(20)]
+    (m, s) = G.check_baseline_solves([manifest], pd.DataFrame(rows), SETTINGS)
+    assert m.scope == "posh/island_wh" and "baby/50k scores 100.0%" in m.detail
+    assert s.scope == "posh/wanna" and s.data["accuracy"] == 0.95 and "unigram baseline" in s.detail
+
+
+def test_baseline_solves_silent_below_the_threshold():
+    manifest = _manifest([{"corpus": "c/baby/50k/train.txt", "level": "paradigm", "name": "wanna", "accuracy": 0.85}])
+    assert G.check_baseline_solves([manifest], pd.DataFrame(), SETTINGS) == []  # 0.85 < 0.9, the default
+    strict = build(G.GuardrailSettings, "guardrails", {"baseline_solves": 0.8})
+    assert len(G.check_baseline_solves([manifest], pd.DataFrame(), strict)) == 1
+
+
+def test_cli_reads_the_suite_manifest(tmp_path):
+    items, pairs = _binding_items(MODEL, lambda i, good: good)
+    items.to_parquet(tmp_path / "items.parquet")
+    suite = tmp_path / "posh"
+    suite.mkdir()
+    (suite / "principle_a_command.jsonl").write_text("".join(
+        json.dumps({**p, "category": "Binding"}) + "\n" for p in pairs))
+    (suite / "manifest.json").write_text(json.dumps(_manifest(
+        [{"corpus": "r/corpus/wiki/50k/train.txt", "level": "paradigm", "name": "island_wh", "accuracy": 0.97}])))
+    out = tmp_path / "g"
+    assert main(["guardrails", "--items", str(tmp_path / "items.parquet"), "--benchmarks", str(suite),
+                 "--out-dir", str(out)]) == 0
+    result = json.loads((out / "guardrails.json").read_text())
+    assert result["fired"] == ["baseline_solves"]
+    assert "wiki/50k scores 97.0%" in (out / "guardrails.html").read_text()

@@ -67,5 +67,6 @@ def test_baseline_cli_and_errors(tmp_path):
                  "--out", str(out)]) == 1
     empty = tmp_path / "empty.txt"
     empty.write_text("")
-    with pytest.raises(PovstimError, match="holds no words"):
+    with pytest.raises(PovstimError, match="baseline corpus .*empty.txt is empty"):
         train_baseline("unigram", [empty])
+

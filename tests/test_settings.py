@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from povstim import schema
+from povstim.analysis.guardrails import GuardrailSettings
 from povstim.analysis.pipeline import AnalysisSettings
 from povstim.analysis.released import ReleaseSettings
 from povstim.conditions.build import SplitSettings
@@ -35,6 +36,7 @@ PKG = Path(__file__).resolve().parents[1] / "workflow" / "povstim"
 # settings class -> its config section
 SETTINGS = {
     AnalysisSettings: "analysis",
+    GuardrailSettings: "guardrails",
     ReleaseSettings: "release",
     SplitSettings: "split",
     FilterSettings: "filter",
@@ -142,3 +144,54 @@ def test_drift_detector_catches_a_planted_default():
     assert flag_defaults('p.add_argument("--batch-size", type=int, default=64)', keys) == ["batch_size"]
     assert flag_defaults('p.add_argument("--batch-size", type=int)', keys) == []
     assert flag_defaults('p.add_argument("--no-bos", dest="bos", action="store_false", default=True)', keys) == ["bos"]
+
+
+def _schema_defaults() -> dict[str, set]:
+    """key -> the reprs of every scalar default the schema gives a key of that name, in any section."""
+    found: dict[str, set] = {}
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, spec in (node.get("properties") or {}).items():
+                if isinstance(spec, dict) and "default" in spec and not isinstance(spec["default"], (dict, list)):
+                    found.setdefault(key, set()).add(repr(spec["default"]))
+                walk(spec)
+            for key in ("additionalProperties", "items", "then", "else"):
+                walk(node.get(key))
+            for key in ("oneOf", "anyOf", "allOf"):
+                for sub in node.get(key) or []:
+                    walk(sub)
+        return found
+
+    return walk(schema.load_schema())
+
+
+# `.get(key, literal)` on dicts that are not config sections: a model's metadata (seed), and a
+# source's language, whose fallback is the experiment's `language` (resolved by the plan).
+NOT_CONFIG_GETS = {("scoring/items.py", "seed"), ("analysis/guardrails.py", "seed"),
+                   ("sources/clean.py", "language")}
+
+
+def _default_gets(source: str, rel: str, defaults: dict[str, set]) -> list[str]:
+    hits = []
+    for node in ast.walk(ast.parse(source, rel)):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and len(node.args) == 2 and all(isinstance(a, ast.Constant) for a in node.args)):
+            key, value = node.args[0].value, node.args[1].value
+            if key in defaults and repr(value) in defaults[key] and (rel, key) not in NOT_CONFIG_GETS:
+                hits.append(f"{rel}:{node.lineno}: .get({key!r}, {value!r})")
+    return hits
+
+
+def test_no_code_falls_back_to_a_schema_default():
+    """``spec.get("vocabulary", "auto")`` on a schema-filled section is a second copy of the default."""
+    defaults = _schema_defaults()
+    hits = [h for path in sorted(PKG.rglob("*.py"))
+            for h in _default_gets(path.read_text(), path.relative_to(PKG).as_posix(), defaults)]
+    assert not hits, "schema defaults repeated in code (read the filled section instead):\n" + "\n".join(hits)
+
+
+def test_default_get_detector_catches_a_planted_copy():
+    planted = 'def f(spec):\n    return spec.get("vocabulary", "auto"), spec.get("vocabulary", "other")\n'
+    assert _default_gets(planted, "benchmarks/x.py", _schema_defaults()) == [
+        "benchmarks/x.py:2: .get('vocabulary', 'auto')"]

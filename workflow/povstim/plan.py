@@ -232,7 +232,7 @@ def benchmark_vocabulary(config: dict, suite: str) -> str | None:
     spec = config["benchmarks"][suite]
     if spec["kind"] != "generated":
         return None
-    vocabulary = spec.get("vocabulary", "auto")
+    vocabulary = spec["vocabulary"]
     parsed = word_stats_inputs(config)
     if vocabulary == "auto":
         real = any(_real_sources(config, c) for c in config["corpora"])

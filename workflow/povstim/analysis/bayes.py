@@ -425,7 +425,7 @@ def fit(design: Design, settings, cores: int | None = None) -> FitResult:
     cores = cores or min(chains, os.cpu_count() or 1)
     t0 = time.perf_counter()
     kwargs = {"idata_kwargs": {"log_likelihood": False}} if sampler == "pymc" else {}
-    init = getattr(settings, "init", "auto")
+    init = settings.init
     if sampler == "pymc" and init != "auto":
         kwargs["init"] = init
     log.info("sampling %d chain(s) x (%d tune + %d draws) with %s on %d core(s)%s", chains, tune, draws, sampler,
@@ -577,7 +577,7 @@ def diagnostics(idata, summary: pd.DataFrame, design: Design, **run) -> dict:
         "chains": chains, "draws": int(run["draws"]), "tune": int(run["tune"]), "seed": int(run["seed"]),
         "target_accept": float(run["target_accept"]),
         "sampler": run["sampler"],
-        "init": run.get("init", "auto"),
+        "init": run["init"],  # None: the sampler adapts its own (nutpie)
         "group_parametrization": "centered" if run["centered"] else "noncentered",
         "sampling_seconds": round(float(run["seconds"]), 1),
     }

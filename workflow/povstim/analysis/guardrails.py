@@ -13,6 +13,10 @@ Each check looks at what the run produced and reports *findings* -- never change
   items whose correct word is A is ~100% and on those whose correct word is B ~0% (spread at least
   ``lexical_spread``). The paradigm's accuracy (often exactly 50%) then measures a lexical bias, not
   the structure.
+* ``baseline_solves``: a corpus baseline solves the paradigm (accuracy at least ``baseline_solves``):
+  the word-frequency baseline computed when the suite was generated (its ``manifest.json``) or a
+  baseline scored like a model (``benchmarks.<suite>.baselines``). A model's accuracy there can come
+  from word frequencies alone (e.g. *that* vs *whether*) and says little about structure.
 * ``below_chance``: significantly *below* chance (the model reliably prefers the ungrammatical
   sentence). Stars in Tables 3/8 mark significance in either direction, so these are listed apart.
   The direction comes from chisq.csv's ``direction`` column when the tables provide one (hook for the
@@ -50,6 +54,7 @@ class GuardrailSettings:
     lexical_spread: float
     min_items: int
     alpha: float
+    baseline_solves: float
 
 
 @dataclass
@@ -68,6 +73,7 @@ CHECKS = {
     "undertrained": "Models still learning when training stopped (best step = last step, dev loss falling)",
     "equal_tokens": "Sizes trained on the same number of tokens",
     "lexical_preference": "Paradigms decided by a constant lexical preference",
+    "baseline_solves": "Paradigms a corpus baseline solves without structure",
     "below_chance": "Results significantly below chance",
 }
 
@@ -270,14 +276,42 @@ def check_below_chance(chisq: pd.DataFrame, s: GuardrailSettings) -> list[Findin
     return out
 
 
+def check_baseline_solves(manifests: list[dict], items: pd.DataFrame, s: GuardrailSettings) -> list[Finding]:
+    """Paradigms a word-frequency (or n-gram) baseline solves: from the suites' manifests and baseline scores."""
+    from ..benchmarks.audit import solved_by_baselines
+
+    advice = ("read a model's accuracy here against the baseline's, not against chance: word frequencies alone "
+              "get it right")
+    out = []
+    for m in manifests:
+        for row in ((m.get("params") or {}).get("baseline") or {}).get("solved", []):
+            if row.get("level") != "paradigm" or float(row["accuracy"]) < s.baseline_solves:
+                continue
+            out.append(Finding(
+                "baseline_solves", f"{m.get('suite', '?')}/{row['name']}",
+                f"the word-frequency baseline of {Path(str(row['corpus'])).parent.parent.name}/"
+                f"{Path(str(row['corpus'])).parent.name} scores {float(row['accuracy']):.1%}",
+                advice, {"source": "manifest", "corpus": str(row["corpus"]), "accuracy": float(row["accuracy"])},
+            ))
+    if not items.empty and "arch" in items.columns:
+        for _, r in solved_by_baselines(items, threshold=s.baseline_solves).iterrows():
+            out.append(Finding(
+                "baseline_solves", f"{r['suite']}/{r['paradigm']}",
+                f"the {r['arch']} baseline of {r['condition']} {r['size']} scores {float(r['accuracy']):.1%}",
+                advice, {"source": "scores", "baseline": r["arch"], "accuracy": round(float(r["accuracy"]), 4)},
+            ))
+    return out
+
+
 # ---- all together ----------------------------------------------------------------------------------
 
 def run_checks(runs: list[Run], items: pd.DataFrame, pairs: list[dict], chisq: pd.DataFrame | None,
-               settings: GuardrailSettings) -> dict:
+               settings: GuardrailSettings, manifests: list[dict] | None = None) -> dict:
     findings = {
         "undertrained": check_undertrained(runs, settings),
         "equal_tokens": check_equal_tokens(runs, settings),
         "lexical_preference": check_lexical_preference(items, pairs, settings),
+        "baseline_solves": check_baseline_solves(manifests or [], items, settings),
         "below_chance": check_below_chance(chisq, settings),
     }
     return {

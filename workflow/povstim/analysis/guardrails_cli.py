@@ -21,7 +21,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--items", required=True, help="the tidy item table (analysis/items.parquet) or any score parquet")
     p.add_argument("--chisq", help="chisq.csv of the analysis (for the below-chance check)")
     p.add_argument("--benchmarks", nargs="*", default=[], metavar="DIR",
-                   help="suite folders (for the contrasting words of substitution pairs)")
+                   help="suite folders (the contrasting words of substitution pairs; the baseline in manifest.json)")
     p.add_argument("--models", nargs="*", default=[], metavar="DIR",
                    help="model folders written by povstim train (train_summary.json, train_log.jsonl)")
     p.add_argument("--params", help="the config's guardrails section as JSON")
@@ -29,6 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    import json
     import logging
     from pathlib import Path
 
@@ -51,6 +52,8 @@ def run(args) -> int:
                  missing[0])
     pairs = [p for d in args.benchmarks if Path(d).exists() for p in read_suite(d)]
     runs = [G.read_run(d) for d in args.models if Path(d).exists()]
-    result = G.run_checks(runs, items, pairs, chisq, settings)
+    manifests = [json.loads((Path(d) / "manifest.json").read_text()) for d in args.benchmarks
+                 if (Path(d) / "manifest.json").exists()]
+    result = G.run_checks(runs, items, pairs, chisq, settings, manifests)
     G.write_outputs(result, args.out_dir)
     return 0

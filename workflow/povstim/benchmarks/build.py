@@ -22,7 +22,7 @@ def suite_spec(suite: str, given: dict, where: str = "--params") -> dict:
 
 def resolve_vocabulary(spec: dict, word_stats) -> str:
     """``auto`` means ``corpus`` when parses are given (real corpora), else ``lexicon``."""
-    vocabulary = spec.get("vocabulary", "auto")
+    vocabulary = spec["vocabulary"]  # the schema fills it (suite_spec)
     if vocabulary == "auto":
         return "corpus" if word_stats else "lexicon"
     return vocabulary

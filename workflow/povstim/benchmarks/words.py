@@ -288,13 +288,11 @@ _WORD_RE = re.compile(r"[a-z]+")
 
 
 def word_counts(path: str | Path) -> Counter:
+    from ..io import iter_sentences
+
     counts: Counter = Counter()
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                counts.update(_WORD_RE.findall(line.lower()))
-    except OSError as exc:
-        raise PovstimError(f"cannot read corpus {path}: {exc.strerror}") from None
+    for line in iter_sentences(path):
+        counts.update(_WORD_RE.findall(line.lower()))
     if not counts:
         raise PovstimError(f"corpus {path} holds no words")
     return counts

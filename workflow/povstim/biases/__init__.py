@@ -142,7 +142,7 @@ def _check_tpt(config, name, arch, spec, full, training, where, source, plan) ->
             f"set training.packing: false (or archs.{name}.training.packing: false)"
         )
     parser = tpt_parser(config, arch)
-    backend = parser.get("backend", "gold")
+    backend = parser["backend"]
     if backend == "stanza" and not parser.get("model_dir"):
         raise PovstimError(f"{source}: {where}.parser is stanza, which needs parser.model_dir (the stanza models)")
     if backend != "gold":

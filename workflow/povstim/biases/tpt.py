@@ -330,7 +330,8 @@ def check_spec(spec: dict, n_layer: int, n_head: int, where: str = "bias.tpt") -
     weight = float(spec.get("weight", 0))
     if not weight > 0 or math.isinf(weight):
         raise PovstimError(f"{where}.weight must be > 0, got {spec.get('weight')!r}")
-    if spec.get("distance", "exponential") not in TRANSFORMS:
-        raise PovstimError(f"{where}.distance must be one of {', '.join(TRANSFORMS)}")
+    distance = spec.get("distance")  # the schema fills it (archs.<name>.bias.tpt.distance)
+    if distance not in TRANSFORMS:
+        raise PovstimError(f"{where}.distance must be one of {', '.join(TRANSFORMS)}, got {distance!r}")
     return {"layers": [int(x) for x in layers], "heads": [int(x) for x in heads], "weight": weight,
-            "distance": spec.get("distance", "exponential")}
+            "distance": distance}

@@ -164,16 +164,10 @@ class TrainingBiases:
             return None
         tr = self.trainer
         torch = tr.torch
-        bs = tr.p.batch_size
-        n = tr.dev_data.n_items
-        n_batches = -(-n // bs)
-        if tr.p.eval_batches:
-            n_batches = min(n_batches, int(tr.p.eval_batches))
         total, rows = 0.0, 0
         tr.model.eval()
         with torch.no_grad():
-            for b in range(n_batches):
-                idx = np.arange(b * bs, min(n, (b + 1) * bs))
+            for idx in tr.dev_batches():
                 inputs, _, att, _ = tr.batch(tr.dev_data, idx, None)
                 out = self._forward(inputs, att)
                 attn = T.supervised_attention(out.attentions, self.tpt["layers"], self.tpt["heads"])

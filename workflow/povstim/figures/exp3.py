@@ -103,14 +103,7 @@ def fig4_biases(curves: pd.DataFrame, main_suite: str | None = None):
         for c in range(ncol):
             if (r, c) not in used:
                 axes[r][c].set_visible(False)
-    handles, labels = [], []
-    for ax in axes.flat:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, -0.02),
-               frameon=False)
+    style.shared_legend(fig, axes, -0.02)
     fig.suptitle("Inductive biases: accuracy over training (mean ± SD over seeds)", fontsize=8)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig

@@ -317,14 +317,7 @@ def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"
         ax.set_xlabel("words of input")
         if c == 0:
             ax.set_ylabel("accuracy (%)")
-    handles, labels = [], []
-    for ax in axes.flat:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, -0.03),
-               frameon=False)
+    style.shared_legend(fig, axes, -0.03)
     title = "Children (POSH Table 7, at the input sizes POSH aligns their ages with) vs. models"
     fig.suptitle(title + (f"\n{note}" if note else ""), fontsize=7, color="#b00000" if note else "black")
     fig.tight_layout(rect=(0, 0.07, 1, 1))

@@ -79,3 +79,14 @@ def save(fig, out_dir: str | os.PathLike, stem: str) -> list[Path]:
         out.append(path)
     plt.close(fig)
     return out
+
+
+def shared_legend(fig, axes, y: float) -> None:
+    """One legend below all panels: every label once, in the order the panels first use it."""
+    handles, labels = [], []
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, y), frameon=False)

@@ -15,7 +15,6 @@ the continued training starts from where pre-pretraining ended.
 from __future__ import annotations
 
 import dataclasses
-import json
 
 import numpy as np
 
@@ -77,7 +76,7 @@ class DyckTrainer(Trainer):
 def run_pretrain(args) -> dict:
     from ..train.params import resolve
 
-    spec = json.loads(args.dyck) if args.dyck else {}
+    spec = json_object_arg(args.dyck, "--dyck")
     if "k" not in spec or "steps" not in spec:
         raise PovstimError("--dyck needs at least k and steps (an archs.<name>.bias.dyck block)")
     # the Dyck phase trains the plain body: no bias, the family without its recency variant

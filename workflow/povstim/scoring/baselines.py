@@ -33,13 +33,9 @@ def words(sentence: str) -> list[str]:
 
 
 def _read(corpora) -> list[list[str]]:
-    out = []
-    for path in corpora:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                out.extend(words(line) for line in fh if line.strip())
-        except OSError as exc:
-            raise PovstimError(f"cannot read baseline corpus {path}: {exc.strerror}") from None
+    from ..io import iter_sentences
+
+    out = [words(line) for path in corpora for line in iter_sentences(path, "baseline corpus")]
     if not any(out):
         raise PovstimError(f"baseline corpus {', '.join(map(str, corpora))} holds no words")
     return out

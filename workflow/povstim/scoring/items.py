@@ -59,6 +59,23 @@ def sensitivity_columns(n: int, with_bos, without_bos) -> dict:
     return {c: out[c] for c in SENSITIVITY_COLUMNS}
 
 
+def identity_columns(items: list[dict], meta: dict, step: int, final: bool) -> dict:
+    """The columns that say which model, checkpoint and item a score row belongs to (any task kind)."""
+    n = len(items)
+    return {
+        "arch": str(meta.get("arch", "")),
+        "condition": str(meta.get("condition", "")),
+        "size": str(meta.get("size", "")),
+        "seed": np.full(n, int(meta.get("seed", 0)), dtype=np.int64),
+        "step": np.full(n, int(step), dtype=np.int64),
+        "final": np.full(n, bool(final)),
+        "suite": [str(it["suite"]) for it in items],
+        "paradigm": [str(it["paradigm"]) for it in items],
+        "category": [str(it["category"]) for it in items],
+        "item_id": [str(it["item_id"]) for it in items],
+    }
+
+
 def item_frame(pairs: list[dict], score_fn, meta: dict, step: int, final: bool, sensitivity=None):
     """Score every pair's sentences in one call (so batching spans pairs) and build rows.
 
@@ -75,16 +92,7 @@ def item_frame(pairs: list[dict], score_fn, meta: dict, step: int, final: bool, 
     extra = sensitivity(n, scores) if sensitivity is not None else {}
     return pd.DataFrame(
         {
-            "arch": str(meta.get("arch", "")),
-            "condition": str(meta.get("condition", "")),
-            "size": str(meta.get("size", "")),
-            "seed": np.full(n, int(meta.get("seed", 0)), dtype=np.int64),
-            "step": np.full(n, int(step), dtype=np.int64),
-            "final": np.full(n, bool(final)),
-            "suite": [str(p["suite"]) for p in pairs],
-            "paradigm": [str(p["paradigm"]) for p in pairs],
-            "category": [str(p["category"]) for p in pairs],
-            "item_id": [str(p["item_id"]) for p in pairs],
+            **identity_columns(pairs, meta, step, final),
             "logp_good": good.astype(np.float64),
             "logp_bad": bad.astype(np.float64),
             "ntok_good": scores.ntok[:n].astype(np.int64),

@@ -426,7 +426,7 @@ def task_frame(items: list[dict], meta: dict, step: int, final: bool, score_fn, 
     """
     import pandas as pd
 
-    from .items import COLUMNS, item_frame
+    from .items import COLUMNS, identity_columns, item_frame
 
     groups: dict[str, list[int]] = {}
     for i, it in enumerate(items):
@@ -451,18 +451,8 @@ def task_frame(items: list[dict], meta: dict, step: int, final: bool, score_fn, 
         prefix = getattr(scorer, "prefix", None)
         for i, rec in zip(idx, completion_rows([items[i] for i in idx], lm, tok, kind, cs, device, prefix)):
             rows[i] = rec
-    n = len(items)
     data = {
-        "arch": str(meta.get("arch", "")),
-        "condition": str(meta.get("condition", "")),
-        "size": str(meta.get("size", "")),
-        "seed": np.full(n, int(meta.get("seed", 0)), dtype=np.int64),
-        "step": np.full(n, int(step), dtype=np.int64),
-        "final": np.full(n, bool(final)),
-        "suite": [str(it["suite"]) for it in items],
-        "paradigm": [str(it["paradigm"]) for it in items],
-        "category": [str(it["category"]) for it in items],
-        "item_id": [str(it["item_id"]) for it in items],
+        **identity_columns(items, meta, step, final),
         "logp_good": np.array([r.get("logp_good", np.nan) for r in rows], dtype=np.float64),
         "logp_bad": np.array([r.get("logp_bad", np.nan) for r in rows], dtype=np.float64),
         "ntok_good": np.array([r.get("ntok_good", 0) for r in rows], dtype=np.int64),

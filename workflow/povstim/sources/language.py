@@ -68,25 +68,12 @@ def capitalise(text: str) -> str:
 
 def split_sentences(paragraph: str, language: str) -> list[str]:
     """Rule-based sentence splitting for written text in a language other than English."""
-    from .normalize import squash
+    from .normalize import join_sentence_pieces, squash
 
     languages.get(language)
     paragraph = squash(unicodedata.normalize("NFC", paragraph))
     if not paragraph:
         return []
     abbreviations = IT_ABBREVIATIONS if language == "it" else frozenset()
-    pieces = _IT_SENT_SPLIT_RE.split(paragraph)
-    sentences: list[str] = []
-    buf = ""
-    for i in range(0, len(pieces), 2):
-        chunk = pieces[i] + (pieces[i + 1] if i + 1 < len(pieces) else "")
-        buf = f"{buf} {chunk}" if buf else chunk
-        last = buf.rsplit(" ", 1)[-1].rstrip(".").lower()
-        # "sig. Rossi", "ecc. Poi", single initials "G. Verdi": not a sentence end.
-        if i + 2 < len(pieces) and (last in abbreviations or (len(last) == 1 and last.isalpha())):
-            continue
-        sentences.append(buf.strip())
-        buf = ""
-    if buf:
-        sentences.append(buf.strip())
-    return sentences
+    # "sig. Rossi", "ecc. Poi", single initials "G. Verdi": not a sentence end
+    return join_sentence_pieces(_IT_SENT_SPLIT_RE.split(paragraph), abbreviations, frozenset())

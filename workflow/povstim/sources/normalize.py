@@ -212,16 +212,21 @@ def split_sentences(paragraph: str, language: str = "en") -> list[str]:
     paragraph = squash(paragraph)
     if not paragraph:
         return []
-    pieces = _SENT_SPLIT_RE.split(paragraph)
-    # re.split with one group alternates text, closing-quote group, text, ...
+    # "Mr. Smith", "e.g. This", single initials "J. Smith" (but not the pronoun "I."): not a sentence end
+    return join_sentence_pieces(_SENT_SPLIT_RE.split(paragraph), _ABBREVIATIONS, frozenset("i"))
+
+
+def join_sentence_pieces(pieces: list[str], abbreviations: frozenset, not_initials: frozenset) -> list[str]:
+    """Sentences from ``re.split`` pieces of a sentence-end pattern with one group (text, closing group,
+    text, ...): a piece ending in an abbreviation or a single-letter initial continues the sentence."""
     sentences: list[str] = []
     buf = ""
     for i in range(0, len(pieces), 2):
         chunk = pieces[i] + (pieces[i + 1] if i + 1 < len(pieces) else "")
         buf = f"{buf} {chunk}" if buf else chunk
         last = buf.rsplit(" ", 1)[-1].rstrip(".").lower()
-        # "Mr. Smith", "e.g. This", single initials "J. Smith": not a sentence end.
-        if i + 2 < len(pieces) and (last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha() and last != "i")):
+        initial = len(last) == 1 and last.isalpha() and last not in not_initials
+        if i + 2 < len(pieces) and (last in abbreviations or initial):
             continue
         sentences.append(buf.strip())
         buf = ""

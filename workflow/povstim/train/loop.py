@@ -295,18 +295,20 @@ class Trainer:
         n = labels[:, 1:] if self.causal else labels
         return self.forward_loss(inputs, labels, attention, reduction), int((n != -100).sum())
 
-    def evaluate(self) -> float:
-        torch = self.torch
-        bs = self.p.batch_size
-        n = self.dev_data.n_items
+    def dev_batches(self) -> list[np.ndarray]:
+        """Item indices of the dev batches an evaluation reads (the first ``eval_batches``, in order)."""
+        bs, n = self.p.batch_size, self.dev_data.n_items
         n_batches = -(-n // bs)
         if self.p.eval_batches:
             n_batches = min(n_batches, int(self.p.eval_batches))
+        return [np.arange(b * bs, min(n, (b + 1) * bs)) for b in range(n_batches)]
+
+    def evaluate(self) -> float:
+        torch = self.torch
         total, count = 0.0, 0
         self.model.eval()
         with torch.no_grad():
-            for b in range(n_batches):
-                idx = np.arange(b * bs, min(n, (b + 1) * bs))
+            for b, idx in enumerate(self.dev_batches()):
                 # dev masks are fixed per batch, so dev losses are comparable across evaluations
                 rng = None if self.causal else np.random.default_rng([self.seed, 2, b])
                 inputs, labels, att, _ = self.batch(self.dev_data, idx, rng)
