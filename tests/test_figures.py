@@ -49,6 +49,17 @@ def test_fig2_and_learning_curves_are_reproducible(tmp_path, scores):
     assert len(cat.axes) == 2 * 5
 
 
+def test_learning_curves_draw_each_paradigms_own_chance(scores):
+    """Other task kinds carry a per-item chance (1/k options): the dashed line is that paradigm's own."""
+    curves = curve_table(scores)
+    paradigms = sorted(curves["paradigm"].unique())
+    curves["chance"] = curves["paradigm"].map({p: (0.25 if p == paradigms[0] else 0.5) for p in paradigms})
+    fig = plots.learning_curves(curves, "posh")
+    dashed = [[line.get_ydata()[0] for line in ax.get_lines() if line.get_color() == "0.4"] for ax in fig.axes]
+    levels = {tuple(d) for d in dashed}
+    assert levels == {(25.0,), (50.0,)}  # one chance line per panel, 25% only where chance is 1/4
+
+
 def test_fig3_marks_convergence_problems():
     summary = pd.DataFrame({
         "term": ["Intercept", "size", "filtered[True]", "sd(1|seed)"],

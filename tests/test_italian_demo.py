@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import unicodedata
@@ -17,20 +16,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers.project import copy_parts
+
 REPO = Path(__file__).resolve().parents[1]
 PARTS = ["Snakefile", "rules", "workflow", "envs", "configs", "data"]
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
-    dst = tmp_path_factory.mktemp("italian")
-    for part in PARTS:
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, dst / part, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(src, dst / part)
-    return dst
+    return copy_parts(tmp_path_factory.mktemp("italian"), PARTS)
 
 
 def snakemake(project: Path, *args: str) -> subprocess.CompletedProcess:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -20,6 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from helpers.project import copy_parts
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,13 +28,7 @@ PARTS = ["Snakefile", "rules", "workflow", "envs", "configs"]
 
 
 def project(dst: Path) -> Path:
-    for part in PARTS:
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, dst / part, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(src, dst / part)
-    return dst
+    return copy_parts(dst, PARTS)
 
 
 def user_files(root: Path) -> None:
@@ -114,7 +109,7 @@ def scenario(tmp_path_factory):
     t0 = time.time()
     second = ok(snakemake(root, other, "--", "results/figures"), root)
     timings["run mine-lr2"] = time.time() - t0
-    report2 = ok(povstim(root, "report", f"results/mine-lr2/config.yaml"), root)
+    report2 = ok(povstim(root, "report", "results/mine-lr2/config.yaml"), root)
     (root / "timings.json").write_text(json.dumps(timings))
     print("scenario timings (s):", json.dumps({k: round(v, 1) for k, v in timings.items()}))
     return {"root": root, "check": check, "plan": plan, "first": first, "second": second, "report": report,

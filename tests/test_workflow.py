@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from helpers.project import copy_parts
+
 pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,13 +29,7 @@ PROJECT_PARTS = ["Snakefile", "rules", "workflow", "envs"]
 
 def copy_project(dst: Path, config: dict | Path = TINY) -> Path:
     """A self-contained copy of the workflow (so editing its code is safe)."""
-    dst.mkdir(parents=True, exist_ok=True)
-    for part in PROJECT_PARTS:
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, dst / part, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-        else:
-            shutil.copy2(src, dst / part)
+    copy_parts(dst, PROJECT_PARTS)
     if isinstance(config, Path):
         shutil.copy2(config, dst / "config.yaml")
     else:
