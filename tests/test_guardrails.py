@@ -210,3 +210,15 @@ def test_cli_reads_the_suite_manifest(tmp_path):
     result = json.loads((out / "guardrails.json").read_text())
     assert result["fired"] == ["baseline_solves"]
     assert "wiki/50k scores 97.0%" in (out / "guardrails.html").read_text()
+
+
+def test_items_of_other_task_kinds_have_no_contrasting_word():
+    """A suite with multiple-choice and completion items (BaBIEs) beside minimal pairs: only the pairs count."""
+    items = [{"suite": "babies-it", "paradigm": "lessico", "item_id": "1", "task": "multiple_choice",
+              "stimulus": "Il gatto", "options": ["miagola", "abbaia"], "answer": "miagola"},
+             {"suite": "babies-it", "paradigm": "frasi", "item_id": "2", "task": "completion",
+              "prompt": "C'era una", "answers": ["volta"]},
+             {"suite": "babies-it", "paradigm": "accordo", "item_id": "3", "task": "minimal_pair",
+              "good": "La mela è rossa.", "bad": "La mela è rosso."}]
+    assert G.contrast_words(items).to_dict("records") == [
+        {"suite": "babies-it", "paradigm": "accordo", "item_id": "3", "word": "rossa"}]

@@ -152,6 +152,9 @@ def test_analysis_of_mixed_tasks_writes_chance_aware_tables_and_ages(tmp_path):
     assert par.loc[("baby", "passiva"), "accuracy"] == 0.5 and par.loc[("wiki", "negativa"), "accuracy"] == 0.75
     assert par.loc[("baby", "passiva"), "chance"] == 0.25 and par.loc[("baby", "accordo"), "chance"] == 0.5
     assert np.isnan(par.loc[("baby", "verbo"), "chance"])
+    # the learning curves carry the same chance level (the figures draw it per panel)
+    curves = pd.read_csv(out / "accuracy_by_step.csv").groupby("paradigm")["chance"].first()
+    assert curves["passiva"] == 0.25 and curves["accordo"] == 0.5 and np.isnan(curves["verbo"])
     chisq = pd.read_csv(out / "chisq.csv")
     row = chisq[(chisq["condition"] == "wiki") & (chisq["paradigm"] == "passiva")].iloc[0]
     from scipy import stats

@@ -199,6 +199,8 @@ def contrast_words(pairs: list[dict]) -> pd.DataFrame:
     """suite, paradigm, item_id, word (the good sentence's word) for pairs that differ in exactly one word."""
     rows = []
     for p in pairs:
+        if "good" not in p or "bad" not in p:  # other task kinds (multiple choice, completion): no pair
+            continue
         good, bad = _words(p["good"]), _words(p["bad"])
         if len(good) != len(bad):
             continue

@@ -64,7 +64,7 @@ def fig2_accuracy(acc: pd.DataFrame):
                             color=st["color"], marker=st["marker"], linestyle=st["linestyle"], capsize=2)
             chance = 0.5
             if "chance" in d.columns:  # other task kinds (tidy.with_chance): 1/k, or none for completion
-                chance = d[d[key] == panel]["chance"].mean()
+                chance = d[(d["suite"] == suite) & (d["category"] == cat)]["chance"].mean()
             if chance == chance:  # not NaN
                 ax.axhline(100 * chance, color="0.4", linestyle="--", linewidth=0.8)
             ax.set_xticks(x, sizes)
