@@ -25,6 +25,7 @@ sys.path.insert(0, str(WORKFLOW_DIR))
 from povstim import config as povstim_config, plan  # noqa: E402
 from povstim.io import PovstimError, code_hash  # noqa: E402
 from povstim.preflight import runs as povstim_runs  # noqa: E402
+from povstim import warm as povstim_warm  # noqa: E402
 
 CONFIGFILES = [
     os.path.relpath(f) if not os.path.relpath(f).startswith("..") else str(f) for f in workflow.overwrite_configfiles
@@ -103,14 +104,25 @@ rule all:
         "results/figures",
 
 
+# Warm start (povstim/warm.py): one process imports torch/transformers once and forks each
+# training/scoring job, so a job does not pay 4-8 s of imports. Jobs must run here, with this Python.
+WARM_START = {}
+
+
 onstart:
     _changed = povstim_runs.overwrite_warning(RESULTS, config)
     if _changed:
         print(_changed, file=sys.stderr)
     povstim_runs.write_record(config, CONFIGFILES, RESULTS)
+    if povstim_warm.enabled(config["warm_start"], workflow.local_exec, workflow.dryrun or workflow.touch,
+                            bool(workflow.deployment_settings.deployment_method)):
+        os.makedirs(LOGS, exist_ok=True)
+        WARM_START["server"] = povstim_warm.start(str(WORKFLOW_DIR), log=f"{LOGS}/warm_start.log")
 
 
 onsuccess:
+    if "server" in WARM_START:
+        WARM_START.pop("server").stop()
     _guard = Path(RESULTS) / "analysis" / "guardrails" / "guardrails.json"
     if _guard.exists():
         _result = json.loads(_guard.read_text())
@@ -120,4 +132,6 @@ onsuccess:
 
 
 onerror:
+    if "server" in WARM_START:
+        WARM_START.pop("server").stop()
     print(povstim_runs.end_line(EXPERIMENT, False, log), file=sys.stderr)

@@ -252,6 +252,8 @@ def test_snakemake_gpu1_runs_small_jobs_side_by_side(tmp_path):
     smalls = [r for n, r in runs.items() if n.startswith("small")]
     assert all(r["share"] == 8 for r in smalls) and runs["big"]["share"] == 1
     overlap = max(sum(o["start"] <= r["start"] < o["end"] for o in smalls) for r in smalls)
-    assert overlap >= 3, smalls  # not serialised by gpu=1
+    # not serialised by gpu=1. How many of the 4 overlap depends on the lock race with the big job (a small
+    # job that asks after the big one queues behind it), so >= 2 is what a serialising run can never give.
+    assert overlap >= 2, smalls
     b = runs["big"]
     assert not [r for r in smalls if r["start"] < b["end"] and b["start"] < r["end"]]

@@ -135,20 +135,27 @@ def test_editing_a_stage_module_reruns_that_stage_and_downstream_only(finished):
 
 
 def test_same_config_gives_byte_identical_outputs(finished, tmp_path):
+    """A second run of the same config, up to the item scores of every condition at the larger size, writes
+    the same bytes. The first run forked its training and scoring jobs from the warm-start server; this one
+    runs every job in its own process (warm_start=False): warm start changes nothing either."""
     project = copy_project(tmp_path / "run_b")
-    scores = sorted(p.relative_to(finished) for p in (finished / "results" / "tiny" / "scores").rglob("*.parquet"))
-    assert scores
-    snakemake(project, *map(str, scores))
+    scores = sorted(p.relative_to(finished) for p in (finished / "results" / "tiny" / "scores").rglob("16k/**/*.parquet"))
+    assert len(scores) == 3
+    snakemake(project, *map(str, scores), "--config", "warm_start=False")
+    assert not (project / "logs" / "tiny" / "warm_start.log").exists()
     compared = 0
     for pattern in ["results/tiny/corpus/**/*.txt", "results/tiny/tokenizers/**/tokenizer.json",
                     "results/tiny/benchmarks/**/*.jsonl", "results/tiny/scores/**/*.parquet",
-                    "results/tiny/filter/**/dpe.tsv"]:
-        for a in finished.glob(pattern):
-            b = project / a.relative_to(finished)
-            assert b.exists(), b
+                    "results/tiny/models/**/model.safetensors", "results/tiny/filter/**/dpe.tsv"]:
+        for b in project.glob(pattern):
+            a = finished / b.relative_to(project)
             assert filecmp.cmp(a, b, shallow=False), f"{a.relative_to(finished)} differs between runs"
             compared += 1
     assert compared >= 20
+    # the first run's training and scoring jobs did run in forked children of its warm-start server
+    forked = (finished / "logs" / "tiny" / "warm_start.log").read_text()
+    assert forked.count(": povstim train ") == 6 and forked.count(": povstim score-group ") == 6
+    assert forked.count(": exit 0") == 12 and "refused" not in forked
 
 
 def test_size_larger_than_corpus_is_a_clear_error(tmp_path):

@@ -69,6 +69,13 @@ def main(argv: list[str] | None = None) -> int:
     stage = next((a for a in argv if not a.startswith("-")), None)
     if stage is not None and stage not in STAGES:
         stage = None
+    if os.environ.get("POVSTIM_WARM_SOCKET"):
+        # a Snakemake run's warm-start server runs torch stages in a child that has the imports done
+        from . import warm
+
+        rc = warm.delegate(argv, stage)
+        if rc is not None:
+            return rc
     parser = build_parser(stage)
     args = parser.parse_args(argv)
     logging.basicConfig(

@@ -1,0 +1,265 @@
+"""Warm start (povstim/warm.py): jobs forked from a server that has torch imported write exactly what a
+fresh process writes, keep their exit status, stdout/stderr and Ctrl-C, see code edited after the server
+started, and run on their own when the server cannot vouch for a fresh process.
+
+The Snakemake side (the server a run starts, and warm vs cold byte-identical DAG outputs) is in
+tests/test_workflow.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import tiny_models as tiny
+from povstim import warm
+
+REPO = Path(__file__).resolve().parents[1]
+SENTENCES = [f"the {a} {v} the {b} ." for a in ("dog", "cat", "bird", "girl") for v in ("sees", "likes", "hears")
+             for b in ("boy", "man", "tree")]
+PAIRS = [{"good": "the dog sees the boy .", "bad": "the dog see the boy ."},
+         {"good": "the cat likes the man .", "bad": "the cat like the man ."},
+         {"good": "the girl hears the tree .", "bad": "the girl hear the tree ."}]
+
+
+@pytest.fixture(scope="module")
+def code(tmp_path_factory) -> Path:
+    """A private copy of workflow/ (PYTHONPATH of the server and its jobs), so a test may edit it."""
+    dst = tmp_path_factory.mktemp("code") / "workflow"
+    shutil.copytree(REPO / "workflow", dst, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    return dst
+
+
+@pytest.fixture(scope="module")
+def server(code):
+    saved = os.environ.get(warm.ENV_SOCKET)
+    srv = warm.start(str(code))
+    # the test process itself must not delegate: only the subprocesses given the socket do
+    os.environ.pop(warm.ENV_SOCKET)
+    if saved is not None:
+        os.environ[warm.ENV_SOCKET] = saved
+    yield srv
+    srv.stop()
+    assert srv.process.returncode is not None
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> Path:
+    return tiny.build(tmp_path_factory.mktemp("m") / "gpt2", SENTENCES, "causal", vocab_size=300, train_steps=5)
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("suite") / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"sentence_good": p["good"], "sentence_bad": p["bad"], "UID": "agreement",
+                                        "pairID": i}) + "\n" for i, p in enumerate(PAIRS)))
+    return path
+
+
+def env_for(code: Path, server=None, **extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in (warm.ENV_SOCKET, warm.ENV_CHILD)}
+    env["PYTHONPATH"] = str(code)
+    if server is not None:
+        env[warm.ENV_SOCKET] = server.socket
+    env.update(extra)
+    return env
+
+
+def povstim(args, env, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "povstim", *args], env=env, capture_output=True, text=True, **kw)
+
+
+def log_text(server) -> str:
+    return (server.folder / "server.log").read_text()
+
+
+def forked(server, needle: str) -> list[str]:
+    return [line for line in log_text(server).splitlines() if ": povstim " in line and needle in line]
+
+
+def score_args(model, suite, out):
+    return ["score", "--model", str(model), "--suite", str(suite), "--format", "blimp", "--params",
+            json.dumps({"device": "cpu", "batch_size": 2}), "--threads", "1", "--out", str(out)]
+
+
+def test_a_score_job_in_the_server_writes_what_a_fresh_process_writes(server, code, model, suite, tmp_path):
+    cold = povstim(score_args(model, suite, tmp_path / "cold.parquet"), env_for(code))
+    hot = povstim(score_args(model, suite, tmp_path / "warm.parquet"), env_for(code, server))
+    assert cold.returncode == 0, cold.stderr
+    assert hot.returncode == 0, hot.stderr
+    assert forked(server, str(tmp_path / "warm.parquet")), log_text(server)  # it did run in a forked child
+    assert not forked(server, str(tmp_path / "cold.parquet"))
+    assert (tmp_path / "warm.parquet").read_bytes() == (tmp_path / "cold.parquet").read_bytes()
+    # the job's own stderr (its log in a Snakemake run) gets the job's log lines
+    assert "3 pairs x 1 model(s) scored" in hot.stderr
+
+
+def test_a_training_job_in_the_server_trains_the_same_model(server, code, tmp_path):
+    from test_train import GPT2, TRAINING, corpus as _  # noqa: F401 -- the same tiny recipe as test_train
+    from povstim.tokenizer import bpe
+    from test_tokenizer import write_corpus
+
+    train = write_corpus(tmp_path / "train.txt", 400, seed=1)
+    dev = write_corpus(tmp_path / "dev.txt", 40, seed=2)
+    tok = tmp_path / "tokenizer.json"
+    bpe.save(bpe.train_file(train, {"vocab_size": 300}), tok)
+    training = {**TRAINING, "max_steps": 12, "eval_every": 6, "save_every": 6}
+
+    def args(out):
+        return ["train", "--train", str(train), "--dev", str(dev), "--tokenizer", str(tok), "--arch", json.dumps(GPT2),
+                "--params", json.dumps(training), "--seed", "3", "--out-dir", str(out), "--threads", "1",
+                "--no-progress"]
+
+    cold = povstim(args(tmp_path / "cold"), env_for(code))
+    hot = povstim(args(tmp_path / "warm"), env_for(code, server))
+    assert cold.returncode == 0 and hot.returncode == 0, cold.stderr + hot.stderr
+    assert forked(server, str(tmp_path / "warm"))
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes(), name
+
+
+def test_errors_keep_their_message_and_exit_status(server, code, suite, tmp_path):
+    missing = tmp_path / "no-such-model"
+    proc = povstim(score_args(missing, suite, tmp_path / "x.parquet"), env_for(code, server))
+    assert proc.returncode == 1
+    assert proc.stderr.strip().endswith(f"povstim score: error: model folder {missing} does not exist")
+    assert forked(server, str(missing))
+    # argparse's own exit status (2) and usage text on stderr
+    proc = povstim(["score", "--no-such-flag"], env_for(code, server))
+    assert proc.returncode == 2 and "the following arguments are required: --suite, --out" in proc.stderr
+    # stdout is the job's stdout
+    proc = povstim(["score", "--help"], env_for(code, server))
+    assert proc.returncode == 0 and "POSH-BENCH's published metric" in proc.stdout
+
+
+@contextlib.contextmanager
+def stage_stub(code: Path, text: str):
+    """`povstim dyck` (a warm stage) made to run ``text``, in the tests' private copy of the code."""
+    target = code / "povstim" / "formal" / "cli.py"
+    original = target.read_text()
+    target.write_text(text)
+    try:
+        yield
+    finally:
+        target.write_text(original)
+
+
+def test_ctrl_c_reaches_the_job_and_a_killed_client_stops_it(server, code, tmp_path):
+    """SIGINT to the client (Snakemake stopping a job) interrupts the forked job like a local one; a client
+    killed outright (SIGKILL: nothing forwarded) makes the server stop its child."""
+    script = ("import time\n"
+              "def add_arguments(p): pass\n"
+              "def run(args):\n    print('started', flush=True)\n    time.sleep(60)\n")
+    with stage_stub(code, script):
+        for sig, rc, said in ((signal.SIGINT, 130, "interrupted (Ctrl-C)"), (signal.SIGKILL, -9, None)):
+            proc = subprocess.Popen([sys.executable, "-m", "povstim", "dyck"], env=env_for(code, server),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            assert proc.stdout.readline().strip() == "started"
+            pid = int(forked(server, "dyck")[-1].split("pid ")[1].split(":")[0])
+            proc.send_signal(sig)
+            out, err = proc.communicate(timeout=30)
+            assert proc.returncode == rc, err
+            if said:
+                assert said in err
+            deadline = time.monotonic() + 10
+            while f"pid {pid}: exit" not in log_text(server) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert f"pid {pid}: exit" in log_text(server), log_text(server)
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+
+
+def test_code_edited_after_the_server_started_is_the_code_that_runs(server, code, suite, tmp_path):
+    target = code / "povstim" / "scoring" / "cli.py"
+    original = target.read_text()
+    try:
+        target.write_text(original.replace("POSH-BENCH's published metric", "AN EDIT AFTER START"))
+        proc = povstim(["score", "--help"], env_for(code, server))
+    finally:
+        target.write_text(original)
+    assert proc.returncode == 0 and "AN EDIT AFTER START" in proc.stdout
+    assert forked(server, "score --help")
+
+
+def test_a_job_whose_import_time_environment_differs_runs_on_its_own(server, code, model, suite, tmp_path):
+    out = tmp_path / "hf.parquet"
+    proc = povstim(score_args(model, suite, out), env_for(code, server, HF_HUB_OFFLINE="1"))
+    assert proc.returncode == 0, proc.stderr
+    assert not forked(server, str(out))
+    assert "environment differs from the server's in HF_HUB_OFFLINE" in log_text(server)
+    # stages that do not import torch never go to the server
+    assert warm.delegate(["plan"], "plan", env_for(code, server)) is None
+
+
+def test_snakemakes_per_job_thread_count_sizes_the_childs_pools(server, code, tmp_path):
+    """Snakemake sets OMP_NUM_THREADS={threads} per job; the child sizes torch's pool from it, as a fresh
+    process does when it loads torch."""
+    stub = ("def add_arguments(p): pass\n"
+            "def run(args):\n    import torch\n    print('threads', torch.get_num_threads(), flush=True)\n")
+    with stage_stub(code, stub):
+        for n in ("1", str(os.cpu_count() + 1)):  # torch caps the second at its default, warm or cold
+            proc = povstim(["dyck"], env_for(code, server, OMP_NUM_THREADS=n))
+            cold = povstim(["dyck"], env_for(code, OMP_NUM_THREADS=n))
+            assert proc.stdout == cold.stdout, proc.stderr
+        assert povstim(["dyck"], env_for(code, server, OMP_NUM_THREADS="1")).stdout == "threads 1\n"
+    assert len(forked(server, "dyck")) >= 2
+
+
+def test_no_server_or_a_dead_one_means_the_job_runs_on_its_own(code, model, suite, tmp_path):
+    dead = tmp_path / "gone" / "povstim.sock"
+    proc = povstim(score_args(model, suite, tmp_path / "s.parquet"), env_for(code, **{warm.ENV_SOCKET: str(dead)}))
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "s.parquet").exists()
+
+
+def test_refusal_and_enabled():
+    identity = warm._identity()
+    env = {"PATH": "/bin", "HF_HOME": "/h", "OMP_NUM_THREADS": "2", "CUDA_VISIBLE_DEVICES": "0"}
+    base = warm._import_env(env)
+    # PATH is not read at import; the GPU choice and the thread counts are the child's
+    assert base == {"HF_HOME": "/h"}
+    ok = {"identity": identity, "env": {**env, "CUDA_VISIBLE_DEVICES": "1", "OMP_NUM_THREADS": "4",
+                                        "POVSTIM_GPU_SHARE": "4"}}
+    assert warm.refusal(ok, base, identity) is None
+    assert "a different Python" in warm.refusal({**ok, "identity": {**identity, "executable": "/other"}}, base, identity)
+    assert "SLURM_JOB_ID" in warm.refusal({**ok, "env": {**env, "SLURM_JOB_ID": "7"}}, base, identity)
+    assert warm.enabled(True, local_exec=True, dryrun=False, isolated=False)
+    assert not warm.enabled(False, local_exec=True, dryrun=False, isolated=False)
+    assert not warm.enabled(True, local_exec=False, dryrun=False, isolated=False)  # SLURM: jobs run elsewhere
+    assert not warm.enabled(True, local_exec=True, dryrun=False, isolated=True)  # --sdm conda/apptainer: their own Python
+    # a variable torch sets for itself at import may come from a parent that imported torch: same value, fine
+    assert warm.refusal({**ok, "env": {**env, "TORCHINDUCTOR_CACHE_DIR": "/c"}}, base, identity,
+                        {"TORCHINDUCTOR_CACHE_DIR": "/c"}) is None
+    assert "TORCHINDUCTOR_CACHE_DIR" in warm.refusal({**ok, "env": {**env, "TORCHINDUCTOR_CACHE_DIR": "/d"}}, base,
+                                                     identity, {"TORCHINDUCTOR_CACHE_DIR": "/c"})
+
+
+def test_a_library_that_starts_cuda_at_import_stops_the_server(tmp_path, monkeypatch):
+    """CUDA is not fork-safe: had the server asked for the device count (cuInit), a forked job's
+    torch.cuda.is_available() would be False and it would silently train on the CPU. The CPU wheel has
+    no CUDA, so its availability check is made to take the CUDA build's path (cudaGetDeviceCount)."""
+    import torch
+
+    calls = []
+    device_count = lambda: calls.append(1) or 1  # noqa: E731
+    monkeypatch.setattr(torch.cuda, "_is_compiled", lambda: True)
+    monkeypatch.setattr(torch._C, "_cuda_getDeviceCount", device_count, raising=False)
+    monkeypatch.delenv("PYTORCH_NVML_BASED_CUDA_CHECK", raising=False)
+    (tmp_path / "asks_for_cuda.py").write_text("import torch\nHAS_CUDA = torch.cuda.is_available()\n")
+    (tmp_path / "quiet_lib.py").write_text("import torch\nX = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert warm.preload(("torch", "quiet_lib")) == ["torch", "quiet_lib"]
+    with pytest.raises(RuntimeError, match="CUDA was initialised while preloading"):
+        warm.preload(("torch", "asks_for_cuda"))
+    assert calls == [1]  # the library's check really went through (the watch passed it on)
+    torch.cuda.is_available()  # the watch is gone after preloading: the original is back
+    assert calls == [1, 1] and torch._C._cuda_getDeviceCount is device_count

@@ -1,0 +1,581 @@
+"""Warm start: jobs that need torch start in milliseconds instead of seconds.
+
+Every training and scoring job is a fresh ``python -m povstim`` process, and
+before it does any work it imports torch, transformers, pandas and pyarrow:
+4-8 s per job (measured: ~4 s on this project's 2-core CI machine, ~8 s on an
+H100 machine), which is most of a tiny model's score job. A Snakemake run
+therefore starts one *warm-start server* (``Snakefile`` ``onstart``) that
+imports those libraries once and then forks a child for each job: the child
+has the libraries already in memory (copy-on-write) and runs the job's
+command line exactly as ``python -m povstim`` would, in the job's own folder,
+environment, umask and standard streams.
+
+The client side is :func:`delegate`, called by ``povstim.cli.main`` for the
+stages in :data:`STAGES` when ``POVSTIM_WARM_SOCKET`` is set. It sends its
+argv, folder, environment and stdin/stdout/stderr (file descriptors, over a
+Unix socket) and waits for the child's exit status; it forwards SIGINT/SIGTERM
+to the child, and the server stops the child when its client disappears
+(Snakemake killed the job). A job runs in-process as before -- no server
+involved -- whenever the server is absent (a client waits while it is still
+importing) or cannot vouch for giving the job the same process a fresh start
+would: a different Python, an environment variable read at import time
+(``OMP_*``, ``PYTHON*``, ``HF_*``, ...) that differs, or a SLURM job.
+
+Why the results cannot change:
+- the server imports third-party libraries only. Each child drops every
+  ``povstim`` module and imports the checkout's code afresh, so an edit made
+  during a run is seen exactly as by a fresh process;
+- the server never touches CUDA (CUDA does not survive ``fork``) and never
+  runs a tensor operation (so no OpenMP thread pool exists to be lost at
+  ``fork``); each child initialises both itself;
+- random state: torch's default generator is reset to its initial seed, as in
+  a fresh interpreter; Python's and numpy's global generators are reseeded
+  from the OS, as at a fresh start (povstim seeds everything it uses itself).
+
+Tests: tests/test_warm.py (byte-identical scores and models with and without
+the server, exit codes, signals, stale-code and environment refusals).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ENV_SOCKET = "POVSTIM_WARM_SOCKET"
+ENV_CHILD = "POVSTIM_WARM_CHILD"  # set in a child: never delegate again
+
+# Stages whose start-up is dominated by the preloaded imports.
+STAGES = frozenset({"train", "score", "score-group", "probe", "dyck"})
+
+# Third-party modules the server imports once (povstim's own code is never preloaded).
+PRELOAD = (
+    "numpy", "pandas", "pyarrow", "pyarrow.parquet", "torch", "torch.nn.functional", "safetensors.torch",
+    "tokenizers", "transformers", "transformers.modeling_utils", "transformers.models.gpt2.modeling_gpt2",
+    "transformers.models.roberta.modeling_roberta", "transformers.models.auto.modeling_auto",
+    "transformers.models.auto.tokenization_auto", "transformers.tokenization_utils_fast", "tqdm",
+)
+
+# Environment variables read while those modules are imported (thread pools, library paths, caches,
+# hash seed): a job whose value differs from the server's would not get the process a fresh start gives.
+_IMPORT_ENV_PREFIXES = ("PYTHON", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "HF_",
+                        "TRANSFORMERS_", "HUGGINGFACE_", "TOKENIZERS_", "LD_", "CUDA_", "NVIDIA_", "TRITON_",
+                        "MALLOC_", "ARROW_", "SLURM_JOB_ID")
+# Thread counts Snakemake sets per job ({threads}): the child applies them to torch and the BLAS/OpenMP
+# pools itself (_thread_limits), as a fresh process would size its pools from them.
+_THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "BLIS_NUM_THREADS")
+# read when CUDA starts (i.e. in the child), or handled by the child: may differ per job
+_JOB_ENV = frozenset({"CUDA_VISIBLE_DEVICES", *_THREAD_ENV})
+
+_HEADER = struct.Struct("!I")
+
+
+def _import_env(env: dict) -> dict:
+    return {k: v for k, v in env.items() if k.startswith(_IMPORT_ENV_PREFIXES) and k not in _JOB_ENV}
+
+
+def _identity() -> dict:
+    """What must be equal between a client and the server for a forked child to be a fresh process."""
+    return {"executable": os.path.realpath(sys.executable), "prefix": sys.prefix, "version": sys.version}
+
+
+# --------------------------------------------------------------------------- client
+
+
+def delegate(argv: list[str], stage: str | None, env: dict | None = None) -> int | None:
+    """Run ``povstim argv`` in a child of the warm-start server; None when the server cannot take it
+    (the caller then runs the job itself). Returns the child's exit status."""
+    env = dict(os.environ if env is None else env)
+    path = env.get(ENV_SOCKET)
+    if not path or stage not in STAGES or env.get(ENV_CHILD):
+        return None
+    conn = _connect(path)
+    if conn is None:
+        return None
+    request = {"argv": argv, "cwd": os.getcwd(), "env": env, "umask": _umask(), "path": sys.path,
+               "identity": _identity()}
+    try:
+        body = json.dumps(request).encode()
+        socket.send_fds(conn, [_HEADER.pack(len(body))], [0, 1, 2])
+        conn.sendall(body)
+        reply = _read_line(conn)
+    except OSError:
+        conn.close()
+        return None
+    if not reply or "pid" not in reply:
+        conn.close()  # refused (reason in reply) or the server went away: run here
+        return None
+    return _wait(conn, int(reply["pid"]), argv)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _connect(path: str, wait_s: float = 60.0) -> socket.socket | None:
+    """Connect to the server; while it is still importing (its folder exists, the socket not yet), wait."""
+    folder = Path(path).parent
+    deadline = time.monotonic() + wait_s
+    while True:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(path)
+            return conn
+        except OSError:
+            conn.close()
+            if not _starting(folder) or time.monotonic() > deadline:
+                return None
+            time.sleep(0.05)
+
+
+def _starting(folder: Path) -> bool:
+    """The server is still importing: its ``starting`` file exists and its process (``pid``) lives."""
+    if not (folder / "starting").exists():
+        return False
+    try:
+        return _alive(int((folder / "pid").read_text()))
+    except (OSError, ValueError):
+        return True  # the pid is written right after the server is spawned
+
+
+def _read_line(conn: socket.socket) -> dict | None:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(4096)
+        if not chunk:
+            return None
+        data += chunk
+    return json.loads(data)
+
+
+def _wait(conn: socket.socket, pid: int, argv: list[str]) -> int:
+    """Forward SIGINT/SIGTERM/SIGHUP to the child until the server reports its exit status."""
+
+    def forward(signum, _frame):
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            pass
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        while True:
+            try:
+                reply = _read_line(conn)
+                break
+            except InterruptedError:  # pragma: no cover -- PEP 475 retries recv; kept for old kernels
+                continue
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        conn.close()
+    if reply is None or "rc" not in reply:
+        print(f"povstim {' '.join(argv[:1])}: error: the warm-start server stopped while running this job "
+              f"(pid {pid}); rerun it (Snakemake reruns it with the same command)", file=sys.stderr)
+        return 1
+    return int(reply["rc"])
+
+
+# --------------------------------------------------------------------------- server
+
+
+def preload(modules=PRELOAD) -> list[str]:
+    """Import ``modules`` (those that exist here) without starting CUDA or a thread pool.
+
+    CUDA is not fork-safe: once the server's process has called ``cuInit`` (``torch.cuda.is_available()``
+    does, through ``cudaGetDeviceCount``), a forked child cannot use the GPU and ``is_available()`` there
+    says False, so a job would silently train on the CPU. The raw device count is therefore watched while
+    the libraries import; if any of them asks, the server does not start and every job runs in its own
+    process as without a server."""
+    import importlib
+
+    done, probed, restore = [], [], None
+    try:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+                done.append(name)
+            except ImportError:
+                pass
+            if name == "torch" and restore is None and "torch" in sys.modules:
+                restore = _watch_cuda_probe(sys.modules["torch"], probed)
+    finally:
+        if restore:
+            restore()
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        if torch.cuda.is_initialized() or probed:  # pragma: no cover -- a library started CUDA at import
+            raise RuntimeError(f"CUDA was initialised while preloading ({probed[0] if probed else 'lazy init'});"
+                               " a forked child could not use it")
+    return done
+
+
+def _watch_cuda_probe(torch, probed: list):
+    """Record calls of ``torch._C._cuda_getDeviceCount`` (CUDA builds only; it runs ``cuInit``, and
+    ``torch.cuda.is_available``/``device_count`` go through it); returns what puts the original back."""
+    originals = []
+    for owner, attr in ((torch._C, "_cuda_getDeviceCount"),):
+        fn = getattr(owner, attr, None)
+        if fn is None:
+            continue
+
+        def watched(*args, _fn=fn, _attr=attr, **kwargs):
+            probed.append(_attr)
+            return _fn(*args, **kwargs)
+
+        setattr(owner, attr, watched)
+        originals.append((owner, attr, fn))
+
+    def restore():
+        for owner, attr, fn in originals:
+            setattr(owner, attr, fn)
+
+    return restore
+
+
+def serve(path: str, watch_pid: int | None = None, modules=PRELOAD) -> int:
+    """The server loop: preload, listen on ``path``, fork one child per request; stop when ``watch_pid``
+    (the Snakemake process) is gone, on SIGTERM, or when the socket file is removed."""
+    folder = Path(path).parent
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the jobs through their clients
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    try:
+        before = dict(os.environ)
+        t0 = time.perf_counter()
+        done = preload(modules)
+        _say(f"server {os.getpid()}: imported {len(done)} modules in {time.perf_counter() - t0:.1f}s; listening on {path}")
+        import_env = _import_env(before)  # what a job's client (which imported nothing) has
+        # variables the libraries set for themselves while importing (e.g. TORCHINDUCTOR_CACHE_DIR):
+        # a child sets them as its own import would have
+        set_by_import = {k: v for k, v in os.environ.items() if before.get(k) != v}
+        identity = _identity()
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(64)
+    finally:  # listening, or failed: either way clients stop waiting
+        (folder / "starting").unlink(missing_ok=True)
+    waiting: dict[socket.socket, int] = {}  # client connection -> its child's pid
+    children: dict[int, socket.socket] = {}
+    try:
+        while not stop:
+            if watch_pid is not None and not _alive(watch_pid):
+                break
+            if not os.path.exists(path):
+                break
+            try:
+                ready, _, _ = select.select([listener, *waiting], [], [], 0.2)
+            except InterruptedError:  # pragma: no cover
+                ready = []
+            for s in ready:
+                if s is listener:
+                    _accept(listener, waiting, children, import_env, identity, set_by_import)
+                elif not s.recv(1):  # the client is gone (Snakemake killed the job): stop its child
+                    pid = waiting.pop(s)
+                    s.close()
+                    _terminate(pid)
+            _reap(waiting, children)
+    finally:
+        listener.close()
+        for pid in list(children):
+            _terminate(pid)
+        deadline = time.monotonic() + 10
+        while children and time.monotonic() < deadline:
+            _reap(waiting, children)
+            time.sleep(0.05)
+        Path(path).unlink(missing_ok=True)
+    return 0
+
+
+def _say(line: str) -> None:
+    """One line of the server's log (logs/<experiment>/warm_start.log in a Snakemake run)."""
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {line}", flush=True)
+
+
+def _shown(argv: list[str], width: int = 2000) -> str:
+    text = " ".join(argv)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover
+        return True
+    return True
+
+
+def _terminate(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGTERM)  # the child leads its own session: its subprocesses go too
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reap(waiting: dict, children: dict) -> None:
+    while children:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = children.pop(pid, None)
+        if conn is None:
+            continue
+        rc = os.waitstatus_to_exitcode(status)
+        if rc < 0:
+            rc = 128 - rc  # killed by a signal: the shell's convention
+        _say(f"pid {pid}: exit {rc}")
+        waiting.pop(conn, None)
+        try:
+            conn.sendall(json.dumps({"rc": rc}).encode() + b"\n")
+        except OSError:
+            pass
+        conn.close()
+
+
+def refusal(request: dict, import_env: dict, identity: dict, set_by_import: dict | None = None) -> str | None:
+    """Why a request cannot run in a forked child (None: it can). ``import_env``: the server's import-time
+    variables before it imported anything; a job may also carry a variable the libraries set for themselves
+    at import (``set_by_import``, e.g. its parent had imported torch) when it has the value they set."""
+    if request.get("identity") != identity:
+        return "a different Python"
+    theirs = _import_env(request.get("env") or {})
+    set_by_import = set_by_import or {}
+    keys = sorted(k for k in set(theirs) | set(import_env) if theirs.get(k) != import_env.get(k)
+                  and not (k not in import_env and k in set_by_import and theirs.get(k) == set_by_import[k]))
+    if keys:
+        return f"environment differs from the server's in {', '.join(keys)}"
+    return None
+
+
+def _accept(listener, waiting, children, import_env, identity, set_by_import) -> None:
+    conn, _ = listener.accept()
+    conn.settimeout(10)
+    fds: list[int] = []
+    try:
+        msg, fds, _flags, _addr = socket.recv_fds(conn, _HEADER.size, 3)
+        if len(msg) != _HEADER.size or len(fds) != 3:
+            raise OSError("bad request header")
+        (size,) = _HEADER.unpack(msg)
+        body = b""
+        while len(body) < size:
+            chunk = conn.recv(size - len(body))
+            if not chunk:
+                raise OSError("short request")
+            body += chunk
+        request = json.loads(body)
+        why = refusal(request, import_env, identity, set_by_import)
+        if why:
+            _say(f"refused povstim {_shown(request['argv'])}: {why} (the job runs in its own process)")
+            conn.sendall(json.dumps({"refused": why}).encode() + b"\n")
+            conn.close()
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            listener.close()
+            for other in waiting:
+                other.close()
+            conn.close()
+            _child(request, fds, set_by_import)
+        _say(f"pid {pid}: povstim {_shown(request['argv'])}")
+        conn.settimeout(None)
+        conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        waiting[conn] = pid
+        children[pid] = conn
+    except (OSError, ValueError):
+        conn.close()
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _child(request: dict, fds: list[int], set_by_import: dict) -> None:
+    """In the forked child: become the job's process, run ``povstim argv``, exit with its status."""
+    rc = 1
+    try:
+        os.setsid()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.chdir(request["cwd"])
+        os.umask(int(request["umask"]))
+        os.environ.clear()
+        os.environ.update(request["env"])
+        for key, value in set_by_import.items():
+            os.environ.setdefault(key, value)
+        os.environ[ENV_CHILD] = "1"
+        sys.path[:] = request["path"]
+        _fresh_streams()
+        _fresh_state()
+        _thread_limits(os.environ)
+        for name in [m for m in sys.modules if m == "povstim" or m.startswith("povstim.")]:
+            del sys.modules[name]  # the checkout's code as it is now, not as when the server started
+        import importlib
+
+        importlib.invalidate_caches()
+        sys.argv = ["povstim", *request["argv"]]
+        from povstim.cli import main
+
+        rc = int(main(list(request["argv"])) or 0)
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not isinstance(exc.code, int) and exc.code is not None:
+            print(exc.code, file=sys.stderr)
+    except KeyboardInterrupt:
+        rc = 130
+    except BaseException:  # noqa: BLE001 -- as an uncaught exception in a fresh process: traceback, status 1
+        import traceback
+
+        traceback.print_exc()
+        rc = 1
+    finally:
+        try:
+            import atexit
+
+            atexit._run_exitfuncs()
+            import logging
+
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(rc)
+
+
+def _fresh_streams() -> None:
+    """sys.stdout/err/in over the job's descriptors, buffered as a fresh interpreter would buffer them."""
+    import io
+
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            tty = os.isatty(fd)
+            raw = io.FileIO(fd, mode, closefd=False)
+            buffered = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+            stream = io.TextIOWrapper(buffered, encoding=getattr(sys, f"__{name}__").encoding,
+                                      errors="backslashreplace" if name == "stderr" else None,
+                                      line_buffering=tty or name == "stderr", write_through=name == "stderr")
+        except (OSError, ValueError):
+            continue
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
+def _thread_limits(env) -> None:
+    """Size torch's and the BLAS/OpenMP thread pools from the job's OMP_NUM_THREADS (Snakemake's {threads}),
+    as a fresh process sizes them when it loads those libraries."""
+    value = env.get("OMP_NUM_THREADS") or env.get("MKL_NUM_THREADS")
+    try:
+        n = int(value) if value else 0
+    except ValueError:
+        return
+    if n < 1:
+        return
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # torch never takes more threads from OMP_NUM_THREADS than its own default (the cores it sees):
+        # the child starts with that default, so the same cap gives what a fresh process gets
+        n = min(n, torch.get_num_threads())
+        torch.set_num_threads(n)
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover -- a dependency of pymc, so normally present
+        return
+    threadpool_limits(limits=n)
+
+
+def _fresh_state() -> None:
+    """The random state a fresh interpreter starts with (see the module docstring)."""
+    import random
+
+    random.seed()
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed()
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(torch.initial_seed())  # a fresh process's default seed, at its first draw
+
+
+# --------------------------------------------------------------------------- lifecycle (Snakefile)
+
+
+class Server:
+    """A running warm-start server (the Snakefile's onstart starts it, onsuccess/onerror stop it)."""
+
+    def __init__(self, process: subprocess.Popen, folder: Path):
+        self.process, self.folder = process, folder
+        self.socket = str(folder / "povstim.sock")
+
+    def stop(self, timeout: float = 15.0) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                self.process.kill()
+                self.process.wait()
+        for name in ("povstim.sock", "starting", "pid", "server.log"):
+            (self.folder / name).unlink(missing_ok=True)
+        try:
+            self.folder.rmdir()
+        except OSError:
+            pass
+
+
+def start(pythonpath: str, python: str | None = None, log: str | os.PathLike | None = None) -> Server:
+    """Start a server for this process's jobs and point them at it (``POVSTIM_WARM_SOCKET`` in os.environ,
+    which Snakemake's local jobs inherit). The socket lives in a private temporary folder: Unix socket
+    paths are limited to ~100 characters, which a checkout's own folder may exceed."""
+    folder = Path(tempfile.mkdtemp(prefix="povstim-warm-"))
+    (folder / "starting").touch()
+    sock = folder / "povstim.sock"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = pythonpath
+    env.pop(ENV_SOCKET, None)
+    out = open(log or folder / "server.log", "wb")  # one run's jobs, like every other Snakemake log
+    process = subprocess.Popen(
+        [python or sys.executable, "-m", "povstim.warm", "--socket", str(sock), "--watch-pid", str(os.getpid())],
+        env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    out.close()
+    (folder / "pid").write_text(str(process.pid))
+    os.environ[ENV_SOCKET] = str(sock)
+    return Server(process, folder)
+
+
+def enabled(setting: bool, local_exec: bool, dryrun: bool, isolated: bool) -> bool:
+    """Whether a Snakemake run starts the server: only where its jobs run on this machine with this Python
+    (``isolated``: a deployment method -- conda, apptainer, env modules -- gives jobs their own software)."""
+    return bool(setting) and local_exec and not dryrun and not isolated and hasattr(os, "fork")
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m povstim.warm", description=__doc__.split("\n\n")[0])
+    p.add_argument("--socket", required=True)
+    p.add_argument("--watch-pid", type=int)
+    args = p.parse_args(argv)
+    return serve(args.socket, args.watch_pid)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
