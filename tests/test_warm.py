@@ -263,3 +263,49 @@ def test_a_library_that_starts_cuda_at_import_stops_the_server(tmp_path, monkeyp
     assert calls == [1]  # the library's check really went through (the watch passed it on)
     torch.cuda.is_available()  # the watch is gone after preloading: the original is back
     assert calls == [1, 1] and torch._C._cuda_getDeviceCount is device_count
+
+
+def test_a_killed_snakemake_leaves_no_server_job_or_socket_behind(code, tmp_path):
+    """Snakemake killed outright (SIGKILL, OOM): its onerror never runs. The server watches its pid, stops
+    the job it forked and removes its socket folder -- no orphan process keeps a GPU or the socket."""
+    script = ("import time\n"
+              "def add_arguments(p): pass\n"
+              "def run(args):\n    print('started', flush=True)\n    time.sleep(60)\n")
+    log = tmp_path / "warm_start.log"
+    stand_in = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from povstim import warm; "
+         f"s = warm.start({str(code)!r}, log={str(log)!r}); print(s.process.pid, s.socket, flush=True); "
+         "time.sleep(120)"], env=env_for(code), stdout=subprocess.PIPE, text=True)
+    try:
+        server_pid, sock = stand_in.stdout.readline().split()
+        with stage_stub(code, script):
+            job = subprocess.Popen([sys.executable, "-m", "povstim", "dyck"],
+                                   env=env_for(code, **{warm.ENV_SOCKET: sock}), stdout=subprocess.PIPE, text=True)
+            assert job.stdout.readline().strip() == "started"
+            child = int([ln for ln in log.read_text().splitlines() if ": povstim dyck" in ln][0].split("pid ")[1]
+                        .split(":")[0])
+            stand_in.kill()
+            stand_in.wait()
+            deadline = time.monotonic() + 20
+            while _alive(int(server_pid)) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not _alive(int(server_pid)), log.read_text()
+            assert not _alive(child)
+            assert not Path(sock).parent.exists()  # socket, pid file and private folder removed
+            job.communicate(timeout=30)
+            assert job.returncode != 0  # the job was stopped, not left to finish
+    finally:
+        stand_in.kill()
+        with contextlib.suppress(ProcessLookupError, ValueError, NameError):
+            os.kill(int(server_pid), signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped by its parent) is not alive
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except OSError:
+        return False

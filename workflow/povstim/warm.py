@@ -38,6 +38,7 @@ the server, exit codes, signals, stale-code and environment refusals).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -295,6 +296,10 @@ def serve(path: str, watch_pid: int | None = None, modules=PRELOAD) -> int:
             _reap(waiting, children)
             time.sleep(0.05)
         Path(path).unlink(missing_ok=True)
+        # the private folder start() made: gone too when Snakemake was killed before it could stop us
+        (folder / "pid").unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # kept while it holds a server.log (no log= given)
+            folder.rmdir()
     return 0
 
 
