@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 
-from . import __version__
+from . import __version__, warm
 from .io import PovstimError
 
 # name -> (module, one-line help). Order is pipeline order.
@@ -69,10 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     stage = next((a for a in argv if not a.startswith("-")), None)
     if stage is not None and stage not in STAGES:
         stage = None
-    if os.environ.get("POVSTIM_WARM_SOCKET"):
+    if os.environ.get(warm.ENV_SOCKET):
         # a Snakemake run's warm-start server runs torch stages in a child that has the imports done
-        from . import warm
-
         rc = warm.delegate(argv, stage)
         if rc is not None:
             return rc

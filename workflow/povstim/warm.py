@@ -314,13 +314,17 @@ def _shown(argv: list[str], width: int = 2000) -> str:
 
 
 def _alive(pid: int) -> bool:
+    """``pid`` is running: it exists and is not a zombie (exited, not yet reaped by its parent)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # pragma: no cover
         return True
-    return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][:1] != "Z"
+    except (OSError, IndexError):  # no /proc (macOS): existence is all we can tell
+        return True
 
 
 def _terminate(pid: int) -> None:
@@ -528,6 +532,15 @@ class Server:
     def __init__(self, process: subprocess.Popen, folder: Path):
         self.process, self.folder = process, folder
         self.socket = str(folder / "povstim.sock")
+
+    def ready(self, timeout: float = 120.0) -> bool:
+        """Wait until the server listens (its imports done); False if it stopped or the time ran out."""
+        deadline = time.monotonic() + timeout
+        while self.process.poll() is None and time.monotonic() < deadline:
+            if os.path.exists(self.socket) and not (self.folder / "starting").exists():
+                return True
+            time.sleep(0.05)
+        return False
 
     def stop(self, timeout: float = 15.0) -> None:
         if self.process.poll() is None:
