@@ -21,8 +21,15 @@ Rows (each measured in fresh processes, so start-up costs count where the row is
              same model, data, batch, schedule, bf16, torch_compile, fused AdamW.
   babyberta  the BabyBERTa recipe (8 x 256, batch 16, context 128, MLM 0.15 with no unmasking):
              steps/s; peer: HF Trainer with the same model, batch and masking.
+  bbseeds    (not in the default rows: ROWS=bbseeds) BB_SEEDS (4) seeds of that recipe trained at once on
+             one GPU, as a Snakemake run's small jobs share it (POVSTIM_GPU_SHARE): total steps/s;
+             peer: as many HF Trainers at once.
   generator  scripts/gpu_check.sh's corpus generator: per-sentence weights (the old quadratic code)
              vs cum_weights (the fix), on the same sentences.
+
+PROFILE=DIR also writes where povstim's training steps spend their time (torch profiler over 20
+steady-state steps: host time per op, and GPU time per kernel) to DIR/gpt2.txt and DIR/babyberta.txt;
+the profiled rates include the profiler's own cost.
 
 Nothing is downloaded: every model is built here, every corpus generated. Ratios are "how many times
 better povstim is" (peer time / ours, or our rate / the peer's).
@@ -133,6 +140,23 @@ POVSTIM_ENV = {"PYTHONPATH": os.pathsep.join(p for p in (str(REPO / "workflow"),
 
 # --------------------------------------------------------------------------- rows
 
+def rule_times(folder: Path) -> dict:
+    """{rule: (jobs, longest wall s, summed wall s)} from a run's Snakemake `benchmark:` files, longest first:
+    which stages a DAG's wall time is made of."""
+    import csv
+
+    out: dict[str, list] = {}
+    for f in folder.glob("*/*/**/*.tsv"):
+        rule = f.relative_to(folder).parts[1]
+        with open(f) as fh:
+            rows = list(csv.DictReader(fh, delimiter="\t"))
+        if rows:
+            wall = float(rows[0]["s"])
+            n, mx, total = out.get(rule, (0, 0.0, 0.0))
+            out[rule] = (n + 1, max(mx, wall), total + wall)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1][1]))
+
+
 def row_dag(work: Path, dry: bool) -> list[dict]:
     """README command on the embedded default, GPU visible vs hidden, each in a fresh copy."""
     cores = os.environ.get("CORES") or str(os.cpu_count())
@@ -151,8 +175,15 @@ def row_dag(work: Path, dry: bool) -> list[dict]:
         devs = [json.loads(f.read_text()).get("device") for f in sorted(copy.glob("results/**/train_summary.json"))]
         forked = sum(line.rstrip().endswith("exit 0") for f in copy.glob("logs/**/warm_start.log")
                      for line in f.read_text().splitlines())
+        rules = rule_times(copy / "benchmarks")
+        heavy = ", ".join(f"{r} {mx:.0f} s" for r, (n, mx, total) in list(rules.items())[:4])
         notes.append(f"{label}: train jobs on {', '.join(f'{d} x{devs.count(d)}' for d in sorted(set(map(str, devs))))}"
-                     f"; jobs forked from the warm-start server: {forked}")
+                     f"; jobs forked from the warm-start server: {forked}" + (f"; longest jobs: {heavy}" if heavy else ""))
+        if os.environ.get("PROFILE") and rules:  # every rule's job count, longest and summed wall
+            out = Path(os.environ["PROFILE"]).resolve() / f"dag_{label}.tsv"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text("rule\tjobs\tmax_s\tsum_s\n" + "".join(f"{r}\t{n}\t{mx:.2f}\t{total:.2f}\n"
+                                                                 for r, (n, mx, total) in rules.items()))
     note = ("dry run (-n) only" if dry else f"--cores {cores}") + "; " + "; ".join(notes)
     return [{"row": "embedded default DAG (README command), wall s", "povstim": walls["gpu"],
              "peer": walls["cpu"], "peer_name": "same, GPU hidden", "better": walls["cpu"] / walls["gpu"],
@@ -303,9 +334,18 @@ def ours_train(paths: dict, arch: dict, training: dict, out: str) -> None:
     from povstim.train.params import resolve
 
     a, t = resolve(arch, training)
-    tr = Trainer(train=paths["train"], dev=paths["dev"], tokenizer=paths["tokenizer"], arch=a, training=t, seed=1,
-                 out_dir=out, threads=1 if IN_PROCESS else 4, progress=False)
-    tr.run()
+    tr = Trainer(train=paths["train"], dev=paths["dev"], tokenizer=paths["tokenizer"], arch=a, training=t,
+                 seed=int(os.environ.get("BENCH_SEED", "1")), out_dir=out, threads=1 if IN_PROCESS else 4,
+                 progress=False)
+    prof = profiler(os.environ.get("BENCH_PROFILE"), int(os.environ.get("BENCH_WARM", "0")),
+                    int(os.environ.get("BENCH_PROFILE_STEPS", PROFILE_STEPS)))
+    if prof is None:
+        tr.run()
+    else:
+        # one profiler step per optimizer step (a public hook: the loop itself is not touched)
+        tr.optimizer.register_step_post_hook(lambda *_: prof.step())
+        with prof:
+            tr.run()
     log = [json.loads(x) for x in (Path(out) / "train_log.jsonl").read_text().splitlines()]
     warm = int(os.environ.get("BENCH_WARM", "0"))
     steady = [e for e in log if e["step"] > warm]
@@ -320,6 +360,37 @@ def ours_train(paths: dict, arch: dict, training: dict, out: str) -> None:
     print(json.dumps({"steps_s": steps_s, "tokens_s": tok_s, "params": n - sum(wpe),
                       "layers": int(getattr(cfg, "n_layer", getattr(cfg, "num_hidden_layers", 0))),
                       "d": int(getattr(cfg, "n_embd", getattr(cfg, "hidden_size", 0))), "first": first["step"]}))
+
+
+PROFILE_STEPS = 20
+
+
+def profiler(out: str | None, warm: int, active: int = PROFILE_STEPS):
+    """A torch profiler over ``active`` steady-state steps (after ``warm``) that writes where a step's
+    time goes to ``out``: host (CPU) time per op -- launch-bound small models are limited there -- and,
+    on a GPU, device time per kernel. None when ``out`` is unset."""
+    if not out:
+        return None
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule
+
+    cuda = torch.cuda.is_available() and not IN_PROCESS
+
+    def write(prof):
+        avg = prof.key_averages()
+        steps = [e for e in avg if e.key.startswith("ProfilerStep")]
+        wall_ms = sum(e.cpu_time_total for e in steps) / max(1, sum(e.count for e in steps)) / 1e3
+        parts = [f"gpu_bench profile: {active} steps after step {warm}; host wall per step {wall_ms:.2f} ms",
+                 "", "by host (self CPU) time:", avg.table(sort_by="self_cpu_time_total", row_limit=30)]
+        if cuda:
+            key = "self_device_time_total" if hasattr(avg[0], "self_device_time_total") else "self_cuda_time_total"
+            parts += ["", "by GPU (self device) time:", avg.table(sort_by=key, row_limit=30)]
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text("\n".join(parts) + "\n")
+
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    return profile(activities=acts, on_trace_ready=write,
+                   schedule=schedule(wait=max(0, warm - 1), warmup=1, active=active, repeat=1))
 
 
 def hf_train(paths: dict, arch: dict, training: dict, steps: int, warm: int, bf16: bool, compile_: bool) -> None:
@@ -404,6 +475,16 @@ def worker_json(args: list[str], env: dict | None = None) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def profile_env(name: str, steps: int, warm: int) -> tuple[dict, str]:
+    """(worker env, row note) for PROFILE=DIR: povstim's steady-state steps profiled into DIR/<name>.txt."""
+    folder = os.environ.get("PROFILE")
+    if not folder:
+        return {}, ""
+    out = Path(folder).resolve() / f"{name}.txt"
+    return ({"BENCH_PROFILE": str(out), "BENCH_PROFILE_STEPS": str(max(1, min(PROFILE_STEPS, steps - warm - 1)))},
+            f"; profiled into {out} (povstim's rate includes the profiler)")
+
+
 def row_gpt2(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
     paths = corpus(work, "gpt2-corpus", s["gpt2_sentences"], 4, 24, s["vocab"])
     steps, warm = s["gpt2_steps"], s["gpt2_warm"]
@@ -413,8 +494,9 @@ def row_gpt2(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
                 "eval_every": steps, "save_every": steps, "log_every": max(1, warm // 4), "eval_batches": 2,
                 "device": "auto" if cuda else "cpu", "compile": compile_ if cuda else False,
                 "micro_batch": int(os.environ["GPT2_MICRO"]) if os.environ.get("GPT2_MICRO") else None}
+    penv, pnote = profile_env("gpt2", steps, warm)
     ours = worker_json(["ours", json.dumps(paths), json.dumps(s["gpt2_arch"]), json.dumps(training),
-                        str(work / "gpt2-ours")], env={"BENCH_WARM": str(warm)})
+                        str(work / "gpt2-ours")], env={"BENCH_WARM": str(warm), **penv})
     peer = worker_json(["hf", json.dumps(paths), json.dumps(s["gpt2_arch"]), json.dumps(training), str(steps),
                         str(warm), "1" if cuda else "0", "1" if cuda else "0"])
     flops = 6 * ours["params"] + 12 * ours["layers"] * ours["d"] * s["gpt2_ctx"]
@@ -422,7 +504,7 @@ def row_gpt2(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
     name = "GPT-2 small (Table 5)" if not dry else "tiny GPT-2"
     return [{"row": f"{name}, ctx {s['gpt2_ctx']}, batch {s['gpt2_batch']}, tokens/s", "povstim": ours["tokens_s"],
              "peer": peer["tokens_s"], "peer_name": "HF Trainer", "better": ours["tokens_s"] / peer["tokens_s"],
-             "target": ">= 1.5", "note": f"compile={compile_ if cuda else False}"},
+             "target": ">= 1.5", "note": f"compile={compile_ if cuda else False}{pnote}"},
             {"row": f"{name}, MFU (peak {PEAK_TFLOPS:g} TFLOP/s)", "povstim": mfu(ours["tokens_s"]),
              "peer": mfu(peer["tokens_s"]), "peer_name": "HF Trainer", "better": None, "target": ">= 0.50", "note": ""}]
 
@@ -436,14 +518,57 @@ def row_babyberta(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
                 "weight_decay": 0.0, "leave_unmasked_prob": 0.0, "random_token_prob": 0.1, "mask_prob": 0.15,
                 "eval_every": steps, "save_every": steps, "log_every": max(1, warm // 4), "eval_batches": 2,
                 "device": "auto" if cuda else "cpu", "compile": compile_ if cuda else False}
+    penv, pnote = profile_env("babyberta", steps, warm)
     ours = worker_json(["ours", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training),
-                        str(work / "bb-ours")], env={"BENCH_WARM": str(warm)})
+                        str(work / "bb-ours")], env={"BENCH_WARM": str(warm), **penv})
     peer = worker_json(["hf", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training), str(steps),
                         str(warm), "1" if cuda else "0", "0"])
     name = "BabyBERTa recipe (8 x 256, batch 16, ctx 128)" if not dry else "tiny BabyBERTa"
     return [{"row": f"{name}, steps/s", "povstim": ours["steps_s"], "peer": peer["steps_s"],
              "peer_name": "HF Trainer", "better": ours["steps_s"] / peer["steps_s"], "target": ">= 5",
-             "note": f"compile={compile_ if cuda else False}"}]
+             "note": f"compile={compile_ if cuda else False}{pnote}"}]
+
+
+def workers_together(jobs: list[tuple[list[str], dict]]) -> list[dict]:
+    """Several workers started at once (the results of each, in order). DRY runs them one after another
+    in this process: that checks the code, not the concurrency."""
+    if IN_PROCESS:
+        return [worker_json(args, env) for args, env in jobs]
+    procs = [subprocess.Popen(py(__file__, "--worker", *args), env={**os.environ, **POVSTIM_ENV, **env},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for args, env in jobs]
+    out = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=1800)
+        if proc.returncode:
+            raise SystemExit(f"gpu_bench worker failed:\n{stderr[-3000:]}")
+        out.append(json.loads(stdout.strip().splitlines()[-1]))
+    return out
+
+
+def row_babyberta_seeds(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
+    """Item 3's "train several seeds at once": k BabyBERTa seeds as k jobs sharing one GPU (what a Snakemake
+    run does with gpus.slots >= k: POVSTIM_GPU_SHARE=k), total steps/s; peer: k HF Trainers at once."""
+    k = int(os.environ.get("BB_SEEDS", "2" if dry else "4"))
+    paths = corpus(work, "bb-corpus", s["bb_sentences"], 3, 12, 8192 if not dry else 1024)
+    steps, warm = s["bb_steps"], s["bb_warm"]
+    mode = os.environ.get("BB_COMPILE", "reduce-overhead")
+    compile_ = {"true": True, "false": False}.get(mode, mode)
+    training = {"batch_size": 16, "context": 128, "max_steps": steps, "warmup": 10, "packing": False, "lr": 1e-4,
+                "weight_decay": 0.0, "leave_unmasked_prob": 0.0, "random_token_prob": 0.1, "mask_prob": 0.15,
+                "eval_every": steps, "save_every": steps, "log_every": max(1, warm // 4), "eval_batches": 2,
+                "device": "auto" if cuda else "cpu", "compile": compile_ if cuda else False}
+    ours = workers_together([(["ours", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training),
+                                str(work / f"bb-seed{i}")],
+                               {"BENCH_WARM": str(warm), "BENCH_SEED": str(i + 1), "POVSTIM_GPU_SHARE": str(k)})
+                              for i in range(k)])
+    peer = workers_together([(["hf", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training), str(steps),
+                               str(warm), "1" if cuda else "0", "0"], {}) for _ in range(k)])
+    total, total_peer = sum(r["steps_s"] for r in ours), sum(r["steps_s"] for r in peer)
+    name = "BabyBERTa recipe" if not dry else "tiny BabyBERTa"
+    return [{"row": f"{name}, {k} seeds at once on one GPU, total steps/s", "povstim": total, "peer": total_peer,
+             "peer_name": f"{k} HF Trainers at once", "better": total / total_peer, "target": "",
+             "note": f"each job's steady rate summed; povstim per job {min(r['steps_s'] for r in ours):.3g}-"
+                     f"{max(r['steps_s'] for r in ours):.3g}"}]
 
 
 def row_generator(s: dict) -> list[dict]:
@@ -518,6 +643,8 @@ def main() -> int:
                 got = row_gpt2(work, args.dry, s, cuda)
             elif row == "babyberta":
                 got = row_babyberta(work, args.dry, s, cuda)
+            elif row == "bbseeds":
+                got = row_babyberta_seeds(work, args.dry, s, cuda)
             elif row == "generator":
                 got = row_generator(s)
             else:

@@ -23,7 +23,9 @@ def _env(**extra):
 @pytest.mark.slow
 def test_gpu_bench_dry_run_prints_every_row(tmp_path):
     out = tmp_path / "rows.json"
-    proc = subprocess.run(["bash", "scripts/gpu_bench.sh", "--json", str(out)], cwd=REPO, env=_env(),
+    prof = tmp_path / "prof"
+    proc = subprocess.run(["bash", "scripts/gpu_bench.sh", "--json", str(out)], cwd=REPO,
+                          env=_env(ROWS="dag,score,gpt2,babyberta,bbseeds,generator", PROFILE=str(prof)),
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     rows = json.loads(out.read_text())
@@ -41,6 +43,12 @@ def test_gpu_bench_dry_run_prints_every_row(tmp_path):
     for r in rows:
         if r["peer"] is not None and "MFU" not in r["row"]:
             assert r["povstim"] > 0 and r["peer"] > 0 and r["better"] > 0
+    # PROFILE=DIR: where povstim's steady-state training steps spend host time, per op
+    for name in ("gpt2", "babyberta"):
+        text = (prof / f"{name}.txt").read_text()
+        assert "host wall per step" in text and "aten::" in text and "Optimizer.step" in text, name
+    seeds = next(r for r in rows if "seeds at once" in r["row"])
+    assert seeds["povstim"] > 0 and seeds["peer"] > 0 and "per job" in seeds["note"]
     table = proc.stdout[proc.stdout.index("| what"):]
     assert len([line for line in table.splitlines() if line.startswith("| ")]) == len(rows) + 1
 

@@ -179,7 +179,7 @@ def test_ctrl_c_during_the_bayesian_fit_stops_cleanly(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "povstim", "analyze", "--counts", str(counts), "--formula",
          "size * filtered + category + (1|seed) + (1|phenomenon)", "--draws", "200000", "--tune", "200",
-         "--chains", "2", "--cores", "2", "--out", str(out)],
+         "--chains", "2", "--cores", "2", "--sampler", "pymc", "--out", str(out)],
         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     # (stderr is read only at the end: the run logs a few lines, far below a pipe's buffer)
     # PyMC samples the two chains in two worker processes, started after compilation: wait for them, so the

@@ -201,6 +201,71 @@ def test_masking_follows_babyberta():
     assert chosen.any(axis=1).all()
 
 
+def _reference_mask(ids, att, rng, *, mask_id, special, vocab_size, mask_prob, leave_unmasked_prob,
+                    random_token_prob):
+    """The masking rule written the plain way (np.isin / np.setdiff1d, draws in the documented order):
+    the fast mask_tokens must give the same arrays from the same generator."""
+    candidate = (att == 1) & ~np.isin(ids, special)
+    chosen = (rng.random(ids.shape) < mask_prob) & candidate
+    for row in range(len(ids)):
+        if not chosen[row].any() and candidate[row].any():
+            cols = [c for c in range(ids.shape[1]) if candidate[row, c]]
+            chosen[row, cols[rng.integers(len(cols))]] = True
+    r = rng.random(ids.shape)
+    inputs, labels = ids.copy(), np.full_like(ids, -100)
+    ordinary = np.setdiff1d(np.arange(vocab_size), special)
+    rand_positions = []
+    for row, col in zip(*np.nonzero(chosen)):
+        labels[row, col] = ids[row, col]
+        if r[row, col] < leave_unmasked_prob:
+            continue
+        if r[row, col] < leave_unmasked_prob + random_token_prob:
+            rand_positions.append((row, col))
+        else:
+            inputs[row, col] = mask_id
+    if rand_positions:
+        draws = rng.integers(len(ordinary), size=len(rand_positions))
+        for (row, col), d in zip(rand_positions, draws):
+            inputs[row, col] = ordinary[d]
+    return inputs, labels
+
+
+@pytest.mark.parametrize("leave,rand", [(0.0, 0.1), (0.1, 0.1), (0.0, 0.0), (0.3, 0.5)])
+def test_fast_masking_equals_the_plain_rule(leave, rand):
+    """mask_tokens caches its vocabulary tables (issue 13: np.setdiff1d per step cost more than the rest
+    of a BabyBERTa batch); the masks must be exactly the plain rule's, so seeds and resume keep their bytes."""
+    special = np.array([0, 1, 2, 3, 4])
+    for trial in range(6):
+        g = np.random.default_rng(trial)
+        ids = g.integers(5, 300, size=(16, int(g.integers(3, 40))))
+        ids[:, 0], ids[:, -1] = 0, 2
+        att = np.ones_like(ids)
+        cut = int(g.integers(2, ids.shape[1] + 1))
+        att[:5, cut:] = 0
+        ids[:5, cut:] = 1
+        kw = dict(mask_id=4, special=special, vocab_size=300, mask_prob=0.15, leave_unmasked_prob=leave,
+                  random_token_prob=rand)
+        got = D.mask_tokens(ids, att, np.random.default_rng([trial, 1]), **kw)
+        want = _reference_mask(ids, att, np.random.default_rng([trial, 1]), **kw)
+        assert (got[0] == want[0]).all() and (got[1] == want[1]).all()
+    with pytest.raises(PovstimError, match="outside the vocabulary of 300"):
+        D.mask_tokens(np.array([[0, 300, 2]]), np.ones((1, 3), dtype=np.int64), np.random.default_rng(0), **kw)
+
+
+def test_pad_to_multiple_widens_with_padding_only():
+    inputs = np.array([[0, 7, 8, 2], [0, 9, 2, 1]])
+    labels = np.array([[-100, 7, -100, -100], [-100, -100, 2, -100]])
+    att = np.array([[1, 1, 1, 1], [1, 1, 1, 0]])
+    i, lab, a = D.pad_to_multiple(inputs, labels, att, multiple=3, cap=128, pad=1)
+    assert i.tolist() == [[0, 7, 8, 2, 1, 1], [0, 9, 2, 1, 1, 1]]
+    assert lab.tolist() == [[-100, 7, -100, -100, -100, -100], [-100, -100, 2, -100, -100, -100]]
+    assert a.tolist() == [[1, 1, 1, 1, 0, 0], [1, 1, 1, 0, 0, 0]]
+    assert i.dtype == inputs.dtype and a.dtype == att.dtype
+    # capped at the context; already a multiple: the same arrays back
+    assert D.pad_to_multiple(inputs, labels, att, multiple=32, cap=5, pad=1)[0].shape == (2, 5)
+    assert D.pad_to_multiple(inputs, labels, att, multiple=2, cap=128, pad=1)[0] is inputs
+
+
 def test_schedule_is_a_function_of_seed_and_step():
     s = D.Schedule(n_items=10, batch_size=4, seed=3, ordered=False)
     assert s.batches_per_epoch == 3

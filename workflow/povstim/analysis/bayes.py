@@ -386,12 +386,21 @@ class FitResult:
 
 
 SAMPLERS = ("auto", "pymc", "nutpie")
+# `auto` uses nutpie for runs of at least this many NUTS iterations in all (chains x (tune + draws)).
+# nutpie compiles the model with numba first (~20-30 s on 2 cores), then samples far faster than PyMC's
+# NUTS (whose per-leapfrog Python overhead dominates these small GLMMs). Measured on the 2-core machine
+# (docs/analysis.md, "Samplers"): the demo's 4 x (1000 + 1000) fit took 40-67 s with nutpie vs 117-157 s
+# with PyMC, a test-sized 2 x (200 + 150) fit 30 s vs 22 s; the two costs cross near 1,400 iterations.
+NUTPIE_MIN_ITERATIONS = 2000
 
 
-def resolve_sampler(sampler: str) -> str:
-    """``auto``: nutpie when it is installed (much faster at POSH scale), else PyMC's NUTS."""
+def resolve_sampler(sampler: str, iterations: int | None = None) -> str:
+    """``auto``: nutpie when it is installed and the run is long enough (``iterations``, all chains' tune +
+    draws, at least NUTPIE_MIN_ITERATIONS; None counts as long) to repay its compilation, else PyMC's NUTS."""
     if sampler != "auto":
         return sampler
+    if iterations is not None and iterations < NUTPIE_MIN_ITERATIONS:
+        return "pymc"
     import importlib.util
 
     return "nutpie" if importlib.util.find_spec("nutpie") is not None else "pymc"
@@ -409,13 +418,13 @@ def fit(design: Design, settings, cores: int | None = None) -> FitResult:
 
     if sampler not in SAMPLERS:
         raise PovstimError(f"unknown sampler {sampler!r}: use {' or '.join(SAMPLERS)}")
-    sampler = resolve_sampler(sampler)
+    sampler = resolve_sampler(sampler, chains * (tune + draws))
     if sampler == "nutpie":
         try:
             import nutpie  # noqa: F401
         except ImportError:
-            raise PovstimError("sampler nutpie is not installed: pip install 'bambi[nutpie]' "
-                               "(nutpie 0.15.x), or use sampler: pymc") from None
+            raise PovstimError("analysis.sampler: nutpie is not installed (pip install nutpie==0.15.2, a "
+                               "dependency of povstim); or use sampler: pymc") from None
 
     if not design.columns and not design.groups and not design.formula.intercept:
         raise PovstimError("nothing left to fit: every term was dropped")

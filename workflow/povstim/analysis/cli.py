@@ -62,8 +62,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--chains", type=int)
     m.add_argument("--seed", type=int, help="sampler seed")
     m.add_argument("--target-accept", type=float)
-    m.add_argument("--sampler", choices=["auto", "pymc", "nutpie"], help="NUTS implementation (auto: nutpie when "
-                   "installed, else pymc; nutpie is faster)")
+    m.add_argument("--sampler", choices=["auto", "pymc", "nutpie"], help="NUTS implementation (auto: nutpie for runs "
+                   "of >= 2000 iterations in all, else pymc)")
     m.add_argument("--init", choices=["auto", "jitter+adapt_diag", "jitter+adapt_diag_grad", "jitter+adapt_full",
                                       "adapt_diag", "adapt_full"],
                    help="PyMC's initialisation / mass-matrix adaptation (adapt_full: a dense mass matrix)")
