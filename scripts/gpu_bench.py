@@ -509,7 +509,9 @@ def row_gpt2(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
              "peer": mfu(peer["tokens_s"]), "peer_name": "HF Trainer", "better": None, "target": ">= 0.50", "note": ""}]
 
 
-def row_babyberta(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
+def babyberta_recipe(work: Path, dry: bool, s: dict, cuda: bool):
+    """(corpus paths, steps, warm-up steps, compile setting, training settings) of the BabyBERTa rows: batch 16,
+    context 128, MLM 0.15 with no unmasking (BabyBERTa Table 3), compiled with BB_COMPILE on a GPU."""
     paths = corpus(work, "bb-corpus", s["bb_sentences"], 3, 12, 8192 if not dry else 1024)
     steps, warm = s["bb_steps"], s["bb_warm"]
     mode = os.environ.get("BB_COMPILE", "reduce-overhead")
@@ -518,6 +520,11 @@ def row_babyberta(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
                 "weight_decay": 0.0, "leave_unmasked_prob": 0.0, "random_token_prob": 0.1, "mask_prob": 0.15,
                 "eval_every": steps, "save_every": steps, "log_every": max(1, warm // 4), "eval_batches": 2,
                 "device": "auto" if cuda else "cpu", "compile": compile_ if cuda else False}
+    return paths, steps, warm, compile_, training
+
+
+def row_babyberta(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
+    paths, steps, warm, compile_, training = babyberta_recipe(work, dry, s, cuda)
     penv, pnote = profile_env("babyberta", steps, warm)
     ours = worker_json(["ours", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training),
                         str(work / "bb-ours")], env={"BENCH_WARM": str(warm), **penv})
@@ -549,14 +556,7 @@ def row_babyberta_seeds(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict
     """Item 3's "train several seeds at once": k BabyBERTa seeds as k jobs sharing one GPU (what a Snakemake
     run does with gpus.slots >= k: POVSTIM_GPU_SHARE=k), total steps/s; peer: k HF Trainers at once."""
     k = int(os.environ.get("BB_SEEDS", "2" if dry else "4"))
-    paths = corpus(work, "bb-corpus", s["bb_sentences"], 3, 12, 8192 if not dry else 1024)
-    steps, warm = s["bb_steps"], s["bb_warm"]
-    mode = os.environ.get("BB_COMPILE", "reduce-overhead")
-    compile_ = {"true": True, "false": False}.get(mode, mode)
-    training = {"batch_size": 16, "context": 128, "max_steps": steps, "warmup": 10, "packing": False, "lr": 1e-4,
-                "weight_decay": 0.0, "leave_unmasked_prob": 0.0, "random_token_prob": 0.1, "mask_prob": 0.15,
-                "eval_every": steps, "save_every": steps, "log_every": max(1, warm // 4), "eval_batches": 2,
-                "device": "auto" if cuda else "cpu", "compile": compile_ if cuda else False}
+    paths, steps, warm, compile_, training = babyberta_recipe(work, dry, s, cuda)
     ours = workers_together([(["ours", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training),
                                 str(work / f"bb-seed{i}")],
                                {"BENCH_WARM": str(warm), "BENCH_SEED": str(i + 1), "POVSTIM_GPU_SHARE": str(k)})
