@@ -266,6 +266,24 @@ def test_pad_to_multiple_widens_with_padding_only():
     assert D.pad_to_multiple(inputs, labels, att, multiple=2, cap=128, pad=1)[0] is inputs
 
 
+def test_gpt2_activation_is_gpt2s_gelu():
+    """GPT-2's gelu_new, written out in float64, is what the built model's MLP computes (one fused kernel)."""
+    import math
+
+    import torch
+
+    from povstim.train.models import build_config, build_model
+    from povstim.train.params import resolve
+
+    a, t = resolve({"family": "gpt2", "n_layer": 1, "n_embd": 16, "n_head": 2, "n_inner": 32}, {"context": 8})
+    model = build_model(a, build_config(a, t, 50, {"bos": 0, "eos": 2, "pad": 1}))
+    assert model.config.activation_function == "gelu_pytorch_tanh"
+    x = np.linspace(-8, 8, 2001)
+    want = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    got = model.transformer.h[0].mlp.act(torch.tensor(x, dtype=torch.float32)).double().numpy()
+    assert np.abs(got - want).max() < 1e-6
+
+
 def test_schedule_is_a_function_of_seed_and_step():
     s = D.Schedule(n_items=10, batch_size=4, seed=3, ordered=False)
     assert s.batches_per_epoch == 3

@@ -136,6 +136,10 @@ def _gpt2_config(arch: dict, training, vocab_size: int, ids: dict):
         embd_pdrop=dropout,
         attn_pdrop=dropout,
         layer_norm_epsilon=arch["layer_norm_eps"],
+        # GPT-2's own activation (gelu_new: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))) computed by one
+        # PyTorch kernel instead of five elementwise ops: the same function (within 1e-6), and a CPU
+        # training step of the demo's model 1.13-1.17x faster (docs/training.md)
+        activation_function="gelu_pytorch_tanh",
         bos_token_id=ids["bos"],
         eos_token_id=ids["eos"],
         pad_token_id=ids["pad"],
