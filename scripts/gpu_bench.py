@@ -20,7 +20,11 @@ Rows (each measured in fresh processes, so start-up costs count where the row is
              (6N + 12·L·d·T FLOPs per token against a 989 TFLOP/s dense bf16 peak); peer: HF Trainer,
              same model, data, batch, schedule, bf16, torch_compile, fused AdamW.
   babyberta  the BabyBERTa recipe (8 x 256, batch 16, context 128, MLM 0.15 with no unmasking):
-             steps/s; peer: HF Trainer with the same model, batch and masking.
+             steps/s in BB_COMPILE mode (default step-graphs); peer: HF Trainer with the same model,
+             batch and masking. BB_REFERENCE=MODE also trains povstim in MODE (e.g. false: the eager
+             loop) with the same seed and reports its rate and the largest relative difference between
+             the two runs' logged losses. BB_STEPS / BB_WARM (1500 / 500): steps, and warm-up steps
+             left out of the rates.
   bbseeds    (not in the default rows: ROWS=bbseeds) BB_SEEDS (4) seeds of that recipe trained at once on
              one GPU, as a Snakemake run's small jobs share it (POVSTIM_GPU_SHARE): total steps/s;
              peer: as many HF Trainers at once.
@@ -66,8 +70,9 @@ def sizes(dry: bool) -> dict:
                                                                   "n_head": 2, "n_inner": 128},
                 "bb_steps": 20, "bb_warm": 8, "bb_sentences": 2000, "gen_sentences": 200, "tiny_models": 2}
     return {"pairs": 20000, "gpt2_arch": GPT2_SMALL, "gpt2_steps": 120, "gpt2_warm": 40, "gpt2_batch": 32,
-            "gpt2_ctx": 512, "gpt2_sentences": 200000, "vocab": 32768, "bb_arch": BABYBERTA, "bb_steps": 1500,
-            "bb_warm": 500, "bb_sentences": 100000, "gen_sentences": 3000, "tiny_models": 12}
+            "gpt2_ctx": 512, "gpt2_sentences": 200000, "vocab": 32768, "bb_arch": BABYBERTA,
+            "bb_steps": int(os.environ.get("BB_STEPS", "1500")), "bb_warm": int(os.environ.get("BB_WARM", "500")),
+            "bb_sentences": 100000, "gen_sentences": 3000, "tiny_models": 12}
 
 
 # --------------------------------------------------------------------------- data
@@ -169,6 +174,12 @@ def row_dag(work: Path, dry: bool) -> list[dict]:
     for label, env in (("gpu", {}), ("cpu", {"CUDA_VISIBLE_DEVICES": ""})):
         copy = work / f"dag-{label}"
         shutil.copytree(REPO, copy, ignore=skip)
+        # each run compiles from cold caches (PyTensor/numba for the Bayesian fit, inductor/triton): the run
+        # that went second would otherwise reuse the first one's (the analyze job: 47 s cold, 30 s warm, H100)
+        caches = copy / ".bench-caches"
+        flags = ",".join(f for f in (os.environ.get("PYTENSOR_FLAGS"), f"base_compiledir={caches / 'pytensor'}") if f)
+        env = {**env, "PYTENSOR_FLAGS": flags, "NUMBA_CACHE_DIR": str(caches / "numba"),
+               "TORCHINDUCTOR_CACHE_DIR": str(caches / "inductor"), "TRITON_CACHE_DIR": str(caches / "triton")}
         cmd = py("-m", "snakemake", "--cores", cores, "--resources", "gpu=1", *(["-n"] if dry else []), "--",
                  "results/figures")
         walls[label] = run(cmd, env=env, cwd=copy, timeout=1800)
@@ -342,8 +353,10 @@ def ours_train(paths: dict, arch: dict, training: dict, out: str) -> None:
     if prof is None:
         tr.run()
     else:
-        # one profiler step per optimizer step (a public hook: the loop itself is not touched)
-        tr.optimizer.register_step_post_hook(lambda *_: prof.step())
+        # one profiler step per training step, marked where the loop sets the step's learning rate (the loop
+        # itself is not touched; an optimizer hook would miss steps replayed as CUDA graphs)
+        set_lr = tr.set_lr
+        tr.set_lr = lambda lr: (prof.step(), set_lr(lr))
         with prof:
             tr.run()
     log = [json.loads(x) for x in (Path(out) / "train_log.jsonl").read_text().splitlines()]
@@ -358,6 +371,7 @@ def ours_train(paths: dict, arch: dict, training: dict, out: str) -> None:
     wpe = [p.numel() for name, p in tr.raw_model.named_parameters() if "wpe" in name or "position_embeddings" in name]
     cfg = tr.model_config
     print(json.dumps({"steps_s": steps_s, "tokens_s": tok_s, "params": n - sum(wpe),
+                      "losses": [[e["step"], e["loss"]] for e in log],
                       "layers": int(getattr(cfg, "n_layer", getattr(cfg, "num_hidden_layers", 0))),
                       "d": int(getattr(cfg, "n_embd", getattr(cfg, "hidden_size", 0))), "first": first["step"]}))
 
@@ -514,7 +528,7 @@ def babyberta_recipe(work: Path, dry: bool, s: dict, cuda: bool):
     context 128, MLM 0.15 with no unmasking (BabyBERTa Table 3), compiled with BB_COMPILE on a GPU."""
     paths = corpus(work, "bb-corpus", s["bb_sentences"], 3, 12, 8192 if not dry else 1024)
     steps, warm = s["bb_steps"], s["bb_warm"]
-    mode = os.environ.get("BB_COMPILE", "reduce-overhead")
+    mode = os.environ.get("BB_COMPILE", "step-graphs")
     compile_ = {"true": True, "false": False}.get(mode, mode)
     training = {"batch_size": 16, "context": 128, "max_steps": steps, "warmup": 10, "packing": False, "lr": 1e-4,
                 "weight_decay": 0.0, "leave_unmasked_prob": 0.0, "random_token_prob": 0.1, "mask_prob": 0.15,
@@ -523,11 +537,28 @@ def babyberta_recipe(work: Path, dry: bool, s: dict, cuda: bool):
     return paths, steps, warm, compile_, training
 
 
+def loss_gap(ours: dict, ref: dict) -> str:
+    """The largest relative difference between two runs' logged training losses (same steps)."""
+    a, b = dict(map(tuple, ours["losses"])), dict(map(tuple, ref["losses"]))
+    common = sorted(set(a) & set(b))
+    gap = max(abs(a[k] - b[k]) / abs(b[k]) for k in common)
+    return f"max relative loss difference {gap:.2g} over {len(common)} logged steps (last {a[common[-1]]:.4f} vs " \
+           f"{b[common[-1]]:.4f})"
+
+
 def row_babyberta(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
     paths, steps, warm, compile_, training = babyberta_recipe(work, dry, s, cuda)
     penv, pnote = profile_env("babyberta", steps, warm)
     ours = worker_json(["ours", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training),
                         str(work / "bb-ours")], env={"BENCH_WARM": str(warm), **penv})
+    print(f"    povstim (compile={compile_ if cuda else False}): {ours['steps_s']:.3g} steps/s", flush=True)
+    if os.environ.get("BB_REFERENCE"):  # the same seed in another compile mode: is it the same training?
+        ref_mode = {"true": True, "false": False}.get(os.environ["BB_REFERENCE"], os.environ["BB_REFERENCE"])
+        ref = worker_json(["ours", json.dumps(paths), json.dumps(s["bb_arch"]),
+                           json.dumps({**training, "compile": ref_mode if cuda else False}), str(work / "bb-ref")],
+                          env={"BENCH_WARM": str(warm)})
+        pnote += (f"; vs povstim compile={ref_mode} ({ref['steps_s']:.3g} steps/s, x{ours['steps_s'] / ref['steps_s']:.3g}):"
+                  f" {loss_gap(ours, ref)}")
     peer = worker_json(["hf", json.dumps(paths), json.dumps(s["bb_arch"]), json.dumps(training), str(steps),
                         str(warm), "1" if cuda else "0", "0"])
     name = "BabyBERTa recipe (8 x 256, batch 16, ctx 128)" if not dry else "tiny BabyBERTa"

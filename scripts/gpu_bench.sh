@@ -8,6 +8,7 @@
 #   ROWS=score,babyberta bash scripts/gpu_bench.sh  # some rows
 #   DRY=1 bash scripts/gpu_bench.sh                 # the same code on the CPU, tiny sizes (~1-2 min)
 #   GPT2_COMPILE=max-autotune GPT2_MICRO=16 BB_COMPILE=reduce-overhead CORES=16 PEAK_TFLOPS=989 ...
+#   ROWS=babyberta BB_REFERENCE=false bash scripts/gpu_bench.sh  # + the eager loop's rate and loss gap
 #   ROWS=babyberta,bbseeds BB_SEEDS=4 PROFILE=$OUT bash scripts/gpu_bench.sh  # + seeds at once, profiles
 #
 # PYTHON=... picks the interpreter (default: .venv/bin/python when present, else python3); it needs

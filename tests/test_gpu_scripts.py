@@ -25,7 +25,8 @@ def test_gpu_bench_dry_run_prints_every_row(tmp_path):
     out = tmp_path / "rows.json"
     prof = tmp_path / "prof"
     proc = subprocess.run(["bash", "scripts/gpu_bench.sh", "--json", str(out)], cwd=REPO,
-                          env=_env(ROWS="dag,score,gpt2,babyberta,bbseeds,generator", PROFILE=str(prof)),
+                          env=_env(ROWS="dag,score,gpt2,babyberta,bbseeds,generator", PROFILE=str(prof),
+                                   BB_REFERENCE="false"),
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     rows = json.loads(out.read_text())
@@ -47,6 +48,8 @@ def test_gpu_bench_dry_run_prints_every_row(tmp_path):
     for name in ("gpt2", "babyberta"):
         text = (prof / f"{name}.txt").read_text()
         assert "host wall per step" in text and "aten::" in text and "Optimizer.step" in text, name
+    # BB_REFERENCE: the same seed trained again (eager on the CPU) logs the very same losses
+    assert "max relative loss difference 0 over" in by["tiny BabyBERTa"]["note"], by["tiny BabyBERTa"]["note"]
     seeds = next(r for r in rows if "seeds at once" in r["row"])
     assert seeds["povstim"] > 0 and seeds["peer"] > 0 and "per job" in seeds["note"]
     table = proc.stdout[proc.stdout.index("| what"):]

@@ -259,3 +259,16 @@ def test_cuda_compiled_training_matches_eager_cuda(corpus, tmp_path, arch, mode)
     if eager.train_data.packed:
         assert fast.device_blocks is not None
     np.testing.assert_allclose([e["loss"] for e in log_fast], [e["loss"] for e in log_eager], rtol=2e-2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("arch", [GPT2, ROBERTA], ids=["gpt2", "roberta"])
+def test_cuda_step_graphs_match_eager_cuda(corpus, tmp_path, arch):
+    """On a GPU: whole training steps recorded as CUDA graphs (compile: step-graphs) train to the eager
+    GPU run's losses (bf16 noise), and most steps are replays."""
+    _cuda()
+    cfg = {"device": "cuda", "max_steps": 12, "eval_every": 6, "save_every": 12, "pad_to_multiple_of": 32}
+    eager, log_eager = run(corpus, tmp_path / "eager", arch=arch, **cfg)
+    fast, log_fast = run(corpus, tmp_path / "fast", arch=arch, compile="step-graphs", **cfg)
+    assert fast.step_graphs is not None and fast.step_graphs.replays >= 6
+    np.testing.assert_allclose([e["loss"] for e in log_fast], [e["loss"] for e in log_eager], rtol=2e-2)

@@ -75,7 +75,7 @@ class Trainer:
     def __init__(self, *, train: str, dev: str, tokenizer: str, arch: dict, training: dict, seed: int,
                  out_dir: str, threads: int | None = None, progress: bool = True,
                  init_from: str | None = None, parses: list[str] | None = None, compile_backend: str | None = None,
-                 meta: dict | None = None):
+                 meta: dict | None = None, graph_backend=None):
         import torch
 
         from ..devices import resolve_device
@@ -140,25 +140,40 @@ class Trainer:
         if self.cuda and training.tf32:
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
+        # torch.compile and CUDA graphs are CUDA paths (train/gpu.py); compile_backend / graph_backend let a
+        # CPU test trace the same code
+        self.compile_mode = (gpu.compile_mode(training.compile)
+                             if (self.cuda or compile_backend or graph_backend) else None)
+        step_graphs = self.compile_mode == gpu.STEP_GRAPHS
+        # a recorded step reads the learning rate from a device tensor that the loop fills in place
+        self.lr_tensor = torch.tensor(float(training.lr), device=self.device) if step_graphs else None
         # weight decay on matrices and embeddings only, not on biases or LayerNorm (as HF Trainer does)
         decay = [p for p in self.raw_model.parameters() if p.dim() >= 2]
         no_decay = [p for p in self.raw_model.parameters() if p.dim() < 2]
+        if self.cuda:
+            impl = {"fused": True, "capturable": step_graphs}
+        else:  # the CPU's foreach AdamW takes no tensor learning rate
+            impl = {"foreach": not step_graphs}
         self.optimizer = torch.optim.AdamW(
             [{"params": decay, "weight_decay": training.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=training.lr,
+            lr=self.lr_tensor if step_graphs else training.lr,
             betas=(training.adam_beta1, training.adam_beta2),
             eps=training.adam_eps,
-            **({"fused": True} if self.cuda else {"foreach": True}),
+            **impl,
         )
         self.model = self.raw_model
         self.forward_loss = self._forward_loss
-        # torch.compile is a CUDA path (train/gpu.py); compile_backend lets a CPU test trace the same code
-        self.compile_mode = gpu.compile_mode(training.compile) if (self.cuda or compile_backend) else None
-        if self.compile_mode:
+        if gpu.compiles(self.compile_mode):
             # compiling forward and loss together lets the logits' fp32 cast fuse into the cross-entropy
             self.forward_loss = gpu.compile_loss(self._forward_loss, self.compile_mode, compile_backend)
-        if gpu.uses_graphs(self.compile_mode) and self.cuda:
+        if gpu.uses_graphs(self.compile_mode) and (self.cuda or graph_backend):
             gpu.persistent_grads(self.raw_model.parameters())
+        # autocast's weight-cast cache must be off inside a recorded step (torch.cuda.graph's AMP note)
+        self.autocast_cache = not step_graphs
+        self.step_graphs = None
+        if step_graphs:
+            backend = graph_backend or gpu.CudaGraphBackend(self.device)
+            self.step_graphs = gpu.StepGraphs(self._graph_step, backend)
         # gradient accumulation (micro-batches of at most micro_batch sequences) and, when compiled,
         # one-sentence-per-sequence batches padded to a few widths (static shapes)
         self.micro, self.pad_multiple = gpu.batching(training, self.cuda, self.compile_mode, self.train_data.packed,
@@ -276,7 +291,8 @@ class Trainer:
 
     def _forward_loss(self, inputs, labels, attention, reduction: str = "mean"):
         torch = self.torch
-        ctx = torch.autocast("cuda", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
+        ctx = (torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=self.autocast_cache) if self.bf16
+               else contextlib.nullcontext())
         with ctx:
             logits = self.model(input_ids=inputs, attention_mask=attention, use_cache=False).logits
         return self.lm_loss(logits, labels, reduction)
@@ -289,6 +305,25 @@ class Trainer:
         return torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.size(-1)).float(), labels.reshape(-1), ignore_index=-100, reduction=reduction
         )
+
+    def _graph_step(self, inputs, labels, attention):
+        """One whole training step without touching the host (recorded by StepGraphs): the same
+        operations as the loop's eager step -- gradients zeroed (kept, not freed), forward + loss,
+        backward, clipping, AdamW at the learning rate in ``lr_tensor`` -- returning the loss."""
+        self.optimizer.zero_grad(set_to_none=False)
+        loss = self.forward_loss(inputs, labels, attention)
+        loss.backward()
+        if self.p.grad_clip:
+            self.torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), self.p.grad_clip)
+        self.optimizer.step()
+        return loss.detach()
+
+    def set_lr(self, lr: float) -> None:
+        if self.lr_tensor is not None:
+            self.lr_tensor.fill_(lr)  # in place: recorded steps read this tensor
+            return
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
 
     def loss(self, inputs, labels, attention, reduction="mean"):
         """(loss, number of predicted tokens). On CUDA with compile, forward + loss form one compiled graph."""
@@ -446,6 +481,10 @@ class Trainer:
         resumed = self.try_resume()
         if not resumed:
             torch.manual_seed(self.seed)  # dropout stream starts from the seed, as on resume it starts from the state
+        if self.lr_tensor is not None:
+            # a loaded optimizer state brings its own learning-rate values: every group reads the one tensor
+            for group in self.optimizer.param_groups:
+                group["lr"] = self.lr_tensor
         bar = None
         if self.progress:
             from tqdm import tqdm
@@ -466,12 +505,15 @@ class Trainer:
             # the whole batch is drawn (and masked) at once, so micro-batching changes no mask
             inputs, labels, att, ntok, n_pred = self._batch(self.train_data, idx, mask_rng)
             lr = self.lr_at(self.step)
-            for group in self.optimizer.param_groups:
-                group["lr"] = lr
+            self.set_lr(lr)
             self.bias.set_epoch_for_step(self.step)
             # no token count here: it would sync the GPU
             parts = self.micro_batches(len(idx), n_pred)
-            if len(parts) == 1:
+            graphed = self.step_graphs is not None and len(parts) == 1 and not self.bias.active
+            if graphed:
+                # the whole step, clipping and AdamW included, as one graph replay (train/gpu.py)
+                loss = self.step_graphs(inputs, labels, att)
+            elif len(parts) == 1:
                 loss = self.train_loss(inputs, labels, att, idx)
                 loss.backward()
             else:  # gradient accumulation: same effective batch, same loss normalisation
@@ -481,11 +523,13 @@ class Trainer:
                                            idx[rows]) * weight
                     part.backward()
                     loss = part.detach() if loss is None else loss + part.detach()
-            if p.grad_clip:
-                torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), p.grad_clip)
-            self.optimizer.step()
-            # CUDA-graph modes keep real .grad tensors (train/gpu.py: persistent_grads)
-            self.optimizer.zero_grad(set_to_none=not (self.cuda and gpu.uses_graphs(self.compile_mode)))
+            if not graphed:
+                if p.grad_clip:
+                    torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), p.grad_clip)
+                self.optimizer.step()
+                # CUDA-graph modes keep real .grad tensors (train/gpu.py: persistent_grads)
+                self.optimizer.zero_grad(set_to_none=not (gpu.uses_graphs(self.compile_mode)
+                                                          and (self.cuda or self.step_graphs is not None)))
             self.step += 1
             window_loss += loss.detach()
             window_steps += 1
