@@ -134,11 +134,16 @@ class CudaGraphBackend:
     """Eager steps and graph capture on one side stream, all graphs in one memory pool."""
 
     def __init__(self, device: str):
+        import warnings
+
         import torch
 
         self.torch = torch
         self.stream = torch.cuda.Stream(device)
         self.pool = torch.cuda.graph_pool_handle()
+        # each shape's first step (and any micro-batched or bias-hooked step) runs the capturable AdamW
+        # eagerly on purpose; torch would warn about that in every job's log
+        warnings.filterwarnings("ignore", message="This instance was constructed with capturable=True")
 
     def eager(self, fn, args):
         # on the capture stream: the first step of a shape also initialises what capture must not
