@@ -503,7 +503,7 @@ def row_gpt2(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
     paths = corpus(work, "gpt2-corpus", s["gpt2_sentences"], 4, 24, s["vocab"])
     steps, warm = s["gpt2_steps"], s["gpt2_warm"]
     mode = os.environ.get("GPT2_COMPILE", "true")
-    compile_ = {"true": True, "false": False}.get(mode, mode)
+    compile_ = compile_setting(mode)
     training = {"batch_size": s["gpt2_batch"], "context": s["gpt2_ctx"], "max_steps": steps, "warmup": 10,
                 "eval_every": steps, "save_every": steps, "log_every": max(1, warm // 4), "eval_batches": 2,
                 "device": "auto" if cuda else "cpu", "compile": compile_ if cuda else False,
@@ -523,13 +523,18 @@ def row_gpt2(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
              "peer": mfu(peer["tokens_s"]), "peer_name": "HF Trainer", "better": None, "target": ">= 0.50", "note": ""}]
 
 
+def compile_setting(text: str):
+    """An environment variable's value as training.compile takes it (true/false, or a mode name)."""
+    return {"true": True, "false": False}.get(text, text)
+
+
 def babyberta_recipe(work: Path, dry: bool, s: dict, cuda: bool):
     """(corpus paths, steps, warm-up steps, compile setting, training settings) of the BabyBERTa rows: batch 16,
     context 128, MLM 0.15 with no unmasking (BabyBERTa Table 3), compiled with BB_COMPILE on a GPU."""
     paths = corpus(work, "bb-corpus", s["bb_sentences"], 3, 12, 8192 if not dry else 1024)
     steps, warm = s["bb_steps"], s["bb_warm"]
     mode = os.environ.get("BB_COMPILE", "step-graphs")
-    compile_ = {"true": True, "false": False}.get(mode, mode)
+    compile_ = compile_setting(mode)
     training = {"batch_size": 16, "context": 128, "max_steps": steps, "warmup": 10, "packing": False, "lr": 1e-4,
                 "weight_decay": 0.0, "leave_unmasked_prob": 0.0, "random_token_prob": 0.1, "mask_prob": 0.15,
                 "eval_every": steps, "save_every": steps, "log_every": max(1, warm // 4), "eval_batches": 2,
@@ -553,7 +558,7 @@ def row_babyberta(work: Path, dry: bool, s: dict, cuda: bool) -> list[dict]:
                         str(work / "bb-ours")], env={"BENCH_WARM": str(warm), **penv})
     print(f"    povstim (compile={compile_ if cuda else False}): {ours['steps_s']:.3g} steps/s", flush=True)
     if os.environ.get("BB_REFERENCE"):  # the same seed in another compile mode: is it the same training?
-        ref_mode = {"true": True, "false": False}.get(os.environ["BB_REFERENCE"], os.environ["BB_REFERENCE"])
+        ref_mode = compile_setting(os.environ["BB_REFERENCE"])
         ref = worker_json(["ours", json.dumps(paths), json.dumps(s["bb_arch"]),
                            json.dumps({**training, "compile": ref_mode if cuda else False}), str(work / "bb-ref")],
                           env={"BENCH_WARM": str(warm)})

@@ -166,7 +166,9 @@ class Trainer:
         if gpu.compiles(self.compile_mode):
             # compiling forward and loss together lets the logits' fp32 cast fuse into the cross-entropy
             self.forward_loss = gpu.compile_loss(self._forward_loss, self.compile_mode, compile_backend)
-        if gpu.uses_graphs(self.compile_mode) and (self.cuda or graph_backend):
+        # CUDA-graph modes keep real .grad tensors, zeroed and never freed (gpu.persistent_grads)
+        self.keep_grads = gpu.uses_graphs(self.compile_mode) and (self.cuda or graph_backend is not None)
+        if self.keep_grads:
             gpu.persistent_grads(self.raw_model.parameters())
         # autocast's weight-cast cache must be off inside a recorded step (torch.cuda.graph's AMP note)
         self.autocast_cache = not step_graphs
@@ -313,10 +315,14 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=False)
         loss = self.forward_loss(inputs, labels, attention)
         loss.backward()
+        self.update()
+        return loss.detach()
+
+    def update(self) -> None:
+        """Clip the accumulated gradients (training.grad_clip) and take the AdamW step."""
         if self.p.grad_clip:
             self.torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), self.p.grad_clip)
         self.optimizer.step()
-        return loss.detach()
 
     def set_lr(self, lr: float) -> None:
         if self.lr_tensor is not None:
@@ -524,12 +530,8 @@ class Trainer:
                     part.backward()
                     loss = part.detach() if loss is None else loss + part.detach()
             if not graphed:
-                if p.grad_clip:
-                    torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), p.grad_clip)
-                self.optimizer.step()
-                # CUDA-graph modes keep real .grad tensors (train/gpu.py: persistent_grads)
-                self.optimizer.zero_grad(set_to_none=not (gpu.uses_graphs(self.compile_mode)
-                                                          and (self.cuda or self.step_graphs is not None)))
+                self.update()
+                self.optimizer.zero_grad(set_to_none=not self.keep_grads)
             self.step += 1
             window_loss += loss.detach()
             window_steps += 1
