@@ -98,6 +98,9 @@ rule figures:
         config=as_json(config),
         code=code("figures", "figures/children_table7.yaml", "analysis/tidy.py", "analysis/tables.py",
                   "analysis/curves.py", "dpe"),
+    # figures are drawn several at once (one forked process each; same files): the job ends the DAG, so
+    # the cores are otherwise idle (Snakemake scales this down to --cores)
+    threads: 8
     log:
         f"{LOGS}/figures/figures.log",
     benchmark:
@@ -106,7 +109,8 @@ rule figures:
         "../envs/analysis.yaml"
     shell:
         "{POVSTIM} figures --analysis-dir {params.analysis_dir} {params.audits} {params.study}"
-        " --out-dir {output.figures} --run-info {output.run_info} --config {params.config:q} > {log} 2>&1"
+        " --out-dir {output.figures} --run-info {output.run_info} --config {params.config:q} --cores {threads}"
+        " > {log} 2>&1"
 
 
 # `results/figures` (the README's target) always shows the figures of the

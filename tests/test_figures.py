@@ -116,8 +116,10 @@ def test_figures_cli_on_simulated_results(tmp_path):
 
     results = simulated_results()
     out = tmp_path / "figures"
+    # three figures at a time, in forked processes; the fixture drew them one by one in this process
     rc = main(["figures", "--analysis-dir", str(results / "analysis"), "--out-dir", str(out),
-               "--run-info", str(tmp_path / "run_info.html"), "--config", json.dumps({"experiment": "x"})])
+               "--run-info", str(tmp_path / "run_info.html"), "--config", json.dumps({"experiment": "x"}),
+               "--cores", "3"])
     assert rc == 0
     for stem in ("fig2_accuracy", "fig3_posterior", "learning_curves_posh", "learning_curves_posh_category"):
         _png_pdf(out, stem)
@@ -125,6 +127,36 @@ def test_figures_cli_on_simulated_results(tmp_path):
     assert made["fig3_posterior"] == ["fig3_posterior.png", "fig3_posterior.pdf"]
     info = (tmp_path / "run_info.html").read_text()
     assert "bambi" in info and "experiment: x" in info
-    # identical to the figures the shared fixture drew from the same analysis
-    for f in ("fig2_accuracy.png", "fig3_posterior.pdf"):
-        assert (out / f).read_bytes() == (results / "figures" / f).read_bytes()
+    # identical, file for file and byte for byte, to the figures the shared fixture drew from the same analysis
+    files = sorted(f.name for f in (results / "figures").iterdir())
+    assert sorted(f.name for f in out.iterdir()) == files and len(files) >= 9
+    for f in files:
+        assert (out / f).read_bytes() == (results / "figures" / f).read_bytes(), f
+
+
+def _square(value):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1, 1))
+    ax.plot([0, 1], [0, value])
+    return fig
+
+
+def _fails(message):
+    raise PovstimError(message)
+
+
+def test_figures_drawn_at_once_keep_their_order_and_errors(tmp_path):
+    from povstim.figures.draw import render
+
+    style.apply()
+    figures = [(f"f{i}", _square, (i,)) for i in range(4)]
+    made = render(figures, tmp_path / "par", jobs=3)
+    assert list(made) == ["f0", "f1", "f2", "f3"] and made["f2"] == ["f2.png", "f2.pdf"]
+    assert render(figures, tmp_path / "seq", jobs=1) == made
+    for stem, files in made.items():
+        for f in files:
+            assert (tmp_path / "par" / f).read_bytes() == (tmp_path / "seq" / f).read_bytes()
+    # a figure that cannot be drawn stops the command with its own message, whichever process drew it
+    with pytest.raises(PovstimError, match="no rows for f1"):
+        render([("f0", _square, (0,)), ("f1", _fails, ("no rows for f1",))], tmp_path / "bad", jobs=2)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -41,7 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--accuracy-column", help="column holding the accuracy")
     p.add_argument("--ignore", nargs="+", metavar="GLOB", help="file-name globs to skip")
     p.add_argument("--no-model", action="store_true", help="tables and accuracy figures only, no Bayesian model")
-    p.add_argument("--cores", type=int, help="processes for the chains (default: min(chains, CPUs))")
+    p.add_argument("--cores", type=int, help="processes for the chains (default: min(chains, CPUs)) and figures "
+                   "drawn at once (default: CPUs)")
 
 
 def _config_sections(path: str | None) -> dict:
@@ -84,7 +86,7 @@ def run(args) -> int:
     counts = read_released(args.results, rel)
     out = Path(args.out_dir)
     counts_analysis(counts, ana, out / "analysis", fit_model=not args.no_model, cores=args.cores)
-    draw_analysis(out / "analysis", out / "figures", learning_curves=False)
+    draw_analysis(out / "analysis", out / "figures", learning_curves=False, jobs=args.cores or os.cpu_count() or 1)
     log.info("tables, model and figures from %d released result files in %.1f s -> %s",
              counts["file"].nunique(), time.perf_counter() - t0, out)
     return 0

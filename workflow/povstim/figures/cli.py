@@ -47,6 +47,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--index", metavar="FIGURES_DIR",
                    help="instead of drawing: make --out-dir an index of links to this experiment's figures folder")
     p.add_argument("--experiment", help="the experiment's name (with --index)")
+    p.add_argument("--cores", type=int, default=1,
+                   help="figures drawn at once, each in its own (forked) process; the files do not depend on it "
+                   "(default: 1)")
 
 
 def run(args) -> int:
@@ -68,7 +71,8 @@ def run(args) -> int:
     audit = read_filter_audit(args.filter_audit) if args.filter_audit else None
     from .draw import draw_analysis
 
-    draw_analysis(Path(args.analysis_dir), Path(args.out_dir), curves=curves, study=study, audit=audit)
+    draw_analysis(Path(args.analysis_dir), Path(args.out_dir), curves=curves, study=study, audit=audit,
+                  jobs=max(1, args.cores))
     if args.run_info:
         from .runinfo import write_run_info
 

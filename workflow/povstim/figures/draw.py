@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
 from pathlib import Path
 
 import pandas as pd
@@ -15,23 +16,37 @@ log = logging.getLogger("povstim.figures")
 
 
 def draw_analysis(adir: Path, out: Path, curves: pd.DataFrame | None = None, study: pd.DataFrame | None = None,
-                  audit: pd.DataFrame | None = None, learning_curves: bool = True) -> dict[str, list[str]]:
+                  audit: pd.DataFrame | None = None, learning_curves: bool = True,
+                  jobs: int = 1) -> dict[str, list[str]]:
     """Every figure the outputs of `povstim analyze` (or `povstim release`) in ``adir`` allow, into ``out``
-    (+ figures.json). ``curves``: the learning-curve table (default adir/accuracy_by_step.csv)."""
-    from . import plots, style
+    (+ figures.json). ``curves``: the learning-curve table (default adir/accuracy_by_step.csv). ``jobs`` > 1
+    draws that many figures at once in forked processes (the same files, byte for byte)."""
+    from . import style
 
     logging.getLogger("fontTools").setLevel(logging.WARNING)
     style.apply()
     out.mkdir(parents=True, exist_ok=True)
-    made: dict[str, list[str]] = {}
+    figures = plan(adir, curves=curves, study=study, audit=audit, learning_curves=learning_curves)
+    made = render(figures, out, jobs)
+    write_json(out / "figures.json", made)
+    log.info("%d figures written to %s", len(made), out)
+    return made
+
+
+def plan(adir: Path, curves: pd.DataFrame | None = None, study: pd.DataFrame | None = None,
+         audit: pd.DataFrame | None = None, learning_curves: bool = True) -> list[tuple]:
+    """(stem, function, args) of every figure to draw, in figures.json's order: ``function(*args)`` returns
+    the matplotlib figure. Reading the inputs (and their errors) happens here, before anything is drawn."""
+    from . import exp3, plots
 
     acc_path = adir / "accuracy.csv"
     if not acc_path.exists():
         raise PovstimError(f"{acc_path}: missing; run `povstim analyze` first")
     acc = pd.read_csv(acc_path, dtype={"size": str})
+    figures: list[tuple] = []
     if "posh" in set(acc["suite"]):
-        made["fig1_children"] = _save(plots.fig1_children(acc, plots.load_children()), out, "fig1_children")
-    made["fig2_accuracy"] = _save(plots.fig2_accuracy(acc), out, "fig2_accuracy")
+        figures.append(("fig1_children", plots.fig1_children, (acc, plots.load_children())))
+    figures.append(("fig2_accuracy", plots.fig2_accuracy, (acc,)))
 
     for prefix, stem in (("", "fig3_posterior"), ("three_level_", "fig3_three_level")):
         summary_path = adir / "bayes" / f"{prefix}summary.csv"
@@ -39,7 +54,7 @@ def draw_analysis(adir: Path, out: Path, curves: pd.DataFrame | None = None, stu
             summary = pd.read_csv(summary_path)
             diag_path = adir / "bayes" / f"{prefix}diagnostics.json"
             problems = json.loads(diag_path.read_text())["problems"] if diag_path.exists() else []
-            made[stem] = _save(plots.fig3_posterior(summary, problems), out, stem)
+            figures.append((stem, plots.fig3_posterior, (summary, problems)))
         elif not prefix:
             log.warning("%s missing: no posterior figure (was the model skipped?)", summary_path)
 
@@ -50,29 +65,48 @@ def draw_analysis(adir: Path, out: Path, curves: pd.DataFrame | None = None, stu
                 raise PovstimError(f"{cpath}: missing and no --scores given")
             curves = pd.read_csv(cpath, dtype={"size": str})
         for suite in sorted(curves["suite"].unique()):
-            made[f"learning_curves_{suite}"] = _save(plots.learning_curves(curves, suite), out,
-                                                     f"learning_curves_{suite}")
-            made[f"learning_curves_{suite}_category"] = _save(plots.learning_curves(curves, suite, "category"), out,
-                                                              f"learning_curves_{suite}_category")
+            figures.append((f"learning_curves_{suite}", plots.learning_curves, (curves, suite)))
+            figures.append((f"learning_curves_{suite}_category", plots.learning_curves, (curves, suite, "category")))
 
-    from . import exp3  # POSH Figs. 4-5 (inductive biases), when the analysis wrote the Exp. 3 tables
-
-    made.update(exp3.draw(adir, out))
+    figures += exp3.plan(adir)  # POSH Figs. 4-5 (inductive biases), when the analysis wrote the Exp. 3 tables
     if study is not None:
-        made["tokenizer_study"] = _save(plots.tokenizer_study(study), out, "tokenizer_study")
+        figures.append(("tokenizer_study", plots.tokenizer_study, (study,)))
     if audit is not None:
         if audit.empty:
             log.warning("filter audit: no DPE removed in any corpus; drawing nothing")
         else:
-            made["filter_audit"] = _save(plots.filter_audit(audit), out, "filter_audit")
-    write_json(out / "figures.json", made)
-    log.info("%d figures written to %s", len(made), out)
-    return made
+            figures.append(("filter_audit", plots.filter_audit, (audit,)))
+    return figures
 
 
-def _save(fig, out, stem):
+# The figures a pool's forked workers draw: set before the pool starts, so each worker inherits the data
+# frames instead of receiving them pickled, and gets only an index.
+_PENDING: list[tuple] = []
+
+
+def render(figures: list[tuple], out: Path, jobs: int = 1) -> dict[str, list[str]]:
+    """Draw and save ``figures`` ((stem, function, args), see :func:`plan`) into ``out``: {stem: file names}.
+    With ``jobs`` > 1 (and fork available) several at once: a figure's pixels and PDF bytes do not depend on
+    the process that draws it, and each file is written atomically."""
+    global _PENDING
+    workers = min(jobs, len(figures))
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        _PENDING = [(stem, fn, args, out) for stem, fn, args in figures]
+        try:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                files = pool.map(_draw_pending, range(len(figures)), chunksize=1)
+        finally:
+            _PENDING = []
+    else:
+        files = [_draw(stem, fn, args, out) for stem, fn, args in figures]
+    return {stem: names for (stem, _, _), names in zip(figures, files)}
+
+
+def _draw_pending(i: int) -> list[str]:
+    return _draw(*_PENDING[i])
+
+
+def _draw(stem: str, fn, args: tuple, out: Path) -> list[str]:
     from . import style
 
-    return [p.name for p in style.save(fig, out, stem)]
-
-
+    return [p.name for p in style.save(fn(*args), out, stem)]

@@ -148,21 +148,21 @@ def fig5_biases(acc: pd.DataFrame):
     return fig
 
 
-def draw(analysis_dir: str | Path, out: str | Path) -> dict[str, list[str]]:
-    """Figures 4 and 5 when the analysis wrote the Exp. 3 tables; {} otherwise."""
+def plan(analysis_dir: str | Path) -> list[tuple]:
+    """(stem, function, args) of Figures 4 and 5 (``povstim.figures.draw.plan``) when the analysis wrote the
+    Exp. 3 tables; [] otherwise."""
     tdir = Path(analysis_dir) / "tables"
     curves_path, acc_path = tdir / "exp3_curves.csv", tdir / "exp3_accuracy.csv"
     if not (curves_path.exists() and acc_path.exists()):
-        return {}
+        return []
     curves = pd.read_csv(curves_path, dtype={"size": str, "bias": str})
     acc = pd.read_csv(acc_path, dtype={"size": str, "bias": str})
     cells = sorted({(c, s) for c, s in zip(acc["condition"], acc["size"])})
-    made = {}
+    figures = []
     for cond, size in cells:
         suffix = "" if len(cells) == 1 else f"_{cond}_{size}"
         cur = curves[(curves["condition"] == cond) & (curves["size"] == size)]
         fin = acc[(acc["condition"] == cond) & (acc["size"] == size)]
-        for stem, fig in ((f"fig4_biases{suffix}", fig4_biases(cur)), (f"fig5_biases{suffix}", fig5_biases(fin))):
-            made[stem] = [p.name for p in style.save(fig, out, stem)]
-    log.info("Experiment 3 figures: %s", ", ".join(made))
-    return made
+        figures += [(f"fig4_biases{suffix}", fig4_biases, (cur,)), (f"fig5_biases{suffix}", fig5_biases, (fin,))]
+    log.info("Experiment 3 figures: %s", ", ".join(stem for stem, _, _ in figures))
+    return figures
