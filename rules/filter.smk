@@ -61,6 +61,8 @@ rule filter:
         filter=as_json(config["filter"]),
         audit_dir=subpath(output.summary, parent=True),
         code=code("filter", "dpe", "parse"),
+    # the rules run in forked processes (same outputs for any number; Snakemake scales this down to --cores)
+    threads: 4
     log:
         f"{LOGS}/filter/{{corpus}}/{{size}}.log",
     benchmark:
@@ -69,7 +71,8 @@ rule filter:
         "../envs/corpus.yaml"
     shell:
         "{POVSTIM} filter {input.shards} --base {input.text} --params {params.filter:q}"
-        " --out {output.dpe} --summary {output.summary} --audit-dir {params.audit_dir} > {log} 2>&1"
+        " --out {output.dpe} --summary {output.summary} --audit-dir {params.audit_dir} --cores {threads}"
+        " > {log} 2>&1"
 
 
 if VALIDATION:

@@ -23,7 +23,7 @@ Rows (each measured in fresh processes, so start-up costs count where the row is
              steps/s in BB_COMPILE mode (default step-graphs); peer: HF Trainer with the same model,
              batch and masking. BB_REFERENCE=MODE also trains povstim in MODE (e.g. false: the eager
              loop) with the same seed and reports its rate and the largest relative difference between
-             the two runs' logged losses. BB_STEPS / BB_WARM (1500 / 500): steps, and warm-up steps
+             the two runs' logged losses. BB_STEPS / BB_WARM (1000 / 300): steps, and warm-up steps
              left out of the rates.
   bbseeds    (not in the default rows: ROWS=bbseeds) BB_SEEDS (4) seeds of that recipe trained at once on
              one GPU, as a Snakemake run's small jobs share it (POVSTIM_GPU_SHARE): total steps/s;
@@ -71,7 +71,7 @@ def sizes(dry: bool) -> dict:
                 "bb_steps": 20, "bb_warm": 8, "bb_sentences": 2000, "gen_sentences": 200, "tiny_models": 2}
     return {"pairs": 20000, "gpt2_arch": GPT2_SMALL, "gpt2_steps": 120, "gpt2_warm": 40, "gpt2_batch": 32,
             "gpt2_ctx": 512, "gpt2_sentences": 200000, "vocab": 32768, "bb_arch": BABYBERTA,
-            "bb_steps": int(os.environ.get("BB_STEPS", "1500")), "bb_warm": int(os.environ.get("BB_WARM", "500")),
+            "bb_steps": int(os.environ.get("BB_STEPS", "1000")), "bb_warm": int(os.environ.get("BB_WARM", "300")),
             "bb_sentences": 100000, "gen_sentences": 3000, "tiny_models": 12}
 
 

@@ -171,11 +171,32 @@ def test_filter_cli_on_gold_shards(synth, sentences):
         assert int(sid) not in removed and text.endswith("?")
     refl = (synth / "audit" / "sanity_binding.tsv").read_text().splitlines()[1:]
     assert refl and all("self" in line or "selves" in line for line in refl)
-    # Byte-identical rerun.
-    first = out.read_bytes(), summary.read_bytes()
+    # Byte-identical rerun, the rules and sanity checks now in three forked processes.
+    audit_files = sorted((synth / "audit").iterdir())
+    first = [f.read_bytes() for f in (out, summary, *audit_files)]
     povstim("filter", synth / "0.conllu", synth / "1.conllu", "--base", synth / "base.txt",
-            "--params", '{"mode": "strict"}', "--out", out, "--summary", summary, "--audit-dir", synth / "audit")
-    assert (out.read_bytes(), summary.read_bytes()) == first
+            "--params", '{"mode": "strict"}', "--out", out, "--summary", summary, "--audit-dir", synth / "audit",
+            "--cores", 3)
+    assert [f.read_bytes() for f in (out, summary, *audit_files)] == first
+
+
+def test_filter_in_processes_equals_one_rule_call_per_sentence(sentences):
+    from povstim.filter.run import run_filter, sanity_samples
+
+    settings = Settings(mode="posh")
+    one, three = run_filter(sentences, settings), run_filter(sentences, settings, jobs=3)
+    assert one.rows == three.rows and one.summary == three.summary and one.removed == three.removed
+    # the gold summary reuses the rules' matches: the same numbers as running each mode's rules again
+    ordered = sorted(sentences, key=lambda x: int(x.sent_id))
+    for mode in dpe.MODES:
+        assert three.summary["gold"][mode] == evaluate(ordered, settings, mode)
+    # posh removals are exactly the sentences a posh rule fires on; targeted = the strict rule fires too
+    assert three.removed == {int(x.sent_id) for x in ordered if settings.find(x)}
+    targeted = {(int(x.sent_id), m.phenomenon) for x in ordered for m in settings.find(x, "strict")}
+    assert {r.targeted for r in three.rows} == {True, False}
+    assert all(r.targeted == ((r.sent_id, r.phenomenon) in targeted) for r in three.rows)
+    survivors = {i: t for i, t in three.texts.items() if i not in three.removed}
+    assert sanity_samples(survivors, settings, jobs=3) == sanity_samples(survivors, settings)
 
 
 def test_filter_detects_stale_shards(synth, tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import multiprocessing
 from pathlib import Path
 
 import pandas as pd
@@ -79,31 +78,14 @@ def plan(adir: Path, curves: pd.DataFrame | None = None, study: pd.DataFrame | N
     return figures
 
 
-# The figures a pool's forked workers draw: set before the pool starts, so each worker inherits the data
-# frames instead of receiving them pickled, and gets only an index.
-_PENDING: list[tuple] = []
-
-
 def render(figures: list[tuple], out: Path, jobs: int = 1) -> dict[str, list[str]]:
     """Draw and save ``figures`` ((stem, function, args), see :func:`plan`) into ``out``: {stem: file names}.
-    With ``jobs`` > 1 (and fork available) several at once: a figure's pixels and PDF bytes do not depend on
-    the process that draws it, and each file is written atomically."""
-    global _PENDING
-    workers = min(jobs, len(figures))
-    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
-        _PENDING = [(stem, fn, args, out) for stem, fn, args in figures]
-        try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
-                files = pool.map(_draw_pending, range(len(figures)), chunksize=1)
-        finally:
-            _PENDING = []
-    else:
-        files = [_draw(stem, fn, args, out) for stem, fn, args in figures]
+    With ``jobs`` > 1, several at once (:func:`povstim.forkmap.fork_map`): a figure's pixels and PDF bytes do
+    not depend on the process that draws it, and each file is written atomically."""
+    from ..forkmap import fork_map
+
+    files = fork_map(lambda task: _draw(*task, out), figures, jobs, chunk=1)
     return {stem: names for (stem, _, _), names in zip(figures, files)}
-
-
-def _draw_pending(i: int) -> list[str]:
-    return _draw(*_PENDING[i])
 
 
 def _draw(stem: str, fn, args: tuple, out: Path) -> list[str]:

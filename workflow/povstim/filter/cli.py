@@ -42,6 +42,9 @@ def add_arguments(p) -> None:
     p.add_argument("--out", required=True, help="dpe.tsv: sent_id, phenomenon, rule, tokens, sentence, targeted")
     p.add_argument("--summary", help="summary.json: counts per rule/phenomenon, prefilter, precision/recall vs gold")
     p.add_argument("--audit-dir", help="write the App. C sanity-check samples (sanity_<phenomenon>.tsv) here")
+    p.add_argument("--cores", type=int, default=1,
+                   help="processes for the rules and the sanity checks (forked; the outputs do not depend on it; "
+                   "default: 1)")
     p.add_argument("--skip-malformed", action="store_true",
                    help="leave malformed CoNLL-U sentences out and report them (filter.on_malformed: skip)")
 
@@ -76,10 +79,10 @@ def run(args) -> int:
     else:
         raise PovstimError("give one sentence-per-line text file, or any number of CoNLL-U files")
     check_ids(sentences, base, args.base or args.inputs[0])
-    result = run_filter(sentences, settings, base, parse_stats, skipped)
+    result = run_filter(sentences, settings, base, parse_stats, skipped, jobs=max(1, args.cores))
     audit.write(args.out, result.rows)
     if args.audit_dir:
-        write_sanity(result, settings, args.audit_dir)
+        write_sanity(result, settings, args.audit_dir, jobs=max(1, args.cores))
     if args.summary:
         write_json(args.summary, result.summary)
     log.info("%d sentences, %d removed (%s mode): %s in %.2fs", result.summary["n_sentences"],

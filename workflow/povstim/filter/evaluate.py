@@ -20,18 +20,19 @@ def ratio(a: int, b: int) -> float | None:
     return round(a / b, 6) if b else None
 
 
-def evaluate(sentences: Iterable[Sentence], settings, mode: str | None = None) -> dict:
-    """Precision/recall of the ``mode`` rules (default: the settings' mode) against the gold labels."""
+def evaluate(sentences: Iterable[Sentence], settings, mode: str | None = None, matches: list | None = None) -> dict:
+    """Precision/recall of the ``mode`` rules (default: the settings' mode) against the gold labels.
+    ``matches``: each sentence's matches in that mode when the caller has them (``run.find_modes``)."""
     mode = mode or settings.mode
     per = {p: {"tp": 0, "fp": 0, "fn": 0} for p in settings.rules}
     anyc = {"tp": 0, "fp": 0, "fn": 0}
     n = removed = 0
-    for sent in sentences:
+    for k, sent in enumerate(sentences):
         gold = gold_labels(sent)
         if gold is None:
             continue
         n += 1
-        found = {m.phenomenon for m in settings.find(sent, mode)}
+        found = {m.phenomenon for m in (settings.find(sent, mode) if matches is None else matches[k])}
         removed += bool(found)
         for p in settings.rules:
             c = per[p]

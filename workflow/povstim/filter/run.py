@@ -109,33 +109,49 @@ def check_ids(sentences: list[Sentence], base: dict[int, str] | None, base_name:
                 )
 
 
+def find_modes(sentences: list[Sentence], settings: FilterSettings, modes: list[str],
+               jobs: int = 1) -> dict[str, list[list[dpe.Match]]]:
+    """{mode: the matches of each sentence (``settings.find``)}: every rule runs once per sentence and mode,
+    in up to ``jobs`` forked processes (the rules are pure functions of the parse: same matches either way)."""
+    from ..forkmap import fork_map
+
+    per_sentence = fork_map(lambda s: [settings.find(s, m) for m in modes], sentences, jobs)
+    return {m: [found[k] for found in per_sentence] for k, m in enumerate(modes)}
+
+
 def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[int, str] | None = None,
-               parse_stats: dict | None = None, skipped: list[Skipped] | None = None) -> FilterResult:
+               parse_stats: dict | None = None, skipped: list[Skipped] | None = None,
+               jobs: int = 1) -> FilterResult:
     """Apply the enabled phenomena's rules in the configured mode; build the audit rows and the summary.
 
     In posh and conservative mode each removal also says whether the strict rule
     of the same phenomenon fires (``targeted``): BABY puts back only those, the
     disambiguating evidence. Strict matches the mode lets through are counted as
     possible leaks. ``skipped``: malformed input sentences left out (reported).
+    ``jobs``: processes for the rules (:func:`find_modes`).
     """
     sentences = sorted(sentences, key=lambda s: int(s.sent_id))
+    check_strict = settings.mode != "strict"
+    gold = any(evaluate.gold_labels(s) is not None for s in sentences)
+    # the modes the outputs need: the configured one, strict for `targeted`, and all three for the gold summary
+    modes = list(dpe.MODES) if gold else [settings.mode] + (["strict"] if check_strict else [])
+    found = find_modes(sentences, settings, modes, jobs)
     rows: list[audit.Row] = []
     per_rule: Counter = Counter()
     per_phen: Counter = Counter()
     removed: set[int] = set()
     misses: list[int] = []
-    check_strict = settings.mode != "strict"
     also_strict: Counter = Counter()
     leaks: list[int] = []
     spared_parsed = 0
-    for s in sentences:
+    for k, s in enumerate(sentences):
         i = int(s.sent_id)
         spared = s.meta.get("prefilter") == "spared"
         spared_parsed += spared
-        matches = settings.find(s)
+        matches = found[settings.mode][k]
         if matches and spared:
             misses.append(i)  # safety net: removed anyway, and reported
-        strict = {m.phenomenon for m in settings.find(s, "strict")} if check_strict else None
+        strict = {m.phenomenon for m in found["strict"][k]} if check_strict else None
         for m in matches:
             targeted = True if strict is None else m.phenomenon in strict
             rows.append(audit.Row(i, m.phenomenon, m.rule, m.tokens_str(), s.text, targeted,
@@ -194,18 +210,27 @@ def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[i
         log.warning("PARSER FALLBACK: these parses come from %s", "; ".join(fallbacks))
     if parse_stats:  # timings stay in the log: they would break byte-identical reruns
         summary["parse"] = {k: v for k, v in parse_stats.items() if not k.startswith("seconds")}
-    if any(evaluate.gold_labels(s) is not None for s in sentences):
-        summary["gold"] = {m: evaluate.evaluate(sentences, settings, m) for m in dpe.MODES}
+    if gold:
+        summary["gold"] = {m: evaluate.evaluate(sentences, settings, m, matches=found[m]) for m in dpe.MODES}
     return FilterResult(rows, removed, summary, texts)
 
 
-def sanity_samples(survivors: dict[int, str], settings: FilterSettings) -> dict[str, tuple[int, list[int]]]:
+def sanity_samples(survivors: dict[int, str], settings: FilterSettings,
+                   jobs: int = 1) -> dict[str, tuple[int, list[int]]]:
     """For each enabled phenomenon with an App. C sanity check: (number of candidates among the
-    survivors, a seeded random sample of their ids)."""
+    survivors, a seeded random sample of their ids). ``jobs``: processes for the checks."""
+    from ..forkmap import fork_map
+
+    names, ids = sanity_checks(), sorted(survivors)
+
+    def fires(i: int) -> list[str]:  # each survivor tokenized once for all checks
+        words = tokenize(survivors[i])[0]
+        return [name for name in names if dpe.PHENOMENA[name].sanity(words, survivors[i])]
+
+    hits = fork_map(fires, ids, jobs)
     out = {}
-    for name in sanity_checks():
-        test = dpe.PHENOMENA[name].sanity
-        cands = [i for i in sorted(survivors) if test(tokenize(survivors[i])[0], survivors[i])]
+    for name in names:
+        cands = [i for i, fired in zip(ids, hits) if name in fired]
         rng = random.Random(f"{settings.seed}:sanity:{name}")
         out[name] = (len(cands), sorted(rng.sample(cands, min(settings.audit_sample, len(cands)))))
     return out
@@ -216,10 +241,10 @@ def sanity_checks() -> list[str]:
     return [n for n, ph in dpe.PHENOMENA.items() if ph.sanity is not None]
 
 
-def write_sanity(result: FilterResult, settings: FilterSettings, audit_dir: str | Path) -> None:
+def write_sanity(result: FilterResult, settings: FilterSettings, audit_dir: str | Path, jobs: int = 1) -> None:
     survivors = {i: t for i, t in result.texts.items() if i not in result.removed}
     result.summary["sanity"] = {}
-    for name, (n_cand, ids) in sanity_samples(survivors, settings).items():
+    for name, (n_cand, ids) in sanity_samples(survivors, settings, jobs).items():
         out = Path(audit_dir) / f"sanity_{name}.tsv"
         with atomic_write(out) as fh:
             fh.write("sent_id\tsentence\n")
