@@ -257,3 +257,20 @@ def test_any_causal_lm_via_the_full_head(models, tmp_path):
     ref = mc.IncrementalLMScorer(str(tmp_path / "neo"), "cpu").sequence_score(
         SENTS, reduction=lambda x: x.sum(0).item(), bos_token=True)
     np.testing.assert_allclose(scorer.score(SENTS).logp, ref, atol=1e-4, rtol=0)
+
+
+def test_batch_ids_are_the_tokenizer_calls_ids(models):
+    from transformers import AutoTokenizer
+
+    from povstim.scoring.scorer import batch_ids
+
+    texts = SENTS + ["", "  two  spaces ", "Ünïcödé café?", "<s> not special </s>", "x" * 300]
+    for kind, special in (("causal", False), ("masked", True), ("masked", False)):
+        tok = AutoTokenizer.from_pretrained(str(models[kind]))
+        want = tok(texts, add_special_tokens=special)["input_ids"]
+        assert batch_ids(tok, texts, special) == want
+        # the masked model's special tokens frame each sentence only when asked for
+        assert (want[0][0] == tok.cls_token_id) == (kind == "masked" and special)
+        # a tokenizer.json that configures truncation: the call switches it off, so batch_ids does too
+        tok.backend_tokenizer.enable_truncation(max_length=3)
+        assert batch_ids(tok, texts, special) == want and max(map(len, want)) > 3

@@ -115,6 +115,18 @@ def load(model: str | Path, device: str = "cpu", kind: str | None = None):
     return lm, tokenizer, kind
 
 
+
+def batch_ids(tok, sentences: list[str], special: bool) -> list[list[int]]:
+    """``tok(sentences, add_special_tokens=special)["input_ids"]``: for a fast tokenizer with no truncation or
+    padding configured (what that call switches off) its Rust batch encoder's ids directly -- the call itself
+    runs the same encoder, then copies every field of every encoding into Python lists (1.09-1.37 s vs
+    0.60-0.73 s for 36,368 sentences on a 2-core machine)."""
+    backend = getattr(tok, "backend_tokenizer", None)
+    if backend is not None and backend.truncation is None and backend.padding is None:
+        return [e.ids for e in backend.encode_batch(sentences, add_special_tokens=special)]
+    return tok(sentences, add_special_tokens=special)["input_ids"]
+
+
 class Scorer:
     """Score sentences with one loaded model.
 
@@ -162,7 +174,7 @@ class Scorer:
     # ------------------------------------------------------------------ helpers
     def _encode(self, sentences: list[str]) -> list[list[int]]:
         special = self.kind == "masked"
-        ids = self.tok(list(sentences), add_special_tokens=special)["input_ids"]
+        ids = batch_ids(self.tok, list(sentences), special)
         if self.prefix is not None:
             ids = [[self.prefix] + x for x in ids]
         if self.suffix is not None:
