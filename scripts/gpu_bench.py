@@ -276,8 +276,11 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
     model = build_model(work / "gpt2-score", s["gpt2_arch"], paths, 128)
     params = json.dumps({"batch_size": 256, "checkpoints": False, "device": "auto" if device != "cpu" else "cpu"})
     out = work / "ours.parquet"
+    # DRY scores in this process, where minicons then runs with the thread count povstim set: one thread keeps
+    # both runs' float sums in a fixed order (with several, a loaded machine let MKL change it: 3.8e-4 apart)
+    threads = "1" if dry else "4"
     ours = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params", params,
-                  "--threads", "4", "--out", str(out)), env=POVSTIM_ENV)
+                  "--threads", threads, "--out", str(out)), env=POVSTIM_ENV)
     mc_out = work / "minicons.npy"
     peer = run(py(__file__, "--worker", "minicons", str(model), str(suite), str(mc_out), device, "128"))
     df = pd.read_parquet(out)
