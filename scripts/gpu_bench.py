@@ -162,6 +162,22 @@ def rule_times(folder: Path) -> dict:
     return dict(sorted(out.items(), key=lambda kv: -kv[1][1]))
 
 
+def train_parts(logs: Path) -> str:
+    """The train jobs' wall time by part, mean over the jobs (each job logs a `time:` line, povstim.train.loop):
+    what a small model's job spends besides its steps (start-up, CUDA context, evaluation, checkpoints)."""
+    import re
+
+    jobs = []
+    for f in sorted(logs.glob("*/train/**/*.log")):  # logs/<experiment>/train/...
+        line = next((x for x in f.read_text(errors="replace").splitlines() if "povstim.train INFO: time: " in x), None)
+        if line:
+            jobs.append({k: float(v) for k, v in re.findall(r"(\w+) ([0-9.]+) s", line.split("time: ", 1)[1])})
+    if not jobs:
+        return ""
+    return f"train jobs' mean parts ({len(jobs)}): " + ", ".join(
+        f"{k} {sum(j.get(k, 0.0) for j in jobs) / len(jobs):.1f} s" for k in jobs[0])
+
+
 def row_dag(work: Path, dry: bool) -> list[dict]:
     """README command on the embedded default, GPU visible vs hidden, each in a fresh copy."""
     cores = os.environ.get("CORES") or str(os.cpu_count())
@@ -188,8 +204,10 @@ def row_dag(work: Path, dry: bool) -> list[dict]:
                      for line in f.read_text().splitlines())
         rules = rule_times(copy / "benchmarks")
         heavy = ", ".join(f"{r} {mx:.0f} s" for r, (n, mx, total) in list(rules.items())[:4])
+        parts = train_parts(copy / "logs")
         notes.append(f"{label}: train jobs on {', '.join(f'{d} x{devs.count(d)}' for d in sorted(set(map(str, devs))))}"
-                     f"; jobs forked from the warm-start server: {forked}" + (f"; longest jobs: {heavy}" if heavy else ""))
+                     f"; jobs forked from the warm-start server: {forked}" + (f"; longest jobs: {heavy}" if heavy else "")
+                     + (f"; {parts}" if parts else ""))
         if os.environ.get("PROFILE") and rules:  # every rule's job count, longest and summed wall
             out = Path(os.environ["PROFILE"]).resolve() / f"dag_{label}.tsv"
             out.parent.mkdir(parents=True, exist_ok=True)

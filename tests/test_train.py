@@ -398,3 +398,25 @@ def test_cuda_bf16_compiled_training(corpus, tmp_path):
     assert summary["device"].startswith("cuda") and np.isfinite(summary["best_dev_loss"])
     assert summary["best_dev_loss"] < np.log(350)
     AutoModelForCausalLM.from_pretrained(out)
+
+
+def test_the_log_says_where_the_jobs_time_went(corpus, tmp_path, caplog):
+    # one line per job: start, data, model, steps, evaluation, checkpoints, final -- the parts of the
+    # trainer's wall time, so a slow job (say, a GPU job's CUDA start-up) shows in its log
+    import logging
+    import re
+    import time
+
+    t0 = time.perf_counter()
+    with caplog.at_level(logging.INFO, logger="povstim.train"):
+        train(corpus, tmp_path / "m")
+    wall = time.perf_counter() - t0
+    line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("time: "))
+    parts = dict((k, float(v)) for k, v in re.findall(r"(\w+) ([0-9.]+) s", line))
+    assert list(parts) == ["start", "data", "model", "steps", "evaluation", "checkpoints", "final", "total"]
+    total = parts.pop("total")
+    assert abs(sum(parts.values()) - total) < 0.1 + 1e-9 * total
+    # 4 evaluations and 4 checkpoints (eval_every = save_every = 10 of 40 steps) took time; the parts cover
+    # the trainer's wall time (the CLI's argument parsing and the summary print are outside)
+    assert parts["evaluation"] > 0 and parts["checkpoints"] > 0 and parts["steps"] > 0
+    assert 0.8 * wall <= total <= wall + 0.05

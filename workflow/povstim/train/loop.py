@@ -76,6 +76,7 @@ class Trainer:
                  out_dir: str, threads: int | None = None, progress: bool = True,
                  init_from: str | None = None, parses: list[str] | None = None, compile_backend: str | None = None,
                  meta: dict | None = None, graph_backend=None):
+        t_start = time.perf_counter()
         import torch
 
         from ..devices import resolve_device
@@ -124,6 +125,10 @@ class Trainer:
         log.info("data: %d train sequences (%d tokens), %d dev sequences, %d batches/epoch, encoded in %.1fs",
                  self.train_data.n_items, self.train_data.n_tokens, self.dev_data.n_items,
                  self.schedule.batches_per_epoch, time.perf_counter() - t0)
+        # where a job's wall time goes (logged at the end of run(); logs only: timings are not results)
+        self.times = {"start": t0 - t_start, "data": time.perf_counter() - t0, "model": 0.0, "steps": 0.0,
+                      "evaluation": 0.0, "checkpoints": 0.0, "final": 0.0}
+        t_model = time.perf_counter()
 
         # --- model and optimizer --------------------------------------------
         torch.manual_seed(self.seed)
@@ -184,6 +189,8 @@ class Trainer:
         self.device_blocks = gpu.DeviceBlocks.maybe(self.train_data, self.device) if self.cuda else None
         # other batches: one pinned asynchronous copy per batch (None: CPU tensors straight from numpy)
         self.to_device = functools.partial(gpu.to_device, device=self.device) if self.cuda else None
+        # the model built and moved to its device (on a GPU: the CUDA context, the first allocations)
+        self.times["model"] = time.perf_counter() - t_model
 
         # --- loop state -----------------------------------------------------
         self.step = 0
@@ -484,7 +491,9 @@ class Trainer:
         torch = self.torch
         p = self.p
         self.out.mkdir(parents=True, exist_ok=True)
+        t_run = time.perf_counter()
         resumed = self.try_resume()
+        self.times["checkpoints"] += time.perf_counter() - t_run
         if not resumed:
             torch.manual_seed(self.seed)  # dropout stream starts from the seed, as on resume it starts from the state
         if self.lr_tensor is not None:
@@ -551,11 +560,15 @@ class Trainer:
                     "elapsed": round(self.elapsed, 3), "dev_loss": None,
                 }
                 if is_eval:
+                    t_eval = time.perf_counter()
                     dev = self.evaluate()
+                    self.times["evaluation"] += time.perf_counter() - t_eval
                     entry["dev_loss"] = dev
                     if dev < self.best_loss:
                         self.best_loss, self.best_step = dev, self.step
+                        t_save = time.perf_counter()
                         self.save_best()
+                        self.times["checkpoints"] += time.perf_counter() - t_save
                     if self.step - self.best_step >= p.patience:
                         self.finished, self.stop_reason = True, "early_stopping"
                     if self.step >= p.max_steps:
@@ -569,11 +582,20 @@ class Trainer:
                 window_steps = window_tokens = 0
                 t_window = time.perf_counter()
             if self.step % p.save_every == 0 or self.finished:
+                t_save = time.perf_counter()
                 self.save_checkpoint()
+                self.times["checkpoints"] += time.perf_counter() - t_save
                 t_window = time.perf_counter()  # tokens/s measures training, not checkpoint I/O
         if bar is not None:
             bar.close()
-        return self.finalize()
+        # the loop's wall less its evaluations and checkpoints (resuming counts as the latter's)
+        self.times["steps"] = time.perf_counter() - t_run - self.times["evaluation"] - self.times["checkpoints"]
+        t_final = time.perf_counter()
+        summary = self.finalize()
+        self.times["final"] = time.perf_counter() - t_final
+        log.info("time: %s; total %.2f s", ", ".join(f"{k} {v:.2f} s" for k, v in self.times.items()),
+                 sum(self.times.values()))
+        return summary
 
     def finalize(self) -> dict:
         if self.best_step == 0:
