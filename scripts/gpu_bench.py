@@ -295,7 +295,7 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
     params = json.dumps({"batch_size": 256, "checkpoints": False, "device": "auto" if device != "cpu" else "cpu"})
     out = work / "ours.parquet"
     # DRY scores in this process, where minicons then runs with the thread count povstim set: one thread keeps
-    # both runs' float sums in a fixed order (with several, a loaded machine let MKL change it: 3.8e-4 apart)
+    # both runs' float sums in one fixed order (with 4, a CI run once saw them 3.8e-4 apart; not reproduced)
     threads = "1" if dry else "4"
     ours = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params", params,
                   "--threads", threads, "--out", str(out)), env=POVSTIM_ENV)

@@ -115,7 +115,6 @@ def load(model: str | Path, device: str = "cpu", kind: str | None = None):
     return lm, tokenizer, kind
 
 
-
 def batch_ids(tok, sentences: list[str], special: bool) -> list[list[int]]:
     """``tok(sentences, add_special_tokens=special)["input_ids"]``: for a fast tokenizer with no truncation or
     padding configured (what that call switches off) its Rust batch encoder's ids directly -- the call itself
