@@ -52,7 +52,9 @@ rule analyze:
         out_dir=lambda wc, output: os.path.dirname(output.accuracy),
         suite_dirs=lambda wc, input: f"--suite-dirs {' '.join(input.suites)}" if input.suites else "",
         code=code("analysis"),
-    threads: 2
+    # one MCMC chain per core (POSH's 4 chains at once; analysis.chains); the sampler is told the same number,
+    # so the job uses what it holds (Snakemake caps it at --cores); the draws do not depend on it
+    threads: lambda wc: int(config["analysis"].get("chains", 4))
     log:
         f"{LOGS}/analyze/analyze.log",
     benchmark:

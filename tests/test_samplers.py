@@ -23,7 +23,7 @@ def test_auto_uses_nutpie_only_where_its_compilation_pays():
 
 
 @pytest.mark.slow
-def test_nutpie_fit_recovers_the_cells_log_odds(tmp_path):
+def test_nutpie_fit_recovers_the_cells_log_odds(tmp_path, monkeypatch):
     """Two cells of 4,000 trials each: the posterior of each cell's log-odds sits on logit(k/n) (the prior is
     negligible at this n), whatever the coding of `filtered`."""
     k = {True: 2600, False: 1500}
@@ -33,8 +33,22 @@ def test_nutpie_fit_recovers_the_cells_log_odds(tmp_path):
     # auto would pick PyMC for this short run: name nutpie to test it
     settings = analysis_settings({"formula": "filtered", "draws": 300, "tune": 300, "chains": 2, "seed": 3,
                                   "sampler": "nutpie"})
+    import nutpie
+
+    asked = []
+    real = nutpie.sample
+    # a spy, not a stand-in: the real sampler runs, told how many chains to run at once (the job's cores)
+    monkeypatch.setattr(nutpie, "sample", lambda *a, **kw: asked.append(kw.get("cores")) or real(*a, **kw))
     out = tmp_path / "bayes"
     fit_models(pd.DataFrame(rows), settings, out, family="binomial", cores=2)
+    # one core: the same draws, bit for bit (each chain has its own seed, whatever runs it)
+    fit_models(pd.DataFrame(rows), settings, tmp_path / "one", family="binomial", cores=1)
+    assert asked == [2, 1]
+    import arviz
+
+    one = arviz.from_netcdf(tmp_path / "one" / "posterior.nc").posterior
+    two = arviz.from_netcdf(out / "posterior.nc").posterior
+    assert all(np.array_equal(one[v].values, two[v].values) for v in two.data_vars)
     diag = json.loads((out / "diagnostics.json").read_text())
     assert diag["sampler"] == "nutpie" and diag["divergences"] == 0 and diag["max_r_hat"] <= 1.05
     post = __import__("arviz").from_netcdf(out / "posterior.nc").posterior

@@ -433,7 +433,10 @@ def fit(design: Design, settings, cores: int | None = None) -> FitResult:
                       priors=make_priors(design, priors), noncentered=not centered)
     cores = cores or min(chains, os.cpu_count() or 1)
     t0 = time.perf_counter()
-    kwargs = {"idata_kwargs": {"log_likelihood": False}} if sampler == "pymc" else {}
+    # PyMC hands `cores` to its own sampler only: nutpie would run as many chains at once as the machine has
+    # CPUs, past the job's share (the analyze rule's threads); the draws do not depend on it (tests/test_samplers.py)
+    kwargs = ({"idata_kwargs": {"log_likelihood": False}} if sampler == "pymc"
+              else {"nuts_sampler_kwargs": {"cores": cores}})
     init = settings.init
     if sampler == "pymc" and init != "auto":
         kwargs["init"] = init
