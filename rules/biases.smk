@@ -66,7 +66,7 @@ rule dyck_pretrain:
         vocab=lambda wc: DYCK["models"][wc.dyck_model]["vocab_size"],
         seed=lambda wc: DYCK["models"][wc.dyck_model]["seed"],
         out_dir=lambda wc, output: os.path.dirname(output.config),
-        code=code("formal", "train", "biases", "families.py"),
+        code=code("formal", "train", "biases", "families.py", "attention.py"),
     resources:
         gpu=lambda wc: plan.train_gpus(config, dyck_arch(wc.dyck_model)),
         gpu_share=lambda wc: plan.train_gpu_share(config, dyck_arch(wc.dyck_model)),
@@ -160,7 +160,7 @@ rule train_biased:
         extra=biased_train_flags,
         out_dir=lambda wc, output: os.path.dirname(output.config),
         meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
-        code=code("train", "biases", "families.py", "parse/conllu.py"),
+        code=code("train", "biases", "families.py", "attention.py", "parse/conllu.py"),
     resources:
         gpu=lambda wc: plan.train_gpus(config, wc.arch),
         gpu_share=lambda wc: plan.train_gpu_share(config, wc.arch),

@@ -99,7 +99,7 @@ rule score:
         # decides how many models a job scores, so it is left out (changing it reruns nothing)
         scoring=lambda wc: as_json({k: v for k, v in plan.scoring_for(config, wc.suite).items() if k != "group"}),
         jobs=score_jobs,
-        code=code("scoring", "families.py"),
+        code=code("scoring", "families.py", "attention.py"),
     threads: 2
     resources:
         # a job of small models shares a GPU (gpu=0, gpu_share=gpus.slots; povstim.devices)

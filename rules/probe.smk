@@ -18,7 +18,7 @@ MSGS_RUN = {k: v for k, v in MSGS.items() if k != "threads"}
 MSGS_CODE_DATA = ("probes/msgs", "probes/settings.py", "lexicon.py")
 MSGS_CODE_RUN = MSGS_CODE_DATA + (
     "probes/finetune.py", "probes/run.py", "probes/lbs.py", "probes/cli.py",
-    "scoring/scorer.py", "scoring/items.py", "devices.py", "families.py",
+    "scoring/scorer.py", "scoring/items.py", "devices.py", "families.py", "attention.py",
 )
 # One LBS table per trained model.
 MSGS_LBS_FILES = [f"{MSGS_DIR}/{m.path}/lbs.parquet" for m in MODELS]

@@ -38,7 +38,7 @@ rule train:
         out_dir=lambda wc, output: os.path.dirname(output.config),
         # recorded in train_summary.json, so `povstim score` on the folder labels its rows by itself
         meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
-        code=code("train", "biases", "families.py", "tokenizer/bpe.py", "parse/conllu.py"),
+        code=code("train", "biases", "families.py", "attention.py", "tokenizer/bpe.py", "parse/conllu.py"),
     resources:
         # 1 only when the job will use a GPU alone (povstim.devices.job_gpus); a small job holds
         # none and shares a GPU with up to gpus.slots - 1 others (gpu_share, povstim.devices)

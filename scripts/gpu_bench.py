@@ -10,7 +10,10 @@ Rows (each measured in fresh processes, so start-up costs count where the row is
 
   dag        the README command on the embedded default, `snakemake --cores N --resources gpu=1 --
              results/figures`, in a fresh copy of the checkout; peer: the same with the GPU hidden
-             (CUDA_VISIBLE_DEVICES=). DRY: `snakemake -n` only.
+             (CUDA_VISIBLE_DEVICES=). DRY: `snakemake -n` only. DAG_CONFIG=FILE merges FILE over config.yaml
+             in both runs (e.g. `gpus: {slots: 16}` or `training: {compile: step-graphs}`). The row's note
+             gives each run's train/score stages (when, how many jobs at once) and the train jobs' mean time
+             parts (slot wait, CUDA start-up, steps, ...); PROFILE=DIR writes every stage to DIR/dag_*.tsv.
   score      one `povstim score` job, GPT-2 small (random weights: speed and exactness do not depend on
              training), 20k generated minimal pairs; peer: minicons batched (128 pairs per call), and
              the largest score difference (must stay <= 1e-4); plus one tiny-model job (the demo's
@@ -162,6 +165,41 @@ def rule_times(folder: Path) -> dict:
     return dict(sorted(out.items(), key=lambda kv: -kv[1][1]))
 
 
+def job_times(folder: Path) -> list[tuple[str, float, float]]:
+    """(rule, start, end) of every job a Snakemake run in ``folder`` ran, earliest first, from the records
+    Snakemake keeps for each output (.snakemake/metadata: rule, job_hash, starttime, endtime)."""
+    jobs = {}
+    meta = folder / ".snakemake" / "metadata"
+    for f in sorted(meta.iterdir()) if meta.is_dir() else ():
+        try:
+            r = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(r, dict) and r.get("rule") and r.get("starttime") and r.get("endtime"):
+            jobs[r.get("job_hash") or f.name] = (r["rule"], float(r["starttime"]), float(r["endtime"]))
+    return sorted(jobs.values(), key=lambda j: (j[1], j[2], j[0]))
+
+
+def timeline(jobs: list[tuple[str, float, float]]) -> dict:
+    """{rule: (jobs, first start, last end, most jobs running at once)}, times in seconds from the run's first
+    job start, in order of first start: when each stage ran, and whether its jobs ran side by side or queued
+    (e.g. small GPU jobs waiting for gpus.slots)."""
+    if not jobs:
+        return {}
+    t0 = min(start for _, start, _ in jobs)
+    out = {}
+    for rule in dict.fromkeys(r for r, _, _ in jobs):
+        mine = [(start - t0, end - t0) for r, start, end in jobs if r == rule]
+        # an end and a start at the same instant do not overlap: ends sort first
+        events = sorted([(a, 1) for a, _ in mine] + [(b, -1) for _, b in mine], key=lambda e: (e[0], e[1]))
+        running = peak = 0
+        for _, step in events:
+            running += step
+            peak = max(peak, running)
+        out[rule] = (len(mine), min(a for a, _ in mine), max(b for _, b in mine), peak)
+    return out
+
+
 def train_parts(logs: Path) -> str:
     """The train jobs' wall time by part, mean over the jobs (each job logs a `time:` line, povstim.train.loop):
     what a small model's job spends besides its steps (start-up, CUDA context, evaluation, checkpoints)."""
@@ -196,7 +234,11 @@ def row_dag(work: Path, dry: bool) -> list[dict]:
         flags = ",".join(f for f in (os.environ.get("PYTENSOR_FLAGS"), f"base_compiledir={caches / 'pytensor'}") if f)
         env = {**env, "PYTENSOR_FLAGS": flags, "NUMBA_CACHE_DIR": str(caches / "numba"),
                "TORCHINDUCTOR_CACHE_DIR": str(caches / "inductor"), "TRITON_CACHE_DIR": str(caches / "triton")}
-        cmd = py("-m", "snakemake", "--cores", cores, "--resources", "gpu=1", *(["-n"] if dry else []), "--",
+        # DAG_CONFIG=FILE: settings merged over config.yaml in both runs (speed-only keys such as gpus.slots or
+        # training.compile, which the CPU run ignores), to compare them on one machine
+        extra = ["--configfile", "config.yaml", str(Path(os.environ["DAG_CONFIG"]).resolve())] \
+            if os.environ.get("DAG_CONFIG") else []
+        cmd = py("-m", "snakemake", "--cores", cores, "--resources", "gpu=1", *extra, *(["-n"] if dry else []), "--",
                  "results/figures")
         walls[label] = run(cmd, env=env, cwd=copy, timeout=1800)
         devs = [json.loads(f.read_text()).get("device") for f in sorted(copy.glob("results/**/train_summary.json"))]
@@ -205,15 +247,21 @@ def row_dag(work: Path, dry: bool) -> list[dict]:
         rules = rule_times(copy / "benchmarks")
         heavy = ", ".join(f"{r} {mx:.0f} s" for r, (n, mx, total) in list(rules.items())[:4])
         parts = train_parts(copy / "logs")
+        spans = timeline(job_times(copy))
+        gpu_stages = "; ".join(f"{r} {n} jobs at {a:.0f}-{b:.0f} s, at most {k} at once"
+                               for r, (n, a, b, k) in spans.items() if r in ("train", "score"))
         notes.append(f"{label}: train jobs on {', '.join(f'{d} x{devs.count(d)}' for d in sorted(set(map(str, devs))))}"
                      f"; jobs forked from the warm-start server: {forked}" + (f"; longest jobs: {heavy}" if heavy else "")
-                     + (f"; {parts}" if parts else ""))
-        if os.environ.get("PROFILE") and rules:  # every rule's job count, longest and summed wall
+                     + (f"; {parts}" if parts else "") + (f"; {gpu_stages}" if gpu_stages else ""))
+        if os.environ.get("PROFILE") and rules:  # every rule's jobs: count, longest and summed wall, when they ran
             out = Path(os.environ["PROFILE"]).resolve() / f"dag_{label}.tsv"
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text("rule\tjobs\tmax_s\tsum_s\n" + "".join(f"{r}\t{n}\t{mx:.2f}\t{total:.2f}\n"
-                                                                 for r, (n, mx, total) in rules.items()))
-    note = ("dry run (-n) only" if dry else f"--cores {cores}") + "; " + "; ".join(notes)
+            none = (0, float("nan"), float("nan"), 0)
+            out.write_text("rule\tjobs\tmax_s\tsum_s\tfirst_start_s\tlast_end_s\tat_once\n" + "".join(
+                f"{r}\t{n}\t{mx:.2f}\t{total:.2f}\t{spans.get(r, none)[1]:.2f}\t{spans.get(r, none)[2]:.2f}\t"
+                f"{spans.get(r, none)[3]}\n" for r, (n, mx, total) in rules.items()))
+    note = ("dry run (-n) only" if dry else f"--cores {cores}") + (
+        f"; config.yaml + {os.environ['DAG_CONFIG']}" if os.environ.get("DAG_CONFIG") else "") + "; " + "; ".join(notes)
     return [{"row": "embedded default DAG (README command), wall s", "povstim": walls["gpu"],
              "peer": walls["cpu"], "peer_name": "same, GPU hidden", "better": walls["cpu"] / walls["gpu"],
              "target": ">= 1 (never slower than CPU); <= 120 s", "note": note}]

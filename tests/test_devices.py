@@ -91,6 +91,23 @@ def test_slots_are_exclusive_and_reusable_after_release(tmp_path):
     c.release()
 
 
+def test_a_claim_records_how_long_it_waited_for_a_slot(tmp_path):
+    # a job's log reports GPU-slot waiting apart from its work (train: `time: ... wait`), so a DAG whose small
+    # jobs queue for gpus.slots shows it; exclusive and shared claims alike
+    import threading
+
+    for share in (1, 2):
+        folder = tmp_path / f"share{share}"
+        held = [acquire_gpu(["0"], folder, share=share) for _ in range(share)]
+        assert all(h.waited < 0.2 for h in held)  # free: no wait
+        threading.Timer(0.6, held[-1].release).start()
+        t0 = time.monotonic()
+        late = acquire_gpu(["0"], folder, share=share, poll=0.05)
+        assert 0.5 <= late.waited <= time.monotonic() - t0 + 1e-6
+        for h in [*held, late]:
+            h.release()
+
+
 def test_no_visible_slot_is_a_clear_error(tmp_path):
     with pytest.raises(PovstimError, match="CUDA_VISIBLE_DEVICES lists no device"):
         acquire_gpu([], tmp_path)
@@ -160,9 +177,15 @@ def test_concurrent_processes_get_distinct_gpus_and_wait_for_a_free_one(tmp_path
     victim.wait()
     freed = third.stdout.readline().strip()
     assert freed in {"cuda:0", "cuda:1"}
+    errs = {}
     for p in (first, second, third):
         if p.poll() is None:
-            p.communicate("\n", timeout=30)
+            errs[p] = p.communicate("\n", timeout=30)[1]
+    # the job's log says it queued, and for how long (>= the 1.5 s it was seen waiting)
+    waited = float(errs[third].split("after waiting ")[1].split(" s")[0])
+    assert waited >= 1.5
+    survivor = second if victim is first else first
+    assert "after waiting" not in errs[survivor]
 
 
 def test_waiting_is_bounded_by_povstim_gpu_wait(tmp_path):

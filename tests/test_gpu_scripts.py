@@ -66,3 +66,38 @@ def test_gpu_check_dry_run(tmp_path):
     report = json.loads(proc.stdout[proc.stdout.index("{"):])
     assert report["steps"] == 12 and report["micro_batch"] == 2 and report["tokens_per_s"] > 0
     assert report["gpu"] == "cpu (DRY run)"
+
+
+def _bench():
+    sys.path.insert(0, str(REPO / "scripts"))
+    import gpu_bench
+
+    return gpu_bench
+
+
+def test_bench_timeline_counts_jobs_running_at_once():
+    # hand-computed: one job ending as another starts does not overlap it
+    got = _bench().timeline([("train", 10.0, 12.0), ("train", 12.0, 13.0), ("train", 10.5, 11.0),
+                             ("score", 11.0, 14.0)])
+    assert got == {"train": (3, 0.0, 3.0, 2), "score": (1, 1.0, 4.0, 1)}
+    assert _bench().timeline([]) == {}
+
+
+def test_bench_reads_job_times_from_a_real_snakemake_run(tmp_path):
+    # the DAG row's timeline comes from the records Snakemake itself writes (.snakemake/metadata): three 1-s
+    # jobs on 2 cores run two at once, then one; the gather job runs after them
+    (tmp_path / "Snakefile").write_text(
+        'rule all:\n    input: "b.txt"\n'
+        'rule a:\n    output: "a{i}.txt"\n    shell: "sleep 1; touch {output}"\n'
+        'rule b:\n    input: expand("a{i}.txt", i=range(3))\n    output: "b.txt"\n    shell: "cat {input} > {output}"\n')
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--quiet"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    bench = _bench()
+    jobs = bench.job_times(tmp_path)
+    assert [r for r, _, _ in jobs] == ["a", "a", "a", "b"]  # `all` has no output, so no record
+    spans = bench.timeline(jobs)
+    n, first, last, at_once = spans["a"]
+    assert (n, first, at_once) == (3, 0.0, 2) and last >= 2.0
+    assert spans["b"][1] >= last - 0.05  # b started after the last a ended
+    assert bench.job_times(tmp_path / "nothing") == []

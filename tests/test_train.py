@@ -401,8 +401,8 @@ def test_cuda_bf16_compiled_training(corpus, tmp_path):
 
 
 def test_the_log_says_where_the_jobs_time_went(corpus, tmp_path, caplog):
-    # one line per job: start, data, model, steps, evaluation, checkpoints, final -- the parts of the
-    # trainer's wall time, so a slow job (say, a GPU job's CUDA start-up) shows in its log
+    # one line per job: start, wait (for a GPU slot), device, data, model, steps, evaluation, checkpoints, final --
+    # the parts of the trainer's wall time, so a slow job (say, a GPU job's CUDA start-up) shows in its log
     import logging
     import re
     import time
@@ -413,7 +413,9 @@ def test_the_log_says_where_the_jobs_time_went(corpus, tmp_path, caplog):
     wall = time.perf_counter() - t0
     line = next(r.getMessage() for r in caplog.records if r.getMessage().startswith("time: "))
     parts = dict((k, float(v)) for k, v in re.findall(r"(\w+) ([0-9.]+) s", line))
-    assert list(parts) == ["start", "data", "model", "steps", "evaluation", "checkpoints", "final", "total"]
+    assert list(parts) == ["start", "wait", "device", "data", "model", "steps", "evaluation", "checkpoints", "final",
+                           "total"]
+    assert parts["wait"] == 0  # the CPU: no GPU slot to wait for (tests/test_devices.py times a real wait)
     total = parts.pop("total")
     assert abs(sum(parts.values()) - total) < 0.1 + 1e-9 * total
     # 4 evaluations and 4 checkpoints (eval_every = save_every = 10 of 40 steps) took time; the parts cover

@@ -272,3 +272,80 @@ def test_cuda_step_graphs_match_eager_cuda(corpus, tmp_path, arch):
     fast, log_fast = run(corpus, tmp_path / "fast", arch=arch, compile="step-graphs", **cfg)
     assert fast.step_graphs is not None and fast.step_graphs.replays >= 6
     np.testing.assert_allclose([e["loss"] for e in log_fast], [e["loss"] for e in log_eager], rtol=2e-2)
+
+
+SYNCING = {"all", "any", "item", "__bool__", "nonzero", "tolist"}
+
+
+def _host_syncs(fn) -> list[str]:
+    """Tensor calls in ``fn()`` that copy a value to the host (on a GPU: wait for the queued work)."""
+    from torch.overrides import TorchFunctionMode
+
+    seen = []
+
+    class Spy(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            if getattr(func, "__name__", "") in SYNCING:
+                seen.append(func.__name__)
+            return func(*args, **(kwargs or {}))
+
+    with Spy():
+        fn()
+    return seen
+
+
+def _sdpa_calls(fn, *args) -> list[dict]:
+    """The scaled_dot_product_attention calls of ``fn`` as torch.compile traces it (the Dynamo graph, before any
+    backend), with whether each got a mask and is_causal."""
+    import torch
+
+    calls = []
+
+    def backend(gm, inputs):
+        for n in gm.graph.nodes:
+            if "scaled_dot_product_attention" in str(n.target):
+                calls.append({"mask": n.kwargs.get("attn_mask") is not None, "is_causal": n.kwargs.get("is_causal")})
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(fn, backend=backend)(*args)
+    torch._dynamo.reset()
+    return calls
+
+
+def test_packed_causal_batches_attend_without_a_mask(corpus, tmp_path, monkeypatch):
+    """Packed GPT-2 blocks have no padding, so the loop lets SDPA mask causally by itself (no mask tensor):
+    the same weights bit for bit on the CPU, no host sync in a forward, and under torch.compile no
+    materialised [B, 1, T, T] mask (which keeps SDPA off its flash kernel on a GPU)."""
+    import torch
+
+    from povstim import attention
+    from povstim.train import loop
+
+    tr, log = run(corpus, tmp_path / "new", dropout=0.1)
+    assert tr.attn_restore == "sdpa"
+    assert tr.raw_model.config._attn_implementation == "sdpa"  # restored after training
+    assert "povstim" not in (tmp_path / "new" / "config.json").read_text()  # not saved with the model
+    monkeypatch.setattr(loop, "use_unmasked_causal", lambda model: None)  # the loop as it was
+    old, log_old = run(corpus, tmp_path / "old", dropout=0.1)
+    assert old.attn_restore is None
+    assert [e["loss"] for e in log] == [e["loss"] for e in log_old]
+    assert all(torch.equal(a, b) for a, b in zip(state(tr).values(), state(old).values()))
+
+    ids, labels, att, _, _ = tr._batch(tr.train_data, tr.schedule.batch(0), None)
+    assert att is None
+    model = tr.raw_model
+    # transformers' packed-sequence check: `(…).all()` turned into a Python bool, once per forward
+    for impl, syncs, masked in ((attention.UNMASKED_CAUSAL, [], False), ("sdpa", ["all", "__bool__"], True)):
+        model.config._attn_implementation = impl
+        assert _host_syncs(lambda: tr.forward_loss(ids, labels, att)) == syncs, impl
+        calls = _sdpa_calls(tr._forward_loss, ids, labels, att)
+        assert len(calls) == GPT2["n_layer"] and all(c["mask"] == masked for c in calls), (impl, calls)
+        assert all(c["is_causal"] is (not masked) for c in calls), (impl, calls)
+
+
+def test_packed_causal_attention_only_for_packed_causal_models(corpus, tmp_path):
+    assert trainer(corpus, tmp_path / "mlm", arch=ROBERTA).attn_restore is None  # padded sentences
+    assert trainer(corpus, tmp_path / "sent", packing=False).attn_restore is None  # padded sentences
+    tr = trainer(corpus, tmp_path / "packed")
+    assert tr.attn_restore == "sdpa" and tr.raw_model.config._attn_implementation == "povstim_unmasked_causal"

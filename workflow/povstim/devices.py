@@ -72,6 +72,8 @@ class GpuSlot:
     share: int = 1
     slot: int | None = None
     _slot_fd: int = -1
+    # seconds acquire_gpu waited for this slot (every slot taken): a job's log reports it apart from its work
+    waited: float = 0.0
 
     @property
     def torch_device(self) -> str:
@@ -235,7 +237,8 @@ def acquire_gpu(
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise PovstimError(f"cannot create the GPU lock directory {directory}: {exc} (set ${LOCK_DIR_ENV})") from None
-    deadline = None if wait is None else time.monotonic() + wait
+    started = time.monotonic()
+    deadline = None if wait is None else started + wait
     told = False
     gate = None
     try:
@@ -247,6 +250,7 @@ def acquire_gpu(
                 except OSError as exc:
                     raise PovstimError(f"cannot lock a GPU in {directory}: {exc} (set ${LOCK_DIR_ENV})") from None
                 if got is not None:
+                    got.waited = time.monotonic() - started
                     return got
             if share == 1 and gate is None:
                 gate = _gate(directory, slots)
@@ -297,11 +301,17 @@ def claim_gpu(share: int | None = None) -> GpuSlot:
         share = share_from_env() if share is None else int(share)
         _held = acquire_gpu(visible_slots(), lock_dir(), wait=wait, share=share)
         how = f"shared slot {_held.slot + 1} of {_held.share}" if _held.shared else "exclusive"
+        waited = f", after waiting {_held.waited:.1f} s for it" if _held.waited >= 0.05 else ""
         print(
-            f"povstim: using GPU {_held.device_id} as {_held.torch_device} ({how}, lock {_held.lock_path})",
+            f"povstim: using GPU {_held.device_id} as {_held.torch_device} ({how}, lock {_held.lock_path}{waited})",
             file=sys.stderr,
         )
     return _held
+
+
+def held_gpu() -> GpuSlot | None:
+    """The slot this process holds (None: none claimed, e.g. on the CPU or with ``cuda:N``)."""
+    return _held if _held is not None and _held._fd >= 0 else None
 
 
 def release_gpu() -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import families
+from ..attention import unmasked_causal
 from ..io import PovstimError, progress
 
 log = logging.getLogger(__name__)
@@ -201,11 +202,16 @@ class Scorer:
         """log p(targets) from the output at (rows, cols): fp32 log-softmax over the vocabulary."""
         import torch
 
-        if self.body is not None:
-            hidden = self.body(input_ids=ids, attention_mask=mask).last_hidden_state
-            logits = self.head(hidden[rows, cols]).float()
-        else:
-            logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, cols].float()
+        # right-padded rows of a causal GPT-2: padding only follows each row's last real token, which causal
+        # attention never shows it, so SDPA's own causal masking needs no mask tensor (povstim/attention.py)
+        unmasked = self.kind == "causal" and self.model.config.model_type == "gpt2"
+        with unmasked_causal(self.model, on=unmasked) as switched:
+            mask = None if switched else mask
+            if self.body is not None:
+                hidden = self.body(input_ids=ids, attention_mask=mask).last_hidden_state
+                logits = self.head(hidden[rows, cols]).float()
+            else:
+                logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, cols].float()
         # log_softmax + gather: same numbers as gather - logsumexp, ~2x faster on CPU
         return torch.log_softmax(logits, dim=-1).gather(1, targets[:, None])[:, 0]
 

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..attention import use_unmasked_causal
 from ..biases import training as biases_training
 from ..io import PovstimError, atomic_write, code_hash, sha256_file, write_json
 from ..tokenizer import bpe
@@ -79,7 +80,7 @@ class Trainer:
         t_start = time.perf_counter()
         import torch
 
-        from ..devices import resolve_device
+        from ..devices import held_gpu, resolve_device
 
         import transformers
 
@@ -95,7 +96,12 @@ class Trainer:
         # so `povstim score` on the folder labels its rows without being told
         self.meta = dict(meta or {})
         torch.set_num_threads(int(threads or training.threads or 1))
+        t_device = time.perf_counter()
         self.device = resolve_device(training.device)
+        # on a GPU: waiting for a free slot (gpus.slots), then CUDA's start-up; logged apart in the `time:` line
+        slot = held_gpu() if self.device.startswith("cuda") else None
+        waited = slot.waited if slot is not None and slot.torch_device == self.device else 0.0
+        t_device = time.perf_counter() - t_device
         self.cuda = self.device.startswith("cuda")
         precision = training.precision
         if precision == "bf16" and not self.cuda:
@@ -126,7 +132,8 @@ class Trainer:
                  self.train_data.n_items, self.train_data.n_tokens, self.dev_data.n_items,
                  self.schedule.batches_per_epoch, time.perf_counter() - t0)
         # where a job's wall time goes (logged at the end of run(); logs only: timings are not results)
-        self.times = {"start": t0 - t_start, "data": time.perf_counter() - t0, "model": 0.0, "steps": 0.0,
+        self.times = {"start": t0 - t_start - t_device, "wait": waited, "device": t_device - waited,
+                      "data": time.perf_counter() - t0, "model": 0.0, "steps": 0.0,
                       "evaluation": 0.0, "checkpoints": 0.0, "final": 0.0}
         t_model = time.perf_counter()
 
@@ -139,6 +146,10 @@ class Trainer:
         self.raw_model = build_model(arch, self.model_config).to(self.device)
         # inductive biases (povstim.biases): Dyck initialisation, recency epoch, TPT supervision
         self.bias = biases_training.TrainingBiases(self, init_from=init_from, parses=parses)
+        # packed causal blocks have no padding: SDPA's causal masking, no mask tensor (povstim/attention.py; not with
+        # a bias that edits the attention mask)
+        self.attn_restore = (use_unmasked_causal(self.raw_model)
+                             if self.causal and self.train_data.packed and not self.bias.active else None)
         log.info("model: %s, %.2fM parameters (%.2fM without position embeddings), device %s%s",
                  arch["family"], count_params(self.raw_model, False) / 1e6, count_params(self.raw_model) / 1e6,
                  self.device, " bf16" if self.bf16 else " fp32")
@@ -228,7 +239,8 @@ class Trainer:
             "arch": self.arch, "training": {k: v for k, v in as_dict(self.p).items() if k not in ("device", "threads")}, "seed": self.seed,
             "train": sha256_file(train), "dev": sha256_file(dev),
             "tokenizer": sha256_file(tokenizer) if tokenizer else None,
-            "code": code_hash(Path(__file__).parent, Path(bpe.__file__), Path(biases_training.__file__).parent),
+            "code": code_hash(Path(__file__).parent, Path(bpe.__file__), Path(biases_training.__file__).parent,
+                              Path(__file__).parents[1] / "attention.py"),
         }
         if extra:
             payload["inputs"] = extra
@@ -592,6 +604,8 @@ class Trainer:
         self.times["steps"] = time.perf_counter() - t_run - self.times["evaluation"] - self.times["checkpoints"]
         t_final = time.perf_counter()
         summary = self.finalize()
+        if self.attn_restore:  # the trained model in memory takes padded batches again (a notebook's, a test's)
+            self.raw_model.config._attn_implementation = self.attn_restore
         self.times["final"] = time.perf_counter() - t_final
         log.info("time: %s; total %.2f s", ", ".join(f"{k} {v:.2f} s" for k, v in self.times.items()),
                  sum(self.times.values()))

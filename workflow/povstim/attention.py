@@ -1,0 +1,48 @@
+"""Causal attention without a mask tensor, for batches where no padding precedes a real token.
+
+A packed GPT-2 training batch has no padding at all; a right-padded scoring batch has padding only after
+each row's last real token, which causal attention never lets a real token see. Either way SDPA's own
+causal masking (``is_causal=True``) computes the real tokens' outputs, and no mask is needed. But given
+no mask, transformers' mask builder (5.24) looks for packed sequences in the position ids: eagerly with
+``.all()``, a host sync in every forward (on a GPU the host then waits for the queued work); under
+torch.compile, where it cannot look, it builds a full [B, 1, T, T] causal mask, and SDPA given a mask
+cannot take its flash kernel. Given a padding mask, it checks it with ``.all()`` and, with any padding,
+builds the same [B, 1, T, T] mask. Registering SDPA's own function under a name transformers has no mask
+builder for makes the builder return no mask at once, so every SDPA call gets ``is_causal=True``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+# transformers' attention-implementation name for SDPA with causal masking only
+UNMASKED_CAUSAL = "povstim_unmasked_causal"
+
+
+def _register() -> None:
+    from transformers import AttentionInterface
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    AttentionInterface.register(UNMASKED_CAUSAL, sdpa_attention_forward)
+
+
+def use_unmasked_causal(model) -> str | None:
+    """Switch a causal model on plain SDPA to causal masking without a mask tensor, until switched back;
+    returns the implementation to restore (None: nothing changed). A model's saved config does not
+    record it. Only for models whose every batch has no padding before a real token."""
+    if model.config._attn_implementation != "sdpa":
+        return None
+    _register()
+    model.config._attn_implementation = UNMASKED_CAUSAL
+    return "sdpa"
+
+
+@contextlib.contextmanager
+def unmasked_causal(model, on: bool = True):
+    """``use_unmasked_causal`` for the duration of a block (a caller's model is left as it was)."""
+    restore = use_unmasked_causal(model) if on else None
+    try:
+        yield restore is not None
+    finally:
+        if restore is not None:
+            model.config._attn_implementation = restore
