@@ -431,7 +431,10 @@ def fit(design: Design, settings, cores: int | None = None) -> FitResult:
     family = "binomial" if design.family == "binomial" else "bernoulli"
     model = bmb.Model(design.bambi_formula(), design.data, family=family,
                       priors=make_priors(design, priors), noncentered=not centered)
-    cores = cores or min(chains, os.cpu_count() or 1)
+    # chains at once: what the job was given (--cores), no more than the chains or the CPUs this process may
+    # use (the README's --cores 8 on a 2-core laptop would otherwise run 4 sampler threads on 2 cores)
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = max(1, min(cores or chains, chains, usable))
     t0 = time.perf_counter()
     # PyMC hands `cores` to its own sampler only: nutpie would run as many chains at once as the machine has
     # CPUs, past the job's share (the analyze rule's threads); the draws do not depend on it (tests/test_samplers.py)
