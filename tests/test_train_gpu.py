@@ -313,39 +313,43 @@ def _sdpa_calls(fn, *args) -> list[dict]:
     return calls
 
 
-def test_packed_causal_batches_attend_without_a_mask(corpus, tmp_path, monkeypatch):
-    """Packed GPT-2 blocks have no padding, so the loop lets SDPA mask causally by itself (no mask tensor):
-    the same weights bit for bit on the CPU, no host sync in a forward, and under torch.compile no
+@pytest.mark.parametrize("packing", [True, False], ids=["packed", "sentences"])
+def test_causal_batches_attend_without_a_mask(corpus, tmp_path, monkeypatch, packing):
+    """Packed GPT-2 blocks have no padding and right-padded sentences have padding only after their last real
+    token (never a label), so the loop lets SDPA mask causally by itself (no mask tensor): the same losses and
+    weights bit for bit on the CPU (dropout on), no host sync in a forward, and under torch.compile no
     materialised [B, 1, T, T] mask (which keeps SDPA off its flash kernel on a GPU)."""
     import torch
 
-    from povstim import attention
     from povstim.train import loop
 
-    tr, log = run(corpus, tmp_path / "new", dropout=0.1)
+    tr, log = run(corpus, tmp_path / "new", dropout=0.1, packing=packing)
     assert tr.attn_restore == "sdpa"
     assert tr.raw_model.config._attn_implementation == "sdpa"  # restored after training
     assert "povstim" not in (tmp_path / "new" / "config.json").read_text()  # not saved with the model
     monkeypatch.setattr(loop, "use_unmasked_causal", lambda model: None)  # the loop as it was
-    old, log_old = run(corpus, tmp_path / "old", dropout=0.1)
+    old, log_old = run(corpus, tmp_path / "old", dropout=0.1, packing=packing)
     assert old.attn_restore is None
     assert [e["loss"] for e in log] == [e["loss"] for e in log_old]
     assert all(torch.equal(a, b) for a, b in zip(state(tr).values(), state(old).values()))
 
     ids, labels, att, _, _ = tr._batch(tr.train_data, tr.schedule.batch(0), None)
-    assert att is None
-    model = tr.raw_model
-    # transformers' packed-sequence check: `(…).all()` turned into a Python bool, once per forward
-    for impl, syncs, masked in ((attention.UNMASKED_CAUSAL, [], False), ("sdpa", ["all", "__bool__"], True)):
-        model.config._attn_implementation = impl
-        assert _host_syncs(lambda: tr.forward_loss(ids, labels, att)) == syncs, impl
-        calls = _sdpa_calls(tr._forward_loss, ids, labels, att)
-        assert len(calls) == GPT2["n_layer"] and all(c["mask"] == masked for c in calls), (impl, calls)
-        assert all(c["is_causal"] is (not masked) for c in calls), (impl, calls)
+    assert (att is None) if packing else bool((att == 0).any())  # sentence batches really are padded
+    tr.raw_model.config._attn_implementation = "povstim_unmasked_causal"  # as during training
+    assert _host_syncs(lambda: tr.forward_loss(ids, labels, att)) == []
+    # transformers, given no mask, checks the position ids for packed sequences (`.all()` -> bool) and, given a
+    # padding mask, turns its tensors into Python bools: a host sync per forward either way
+    assert _host_syncs(lambda: old.forward_loss(ids, labels, att))
+    for trainer_, masked in ((tr, False), (old, True)):
+        calls = _sdpa_calls(trainer_._forward_loss, ids, labels, att)
+        assert len(calls) == GPT2["n_layer"] and all(c["mask"] == masked for c in calls), (masked, calls)
+        assert all(c["is_causal"] is (not masked) for c in calls), (masked, calls)
 
 
-def test_packed_causal_attention_only_for_packed_causal_models(corpus, tmp_path):
-    assert trainer(corpus, tmp_path / "mlm", arch=ROBERTA).attn_restore is None  # padded sentences
-    assert trainer(corpus, tmp_path / "sent", packing=False).attn_restore is None  # padded sentences
-    tr = trainer(corpus, tmp_path / "packed")
-    assert tr.attn_restore == "sdpa" and tr.raw_model.config._attn_implementation == "povstim_unmasked_causal"
+def test_causal_attention_without_a_mask_only_where_nothing_edits_the_mask(corpus, tmp_path):
+    assert trainer(corpus, tmp_path / "mlm", arch=ROBERTA).attn_restore is None  # bidirectional: padding matters
+    recency = {**GPT2, "bias": {"recency": {"r": 0.6}}}
+    assert trainer(corpus, tmp_path / "recency", arch=recency).attn_restore is None  # adds its bias to the mask
+    for packing in (True, False):
+        tr = trainer(corpus, tmp_path / f"gpt2-{packing}", packing=packing)
+        assert tr.attn_restore == "sdpa" and tr.raw_model.config._attn_implementation == "povstim_unmasked_causal"

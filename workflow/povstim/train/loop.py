@@ -146,10 +146,10 @@ class Trainer:
         self.raw_model = build_model(arch, self.model_config).to(self.device)
         # inductive biases (povstim.biases): Dyck initialisation, recency epoch, TPT supervision
         self.bias = biases_training.TrainingBiases(self, init_from=init_from, parses=parses)
-        # packed causal blocks have no padding: SDPA's causal masking, no mask tensor (povstim/attention.py; not with
-        # a bias that edits the attention mask)
-        self.attn_restore = (use_unmasked_causal(self.raw_model)
-                             if self.causal and self.train_data.packed and not self.bias.active else None)
+        # causal batches are packed blocks (no padding) or right-padded sentences (padding only after a row's last
+        # real token, and never a label): SDPA's own causal masking, no mask tensor (povstim/attention.py); not with
+        # a bias that edits the attention mask (recency) or reads attention maps (TPT)
+        self.attn_restore = use_unmasked_causal(self.raw_model) if self.causal and not self.bias.active else None
         log.info("model: %s, %.2fM parameters (%.2fM without position embeddings), device %s%s",
                  arch["family"], count_params(self.raw_model, False) / 1e6, count_params(self.raw_model) / 1e6,
                  self.device, " bf16" if self.bf16 else " fp32")
@@ -315,7 +315,8 @@ class Trainer:
         ctx = (torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=self.autocast_cache) if self.bf16
                else contextlib.nullcontext())
         with ctx:
-            logits = self.model(input_ids=inputs, attention_mask=attention, use_cache=False).logits
+            mask = None if self.attn_restore else attention  # right padding: causal masking suffices (above)
+            logits = self.model(input_ids=inputs, attention_mask=mask, use_cache=False).logits
         return self.lm_loss(logits, labels, reduction)
 
     def lm_loss(self, logits, labels, reduction: str = "mean"):
