@@ -104,6 +104,29 @@ def test_a_score_job_in_the_server_writes_what_a_fresh_process_writes(server, co
     assert "3 pairs x 1 model(s) scored" in hot.stderr
 
 
+def test_an_analysis_job_in_the_server_writes_what_a_fresh_process_writes(server, code, tmp_path):
+    """analyze is forked too (PyMC, Bambi, ArviZ and nutpie preloaded): the same tables and posterior draws."""
+    import arviz
+    import numpy as np
+
+    counts = tmp_path / "counts.csv"
+    counts.write_text("size,paradigm,n_correct,n_total\n50k,a,30,50\n150k,a,40,50\n50k,b,20,50\n150k,b,35,50\n")
+
+    def args(out):
+        return ["analyze", "--counts", str(counts), "--formula", "size", "--out", str(out), "--draws", "100",
+                "--tune", "100", "--chains", "2", "--seed", "3", "--cores", "1", "--sampler", "nutpie"]
+
+    cold = povstim(args(tmp_path / "cold"), env_for(code))
+    hot = povstim(args(tmp_path / "warm"), env_for(code, server))
+    assert cold.returncode == 0, cold.stderr
+    assert hot.returncode == 0, hot.stderr
+    assert forked(server, str(tmp_path / "warm")), log_text(server)
+    for name in ("summary.csv", "table12.csv", "data.csv"):
+        assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes(), name
+    a, b = (arviz.from_netcdf(tmp_path / d / "posterior.nc").posterior for d in ("cold", "warm"))
+    assert all(np.array_equal(a[v].values, b[v].values) for v in a.data_vars)
+
+
 def test_a_training_job_in_the_server_trains_the_same_model(server, code, tmp_path):
     from test_train import GPT2, TRAINING, corpus as _  # noqa: F401 -- the same tiny recipe as test_train
     from povstim.tokenizer import bpe

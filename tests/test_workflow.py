@@ -152,10 +152,11 @@ def test_same_config_gives_byte_identical_outputs(finished, tmp_path):
             assert filecmp.cmp(a, b, shallow=False), f"{a.relative_to(finished)} differs between runs"
             compared += 1
     assert compared >= 20
-    # the first run's training and scoring jobs did run in forked children of its warm-start server
+    # the first run's training, scoring, analysis and figures jobs did run in forked children of its server
     forked = (finished / "logs" / "tiny" / "warm_start.log").read_text()
     assert forked.count(": povstim train ") == 6 and forked.count(": povstim score-group ") == 6
-    assert forked.count(": exit 0") == 12 and "refused" not in forked
+    assert forked.count(": povstim analyze ") == 1 and forked.count(": povstim figures ") == 2  # + the index
+    assert forked.count(": exit 0") == 15 and "refused" not in forked
 
 
 def test_size_larger_than_corpus_is_a_clear_error(tmp_path):

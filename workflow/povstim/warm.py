@@ -3,7 +3,9 @@
 Every training and scoring job is a fresh ``python -m povstim`` process, and
 before it does any work it imports torch, transformers, pandas and pyarrow:
 4-8 s per job (measured: ~4 s on this project's 2-core CI machine, ~8 s on an
-H100 machine), which is most of a tiny model's score job. A Snakemake run
+H100 machine), which is most of a tiny model's score job; the ``analyze`` job
+that follows the scores imports PyMC, Bambi, ArviZ and nutpie (~4 s), and
+``figures`` after it matplotlib. A Snakemake run
 therefore starts one *warm-start server* (``Snakefile`` ``onstart``) that
 imports those libraries once and then forks a child for each job: the child
 has the libraries already in memory (copy-on-write) and runs the job's
@@ -54,22 +56,25 @@ from pathlib import Path
 ENV_SOCKET = "POVSTIM_WARM_SOCKET"
 ENV_CHILD = "POVSTIM_WARM_CHILD"  # set in a child: never delegate again
 
-# Stages whose start-up is dominated by the preloaded imports.
-STAGES = frozenset({"train", "score", "score-group", "probe", "dyck"})
+# Stages whose start-up is dominated by the preloaded imports: the torch stages, and the two jobs that end
+# every DAG one after the other (analyze: PyMC/Bambi/ArviZ/nutpie, ~4 s of imports; figures: matplotlib)
+STAGES = frozenset({"train", "score", "score-group", "probe", "dyck", "analyze", "figures"})
 
-# Third-party modules the server imports once (povstim's own code is never preloaded).
+# Third-party modules the server imports once (povstim's own code is never preloaded). The torch stack
+# first; the analysis stack after it (the server listens once both are in).
 PRELOAD = (
     "numpy", "pandas", "pyarrow", "pyarrow.parquet", "torch", "torch.nn.functional", "safetensors.torch",
     "tokenizers", "transformers", "transformers.modeling_utils", "transformers.models.gpt2.modeling_gpt2",
     "transformers.models.roberta.modeling_roberta", "transformers.models.auto.modeling_auto",
     "transformers.models.auto.tokenization_auto", "transformers.tokenization_utils_fast", "tqdm",
+    "scipy.stats", "matplotlib", "matplotlib.pyplot", "pytensor", "numba", "pymc", "bambi", "arviz", "nutpie",
 )
 
 # Environment variables read while those modules are imported (thread pools, library paths, caches,
 # hash seed): a job whose value differs from the server's would not get the process a fresh start gives.
 _IMPORT_ENV_PREFIXES = ("PYTHON", "OMP_", "MKL_", "OPENBLAS_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "HF_",
                         "TRANSFORMERS_", "HUGGINGFACE_", "TOKENIZERS_", "LD_", "CUDA_", "NVIDIA_", "TRITON_",
-                        "MALLOC_", "ARROW_", "SLURM_JOB_ID")
+                        "MALLOC_", "ARROW_", "SLURM_JOB_ID", "PYTENSOR", "NUMBA_", "MPL", "ARVIZ")
 # Thread counts Snakemake sets per job ({threads}): the child applies them to torch and the BLAS/OpenMP
 # pools itself (_thread_limits), as a fresh process would size its pools from them.
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
