@@ -14,11 +14,13 @@ builder for makes the builder return no mask at once, so every SDPA call gets ``
 from __future__ import annotations
 
 import contextlib
+import functools
 
 # transformers' attention-implementation name for SDPA with causal masking only
 UNMASKED_CAUSAL = "povstim_unmasked_causal"
 
 
+@functools.cache  # once per process: the scorer switches around every batch
 def _register() -> None:
     from transformers import AttentionInterface
     from transformers.integrations.sdpa_attention import sdpa_attention_forward

@@ -158,6 +158,9 @@ class Scorer:
         if body_head and hasattr(model, body_head[0]) and hasattr(model, body_head[1]):
             self.body, self.head = getattr(model, body_head[0]), getattr(model, body_head[1])
         cfg = model.config
+        # right-padded rows of a causal GPT-2: padding only follows each row's last real token, which causal
+        # attention never shows it, so SDPA's own causal masking needs no mask tensor (povstim/attention.py)
+        self.unmasked = kind == "causal" and cfg.model_type == "gpt2"
         self.max_len = getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings", None)
         if fam is not None and self.max_len:
             self.max_len -= fam.position_offset  # e.g. RoBERTa positions start after the padding index
@@ -202,10 +205,7 @@ class Scorer:
         """log p(targets) from the output at (rows, cols): fp32 log-softmax over the vocabulary."""
         import torch
 
-        # right-padded rows of a causal GPT-2: padding only follows each row's last real token, which causal
-        # attention never shows it, so SDPA's own causal masking needs no mask tensor (povstim/attention.py)
-        unmasked = self.kind == "causal" and self.model.config.model_type == "gpt2"
-        with unmasked_causal(self.model, on=unmasked) as switched:
+        with unmasked_causal(self.model, on=self.unmasked) as switched:
             mask = None if switched else mask
             if self.body is not None:
                 hidden = self.body(input_ids=ids, attention_mask=mask).last_hidden_state
