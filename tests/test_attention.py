@@ -45,6 +45,9 @@ def test_a_padded_scoring_forward_makes_no_host_sync(gpt2, monkeypatch):
     import torch
 
     lm, tok, kind = gpt2
+    # as in povstim's models: a config that names the padding token, so transformers' forward checks for padding
+    assert tok.pad_token_id is not None
+    monkeypatch.setattr(lm.config, "pad_token_id", tok.pad_token_id)
     sc = S.Scorer(lm, tok, kind, bos=True)
     ids, mask = sc._pad([[1, 5, 6, 7], [1, 8]])
     rows, cols, targets = torch.tensor([0, 1]), torch.tensor([2, 0]), torch.tensor([7, 8])

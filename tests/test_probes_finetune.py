@@ -130,3 +130,42 @@ def test_probe_cli_end_to_end(models, tmp_path):
     other = json.dumps({**json.loads(params), "seed": 3})
     assert main(["probe", "run", "--model", str(models["causal"]), "--data", str(data), "--params", other,
                  "--out", str(tmp_path / "x.parquet")]) == 1
+
+
+def test_the_checkpoint_at_the_final_step_gets_the_final_rows_not_a_second_grid(models, tmp_path, monkeypatch):
+    """A checkpoint saved at the final model's step holds the same files: its rows are the final model's
+    (step and final aside), the same bytes as fine-tuning it again; an earlier checkpoint is fine-tuned."""
+    import shutil
+
+    from povstim.probes import run as probe_run
+
+    model = tmp_path / "model"
+    shutil.copytree(models["causal"], model)
+    (model / "train_summary.json").write_text(json.dumps({"best_step": 20}))
+    shutil.copytree(models["causal"], model / "checkpoints" / "step20")
+    (model / "checkpoints" / "step20" / "trainer_state.pt").write_bytes(b"optimizer and RNG state")
+    shutil.copytree(models["masked"], model / "checkpoints" / "step10")  # other weights
+    params = json.dumps({"tasks": ["syntactic_category_title_case"], "inoculation": [0.0], "checkpoints": True,
+                         "items": {"train": 60, "test": 30, "control_train": 40, "control_test": 30},
+                         "grid": {"lr": [1e-3], "epochs": [1]}, "seed": 2})
+    data = tmp_path / "data"
+    assert main(["probe", "generate", "--params", params, "--out-dir", str(data)]) == 0
+    meta = json.dumps({"arch": "gpt2-nano", "condition": "baby", "size": "2k", "seed": 1})
+
+    def probe(name):
+        out = tmp_path / name / "lbs.parquet"
+        assert main(["probe", "run", "--model", str(model), "--data", str(data), "--params", params, "--meta", meta,
+                     "--threads", "1", "--timing", str(tmp_path / name / "timing.json"), "--out", str(out)]) == 0
+        return out, json.loads((tmp_path / name / "timing.json").read_text())
+
+    reused, timing = probe("reused")
+    assert timing["runs"] == 2 * 3 and timing["reused_rows"] == 3  # final + step 10 fine-tuned; step 20 reused
+    monkeypatch.setattr(probe_run, "same_model", lambda a, b: False)
+    again, timing_again = probe("again")
+    assert timing_again["runs"] == 3 * 3 and timing_again["reused_rows"] == 0
+    assert reused.read_bytes() == again.read_bytes()
+    df = pd.read_parquet(reused)
+    assert df.groupby(["step", "final"]).size().to_dict() == {(10, False): 3, (20, False): 3, (20, True): 3}
+    fin = df[df.final].drop(columns=["final"]).reset_index(drop=True)
+    ck = df[(df.step == 20) & ~df.final].drop(columns=["final"]).reset_index(drop=True)
+    pd.testing.assert_frame_equal(fin, ck)

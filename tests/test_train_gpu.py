@@ -274,7 +274,7 @@ def test_cuda_step_graphs_match_eager_cuda(corpus, tmp_path, arch):
     np.testing.assert_allclose([e["loss"] for e in log_fast], [e["loss"] for e in log_eager], rtol=2e-2)
 
 
-SYNCING = {"all", "any", "item", "__bool__", "nonzero", "tolist"}
+SYNCING = {"all", "any", "item", "__bool__", "nonzero", "tolist", "__contains__"}
 
 
 def _host_syncs(fn) -> list[str]:
@@ -335,7 +335,11 @@ def test_causal_batches_attend_without_a_mask(corpus, tmp_path, monkeypatch, pac
 
     ids, labels, att, _, _ = tr._batch(tr.train_data, tr.schedule.batch(0), None)
     assert (att is None) if packing else bool((att == 0).any())  # sentence batches really are padded
-    tr.raw_model.config._attn_implementation = "povstim_unmasked_causal"  # as during training
+    from povstim.attention import PADDING_CHECK, use_unmasked_causal
+
+    assert not any(PADDING_CHECK in m.__dict__ for m in tr.raw_model.modules())  # restored after training
+    assert use_unmasked_causal(tr.raw_model) == "sdpa"  # as during training
+    # none: not even transformers' padding check (`pad_id in ids[:, [-1, 0]]`), which the switch skips
     assert _host_syncs(lambda: tr.forward_loss(ids, labels, att)) == []
     # transformers, given no mask, checks the position ids for packed sequences (`.all()` -> bool) and, given a
     # padding mask, turns its tensors into Python bools: a host sync per forward either way

@@ -9,6 +9,11 @@ torch.compile, where it cannot look, it builds a full [B, 1, T, T] causal mask, 
 cannot take its flash kernel. Given a padding mask, it checks it with ``.all()`` and, with any padding,
 builds the same [B, 1, T, T] mask. Registering SDPA's own function under a name transformers has no mask
 builder for makes the builder return no mask at once, so every SDPA call gets ``is_causal=True``.
+
+Given no mask, GPT-2's forward also checks whether the first or last token of any row is padding, to warn
+that padding may need a mask (``warn_if_padding_and_no_attention_mask``): ``pad_id in ids[:, [-1, 0]]``,
+one more host sync in every eager forward, and a warning in every scoring log that says the scores may be
+wrong. Here they are not (padding only follows a row's last real token), so the switched model skips it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,12 @@ import functools
 
 # transformers' attention-implementation name for SDPA with causal masking only
 UNMASKED_CAUSAL = "povstim_unmasked_causal"
+# the padding check of transformers' models, skipped while a model is switched
+PADDING_CHECK = "warn_if_padding_and_no_attention_mask"
+
+
+def _no_padding_check(input_ids, attention_mask) -> None:
+    """Stands in for PADDING_CHECK on a switched model's (sub)models: their padding never needs a mask."""
 
 
 @functools.cache  # once per process: the scorer switches around every batch
@@ -36,7 +47,19 @@ def use_unmasked_causal(model) -> str | None:
         return None
     _register()
     model.config._attn_implementation = UNMASKED_CAUSAL
+    for module in model.modules():  # an instance attribute comes before the class's method
+        if hasattr(type(module), PADDING_CHECK):
+            module.__dict__[PADDING_CHECK] = _no_padding_check
     return "sdpa"
+
+
+def restore_attention(model, restore: str | None) -> None:
+    """Undo ``use_unmasked_causal`` (``restore``: what it returned; None: it changed nothing)."""
+    if restore is None:
+        return
+    model.config._attn_implementation = restore
+    for module in model.modules():
+        module.__dict__.pop(PADDING_CHECK, None)
 
 
 @contextlib.contextmanager
@@ -46,5 +69,4 @@ def unmasked_causal(model, on: bool = True):
     try:
         yield restore is not None
     finally:
-        if restore is not None:
-            model.config._attn_implementation = restore
+        restore_attention(model, restore)

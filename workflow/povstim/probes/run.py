@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import PovstimError
+from ..scoring.items import same_model
 from . import lbs as L
 from .finetune import HyperParams, finetune, load, predict
 from .msgs.features import resolve_tasks
@@ -91,7 +92,18 @@ def probe_model(model_dir: str | Path, data_dir: str | Path, s: MsgsSettings, me
     rows = []
     t_start = time.perf_counter()
     seen_examples, train_seconds = 0, 0.0
-    for step, folder, final in model_targets(model_dir, s.checkpoints):
+    targets = model_targets(model_dir, s.checkpoints)
+    final_rows, reused = None, 0  # the final model's rows, for a checkpoint holding the same model
+    for step, folder, final in targets:
+        if final_rows is not None and step == targets[0][0] and same_model(folder, model_dir):
+            # the checkpoint saved at the final model's step: the same files, so the same fine-tunings (each
+            # run's seed depends on the task and restart only, run_seed); its rows, not the grid again
+            rows += [{**r, "step": int(step), "final": False} for r in final_rows]
+            reused += len(final_rows)
+            log.info("%s step %d: the final model's files: its %d runs' rows, not fine-tuned again", folder, step,
+                     len(final_rows))
+            continue
+        first = len(rows)
         clf = load(folder, device)
         # Encode every sentence first, so a sentence too long for the model fails before any fine-tuning.
         everything = sorted({r["sentence"] for t in tasks for recs in data[t.name].values() for r in recs})
@@ -138,13 +150,15 @@ def probe_model(model_dir: str | Path, data_dir: str | Path, s: MsgsSettings, me
                     train_seconds += stats.seconds
                     del model
             log.info("%s step %d: %s done (%d runs so far)", model_dir, step, task.name, len(rows))
+        if final:
+            final_rows = rows[first:]
     df = pd.DataFrame(rows)
     df = L.apply_gate(df, s.gate.metric, s.gate.threshold)
     df = df[COLUMNS].sort_values(["step", "task", "inoculation", "lr", "batch_size", "epochs", "restart"],
                                  na_position="first", kind="stable").reset_index(drop=True)
     wall = time.perf_counter() - t_start
-    timing = {"runs": len(rows), "wall_seconds": round(wall, 3), "train_seconds": round(train_seconds, 3),
-              "train_examples": seen_examples,
+    timing = {"runs": len(rows) - reused, "reused_rows": reused, "wall_seconds": round(wall, 3),
+              "train_seconds": round(train_seconds, 3), "train_examples": seen_examples,
               "train_examples_per_s": round(seen_examples / train_seconds, 1) if train_seconds else None}
     return df, timing
 

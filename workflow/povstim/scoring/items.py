@@ -169,6 +169,32 @@ def checkpoints(model_dir: Path) -> list[tuple[int, Path]]:
     return sorted(out)
 
 
+# Files a model folder holds besides the model: what training recorded. They do not change a score.
+TRAINING_RECORDS = frozenset({"train_log.jsonl", "train_summary.json", "trainer_state.pt", "trainer_state.json",
+                              "training_args.bin", "optimizer.pt", "scheduler.pt", "rng_state.pth"})
+
+
+def same_model(a: Path, b: Path) -> bool:
+    """Whether two model folders hold the same model: the same files, byte for byte, training records aside
+    (config, weights, tokenizer and any file not known to be a record), so they give the same scores and
+    probe results. A checkpoint saved at the final model's step is such a folder."""
+    def files(folder: Path) -> dict[str, Path]:
+        return {p.name: p for p in folder.iterdir() if p.is_file() and p.name not in TRAINING_RECORDS}
+
+    def same_bytes(x: Path, y: Path) -> bool:
+        with open(x, "rb") as fx, open(y, "rb") as fy:
+            while True:
+                bx, by = fx.read(1 << 20), fy.read(1 << 20)
+                if bx != by:
+                    return False
+                if not bx:
+                    return True
+
+    mine, theirs = files(a), files(b)
+    return mine.keys() == theirs.keys() and all(mine[n].stat().st_size == theirs[n].stat().st_size for n in mine) \
+        and all(same_bytes(mine[n], theirs[n]) for n in mine)
+
+
 _SEED_DIR_RE = re.compile(r"^seed(\d+)$")
 
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..attention import use_unmasked_causal
+from ..attention import restore_attention, use_unmasked_causal
 from ..biases import training as biases_training
 from ..io import PovstimError, atomic_write, code_hash, sha256_file, write_json
 from ..tokenizer import bpe
@@ -605,8 +605,8 @@ class Trainer:
         self.times["steps"] = time.perf_counter() - t_run - self.times["evaluation"] - self.times["checkpoints"]
         t_final = time.perf_counter()
         summary = self.finalize()
-        if self.attn_restore:  # the trained model in memory takes padded batches again (a notebook's, a test's)
-            self.raw_model.config._attn_implementation = self.attn_restore
+        # the trained model in memory takes padded batches again (a notebook's, a test's)
+        restore_attention(self.raw_model, self.attn_restore)
         self.times["final"] = time.perf_counter() - t_final
         log.info("time: %s; total %.2f s", ", ".join(f"{k} {v:.2f} s" for k, v in self.times.items()),
                  sum(self.times.values()))
