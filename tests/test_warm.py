@@ -101,7 +101,7 @@ def test_a_score_job_in_the_server_writes_what_a_fresh_process_writes(server, co
     assert not forked(server, str(tmp_path / "cold.parquet"))
     assert (tmp_path / "warm.parquet").read_bytes() == (tmp_path / "cold.parquet").read_bytes()
     # the job's own stderr (its log in a Snakemake run) gets the job's log lines
-    assert "3 pairs x 1 model(s) scored" in hot.stderr
+    assert "3 pairs x 1 model(s) and checkpoint(s) scored" in hot.stderr
 
 
 def test_an_analysis_job_in_the_server_writes_what_a_fresh_process_writes(server, code, tmp_path):

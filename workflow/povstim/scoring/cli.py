@@ -138,6 +138,8 @@ def run(args) -> int:
     else:
         df = score_model(pairs, args.model, opts, meta, threads=args.threads)
     write_parquet(df, args.out)
-    log.info("%d pairs x %d model(s) scored in %.1fs -> %s", len(pairs), df["step"].nunique() if len(df) else 0,
+    # the final model and each checkpoint: one (step, final) pair each
+    targets = len(df[["step", "final"]].drop_duplicates()) if len(df) else 0
+    log.info("%d pairs x %d model(s) and checkpoint(s) scored in %.1fs -> %s", len(pairs), targets,
              time.perf_counter() - t0, args.out)
     return 0
