@@ -58,6 +58,29 @@ def test_fast_scorer_is_scorer_bit_for_bit(models, kind, method, bos, eos, batch
     assert got.logp.tobytes() == want.logp.tobytes() and (got.ntok == want.ntok).all()
 
 
+@pytest.mark.parametrize("method", ["pll", "holistic"])
+def test_masked_fast_scoring_decides_padding_on_the_host(models, method, monkeypatch):
+    """A masked model's batches: transformers asks the device whether a padding mask has any padding (a host
+    sync per forward); FastScorer knows it from the lengths (no mask, or the 4D mask transformers would build)
+    and makes no host sync, with Scorer's numbers bit for bit (above)."""
+    from test_train_gpu import _host_syncs
+
+    lm, tok, k = load(models["masked"])
+    masks = []
+    real = FastScorer._token_logprobs
+    monkeypatch.setattr(FastScorer, "_token_logprobs",
+                        lambda self, ids, mask, *a: masks.append(mask) or real(self, ids, mask, *a))
+    with torch.inference_mode():
+        assert _host_syncs(lambda: FastScorer(lm, tok, k, method=method, batch_size=3).score(SENTS)) == []
+        # Scorer passes the padding mask to transformers, which checks it on the device
+        assert "all" in _host_syncs(lambda: Scorer(lm, tok, k, method=method, batch_size=3).score(SENTS))
+    padded = [m for m in masks if m is not None]
+    assert padded  # padded batches got the 4D mask
+    if method == "pll":  # and a PLL chunk of one sentence's rows is not padded: no mask at all
+        assert len(padded) < len(masks)
+    assert all(m.dtype == torch.bool and m.dim() == 4 for m in padded)
+
+
 def test_fast_scorer_equals_minicons(models):
     from minicons import scorer as mc
 
@@ -142,7 +165,7 @@ def test_scoring_group_rules(tmp_path):
 def test_fast_scorer_on_cuda_equals_cpu(models):
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    for kind, method in (("causal", "pll"), ("masked", "holistic")):
+    for kind, method in (("causal", "pll"), ("masked", "holistic"), ("masked", "pll")):
         lm, tok, k = load(models[kind])
         cpu = FastScorer(lm, tok, k, method=method, batch_size=4).score(SENTS)
         lm, tok, k = load(models[kind], "cuda")

@@ -12,7 +12,9 @@ float64 sums are then taken with one ``np.add.at`` over the concatenated
 batches, which adds the same numbers in the same order as Scorer's per-batch
 ``np.add.at``: the scores are bit-identical (tests/test_gpu_scoring.py).
 
-Pseudo-log-likelihood scoring of masked LMs is left to :class:`Scorer`.
+Pseudo-log-likelihood (PLL) scoring of masked LMs runs Scorer's rows the same way: the same
+(length, sentence, position)-sorted masked rows in the same chunks of ``batch_size``, built with numpy,
+log-probabilities kept on the device, float64 sums in the same order.
 """
 
 from __future__ import annotations
@@ -24,15 +26,14 @@ from .scorer import Scorer
 
 class FastScorer(Scorer):
     def score_ids(self, ids: list[list[int]], targets: list[list[int]]) -> np.ndarray:
-        if self.kind == "masked" and self.method != "holistic":
-            return super().score_ids(ids, targets)
         import torch
 
         total = np.zeros(len(ids), dtype=np.float64)
         if not ids:
             return total
+        pll = self.kind == "masked" and self.method != "holistic"
         with torch.inference_mode():
-            logprobs, owners = self._whole(ids, targets)
+            logprobs, owners = self._pll(ids, targets) if pll else self._whole(ids, targets)
         if logprobs:
             # one device -> host copy per model; same float64 additions, same order, as Scorer
             lp = torch.cat(logprobs).double().cpu().numpy()
@@ -40,8 +41,6 @@ class FastScorer(Scorer):
         return total
 
     def _whole(self, ids, targets):
-        import torch
-
         cuda = str(self.device).startswith("cuda")
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         order = np.lexsort((np.arange(len(ids)), lengths))  # by (length, index), as Scorer sorts
@@ -59,16 +58,60 @@ class FastScorer(Scorer):
             counts = np.fromiter((len(c) for c in cols), dtype=np.int64, count=len(cols))
             rows = np.repeat(np.arange(len(batch)), counts)
             cols = np.concatenate(cols) if len(cols) else np.zeros(0, dtype=np.int64)
-            tgts = tid[rows, cols]
-            # one host -> device copy per batch: ids, mask and the index vectors side by side
-            flat = np.concatenate([tid.ravel(), mask.ravel(), rows, cols - shift, tgts])
-            dev = torch.from_numpy(flat)
-            if cuda:
-                dev = dev.pin_memory().to(self.device, non_blocking=True)
-            n_ids, n_tok = tid.size, len(rows)
-            t_ids = dev[:n_ids].view(len(batch), width)
-            t_mask = dev[n_ids : 2 * n_ids].view(len(batch), width)
-            t_rows, t_cols, t_tgts = dev[2 * n_ids :].view(3, n_tok)
-            logprobs.append(self._token_logprobs(t_ids, t_mask, t_rows, t_cols, t_tgts))
+            logprobs.append(self._batch_logprobs(tid, mask, rows, cols - shift, tid[rows, cols], cuda))
             owners.append(np.repeat(batch, counts))
         return logprobs, owners
+
+    def _pll(self, ids, targets):
+        """Scorer._score_pll's masked rows and chunks: one row per (sentence, position), sorted by
+        (sentence length, sentence, position), ``batch_size`` rows per forward."""
+        from ..io import PovstimError, progress
+
+        mask_id = self.tok.mask_token_id
+        if mask_id is None:
+            raise PovstimError("the tokenizer has no mask token, so pseudo-log-likelihood is undefined")
+        cuda = str(self.device).startswith("cuda")
+        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        counts = np.fromiter((len(t) for t in targets), dtype=np.int64, count=len(targets))
+        sentence = np.repeat(np.arange(len(ids)), counts)
+        position = np.concatenate([np.asarray(t, dtype=np.int64) for t in targets]) if counts.sum() else \
+            np.zeros(0, dtype=np.int64)
+        order = np.lexsort((position, sentence, lengths[sentence]))  # as sorted((len, i, j)) in Scorer
+        sentence, position = sentence[order], position[order]
+        pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
+        logprobs, owners = [], []
+        # PLL is the slow one on a CPU (a forward per masked row): its progress bar, as Scorer's
+        for start in progress(range(0, len(sentence), self.batch_size), desc="score (PLL)", unit="batch"):
+            rows_of = sentence[start : start + self.batch_size]
+            cols = position[start : start + self.batch_size]
+            width = int(lengths[rows_of].max())
+            tid = np.full((len(rows_of), width), pad, dtype=np.int64)
+            for r, i in enumerate(rows_of):
+                tid[r, : lengths[i]] = ids[i]
+            rows = np.arange(len(rows_of))
+            tgts = tid[rows, cols]  # the tokens before they are masked
+            tid[rows, cols] = mask_id
+            mask = (np.arange(width)[None, :] < lengths[rows_of][:, None]).astype(np.int64)
+            logprobs.append(self._batch_logprobs(tid, mask, rows, cols, tgts, cuda))
+            owners.append(rows_of)
+        return logprobs, owners
+
+    def _batch_logprobs(self, tid, mask, rows, cols, tgts, cuda: bool):
+        """_token_logprobs of one batch, sent to the device in one copy (ids, mask and the index vectors
+        side by side); the result stays on the device."""
+        import torch
+
+        flat = np.concatenate([tid.ravel(), mask.ravel(), rows, cols, tgts])
+        dev = torch.from_numpy(flat)
+        if cuda:
+            dev = dev.pin_memory().to(self.device, non_blocking=True)
+        n_ids, n_tok = tid.size, len(rows)
+        t_ids = dev[:n_ids].view(tid.shape)
+        t_mask = dev[n_ids : 2 * n_ids].view(tid.shape)
+        t_rows, t_cols, t_tgts = dev[2 * n_ids :].view(3, n_tok)
+        if self.kind == "masked" and self.model.config._attn_implementation == "sdpa":
+            # Given a padding mask, transformers (5.24) asks the device whether it has any padding (`.all()`,
+            # a host sync per forward) to drop it when there is none. The host knows: no mask when no row is
+            # padded, else the [B, 1, T, T] boolean mask transformers would build, which it passes on as is.
+            t_mask = None if mask.all() else t_mask.bool()[:, None, None, :].expand(-1, 1, tid.shape[1], -1)
+        return self._token_logprobs(t_ids, t_mask, t_rows, t_cols, t_tgts)
