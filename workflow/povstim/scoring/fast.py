@@ -24,6 +24,11 @@ import numpy as np
 from .scorer import Scorer
 
 
+# Masked model types whose forward builds its attention mask with transformers' create_bidirectional_mask,
+# which passes a prepared 4D mask on as is (tested: RoBERTa, BabyBERTa's family); others get the 2D mask
+HOST_PADDING_MODELS = frozenset({"roberta"})
+
+
 class FastScorer(Scorer):
     def score_ids(self, ids: list[list[int]], targets: list[list[int]]) -> np.ndarray:
         import torch
@@ -109,7 +114,8 @@ class FastScorer(Scorer):
         t_ids = dev[:n_ids].view(tid.shape)
         t_mask = dev[n_ids : 2 * n_ids].view(tid.shape)
         t_rows, t_cols, t_tgts = dev[2 * n_ids :].view(3, n_tok)
-        if self.kind == "masked" and self.model.config._attn_implementation == "sdpa":
+        cfg = self.model.config
+        if cfg.model_type in HOST_PADDING_MODELS and cfg._attn_implementation == "sdpa":
             # Given a padding mask, transformers (5.24) asks the device whether it has any padding (`.all()`,
             # a host sync per forward) to drop it when there is none. The host knows: no mask when no row is
             # padded, else the [B, 1, T, T] boolean mask transformers would build, which it passes on as is.
