@@ -160,7 +160,7 @@ def test_the_checkpoint_at_the_final_step_gets_the_final_rows_not_a_second_grid(
 
     reused, timing = probe("reused")
     assert timing["runs"] == 2 * 3 and timing["reused_rows"] == 3  # final + step 10 fine-tuned; step 20 reused
-    monkeypatch.setattr(probe_run, "same_model", lambda a, b: False)
+    monkeypatch.setattr(probe_run, "holds_final_model", lambda *a: False)
     again, timing_again = probe("again")
     assert timing_again["runs"] == 3 * 3 and timing_again["reused_rows"] == 0
     assert reused.read_bytes() == again.read_bytes()

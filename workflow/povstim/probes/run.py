@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ..io import PovstimError
-from ..scoring.items import same_model
+from ..scoring.items import holds_final_model
 from . import lbs as L
 from .finetune import HyperParams, finetune, load, predict
 from .msgs.features import resolve_tasks
@@ -95,7 +95,7 @@ def probe_model(model_dir: str | Path, data_dir: str | Path, s: MsgsSettings, me
     targets = model_targets(model_dir, s.checkpoints)
     final_rows, reused = None, 0  # the final model's rows, for a checkpoint holding the same model
     for step, folder, final in targets:
-        if final_rows is not None and step == targets[0][0] and same_model(folder, model_dir):
+        if final_rows is not None and holds_final_model(model_dir, step, folder):
             # the checkpoint saved at the final model's step: the same files, so the same fine-tunings (each
             # run's seed depends on the task and restart only, run_seed); its rows, not the grid again
             rows += [{**r, "step": int(step), "final": False} for r in final_rows]

@@ -195,6 +195,12 @@ def same_model(a: Path, b: Path) -> bool:
         and all(same_bytes(mine[n], theirs[n]) for n in mine)
 
 
+def holds_final_model(model_dir: Path, step: int, folder: Path) -> bool:
+    """Whether the checkpoint ``folder`` (saved at ``step``) holds ``model_dir``'s final model: saved at its step,
+    with the same files. Scoring and probing give such a checkpoint the final model's rows."""
+    return step == final_step(model_dir) and same_model(folder, model_dir)
+
+
 _SEED_DIR_RE = re.compile(r"^seed(\d+)$")
 
 

@@ -48,7 +48,7 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
 
     from ..devices import resolve_device
     from .fast import FastScorer
-    from .items import checkpoints, final_step, item_frame, pair_sentences, same_model
+    from .items import checkpoints, final_step, holds_final_model, item_frame, pair_sentences
     from .scorer import load
 
     # Scorer.score runs under torch.inference_mode(); no process-wide grad
@@ -67,7 +67,7 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     sentences = pair_sentences(pairs) if tasks is None else None
     final_result = None  # the final model's (Scores or task frame, kind), for a checkpoint holding the same model
     for step, path, final in targets:
-        if final_result is not None and step == targets[0][0] and same_model(Path(path), model_path):
+        if final_result is not None and holds_final_model(model_path, step, Path(path)):
             # the checkpoint saved at the final model's step: the same files, so the same scores (a demo
             # score job scores 2 of its 3 targets; docs/evaluation.md)
             result, kind = final_result
