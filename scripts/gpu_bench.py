@@ -38,6 +38,9 @@ PROFILE=DIR also writes where povstim's training steps spend their time (torch p
 steady-state steps: host time per op, and GPU time per kernel) to DIR/gpt2.txt and DIR/babyberta.txt;
 the profiled rates include the profiler's own cost.
 
+A row that fails is reported with its error and the rows after it still run (a GPU lease is short);
+the exit status is then 1. An unknown row name is refused before anything runs.
+
 Nothing is downloaded: every model is built here, every corpus generated. Ratios are "how many times
 better povstim is" (peer time / ours, or our rate / the peer's).
 """
@@ -714,6 +717,9 @@ def worker(kind: str, rest: list[str]) -> None:
         raise SystemExit(f"gpu_bench: unknown worker {kind!r}")
 
 
+ROW_NAMES = ("dag", "score", "gpt2", "babyberta", "bbseeds", "generator")
+
+
 def main() -> int:
     global IN_PROCESS
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
@@ -724,6 +730,10 @@ def main() -> int:
     ap.add_argument("--dry", action="store_true", default=os.environ.get("DRY") == "1")
     ap.add_argument("--json", help="also write the rows here")
     args = ap.parse_args()
+    names = args.rows.split(",")
+    unknown = [r for r in names if r not in ROW_NAMES]
+    if unknown:  # before anything runs: a typo should not cost minutes of a GPU lease
+        raise SystemExit(f"gpu_bench: unknown row(s) {', '.join(map(repr, unknown))}; rows: {', '.join(ROW_NAMES)}")
     import torch
 
     cuda = torch.cuda.is_available() and not args.dry
@@ -734,26 +744,34 @@ def main() -> int:
     s = sizes(args.dry)
     name = torch.cuda.get_device_name() if cuda else "CPU (DRY run: tiny sizes, the numbers mean nothing)"
     print(f"gpu_bench: {name}; torch {torch.__version__}; rows {args.rows}", flush=True)
-    rows = []
+    rows, failed = [], []
     t_all = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="povstim-gpu-bench-") as tmp:
         work = Path(tmp)
-        for row in args.rows.split(","):
+        for row in names:
             t0 = time.perf_counter()
-            if row == "dag":
-                got = row_dag(work, args.dry)
-            elif row == "score":
-                got = row_score(work, args.dry, s, device)
-            elif row == "gpt2":
-                got = row_gpt2(work, args.dry, s, cuda)
-            elif row == "babyberta":
-                got = row_babyberta(work, args.dry, s, cuda)
-            elif row == "bbseeds":
-                got = row_babyberta_seeds(work, args.dry, s, cuda)
-            elif row == "generator":
-                got = row_generator(s)
-            else:
-                raise SystemExit(f"gpu_bench: unknown row {row!r}")
+            try:
+                if row == "dag":
+                    got = row_dag(work, args.dry)
+                elif row == "score":
+                    got = row_score(work, args.dry, s, device)
+                elif row == "gpt2":
+                    got = row_gpt2(work, args.dry, s, cuda)
+                elif row == "babyberta":
+                    got = row_babyberta(work, args.dry, s, cuda)
+                elif row == "bbseeds":
+                    got = row_babyberta_seeds(work, args.dry, s, cuda)
+                else:
+                    got = row_generator(s)
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 -- one broken row (a peer's import, say)
+                # must not cost the other rows of a GPU lease: report it, go on, exit non-zero at the end
+                why = str(exc).strip() or type(exc).__name__
+                failed.append(row)
+                print(f"  {row}: FAILED after {time.perf_counter() - t0:.0f} s: {why}", flush=True)
+                got = [{"row": f"{row} (FAILED)", "povstim": None, "peer": None, "peer_name": "", "better": None,
+                        "target": "", "note": why.splitlines()[-1][:300] if why else ""}]
+                rows += got
+                continue
             rows += got
             for r in got:
                 print(f"  {r['row']}: povstim {fmt(r['povstim'])} | {r['peer_name'] or 'peer'} {fmt(r['peer'])}"
@@ -765,10 +783,13 @@ def main() -> int:
     print("|" + "-" * (len(head) - 1))
     for r in rows:
         print(f"| {r['row']:62} | {fmt(r['povstim']):>9} | {fmt(r['peer']):>9} | {fmt(r['better']):>17} | "
-              f"{r['target'] or '-'} | {r['peer_name']}{'; ' if r['note'] else ''}{r['note']}")
+              f"{r['target'] or '-'} | {'; '.join(x for x in (r['peer_name'], r['note']) if x)}")
     print(f"\ntotal {time.perf_counter() - t_all:.0f} s")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
+    if failed:
+        print(f"gpu_bench: {len(failed)} row(s) failed: {', '.join(failed)} (their errors are above)", file=sys.stderr)
+        return 1
     return 0
 
 

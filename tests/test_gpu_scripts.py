@@ -57,6 +57,30 @@ def test_gpu_bench_dry_run_prints_every_row(tmp_path):
     assert len([line for line in table.splitlines() if line.startswith("| ")]) == len(rows) + 1
 
 
+def test_gpu_bench_a_failed_row_does_not_stop_the_others(tmp_path):
+    # a row that breaks (here GPT2_MICRO is not a number; on a GPU machine once the HF peer's import) is
+    # reported with its error, the rows after it still run, and the exit status says something failed
+    out = tmp_path / "rows.json"
+    proc = subprocess.run(["bash", "scripts/gpu_bench.sh", "--json", str(out)], cwd=REPO,
+                          env=_env(ROWS="gpt2,generator", GPT2_MICRO="sixteen"),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "gpt2: FAILED" in proc.stdout and "'sixteen'" in proc.stdout
+    assert "1 row(s) failed: gpt2" in proc.stderr
+    rows = json.loads(out.read_text())
+    assert rows[0]["row"] == "gpt2 (FAILED)" and rows[0]["povstim"] is None
+    assert rows[1]["row"].startswith("gpu_check.sh corpus generator") and rows[1]["note"] == "same sentences: True"
+
+
+def test_gpu_bench_unknown_row_is_refused_before_anything_runs(tmp_path):
+    proc = subprocess.run(["bash", "scripts/gpu_bench.sh", "--json", str(tmp_path / "rows.json")], cwd=REPO,
+                          env=_env(ROWS="generator,gtp2"), capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "unknown row(s) 'gtp2'" in proc.stderr and "rows: dag, score, gpt2" in proc.stderr
+    assert "gpu_bench: CPU" not in proc.stdout  # nothing started (not even torch's import)
+    assert not (tmp_path / "rows.json").exists()
+
+
 @pytest.mark.slow
 def test_gpu_check_dry_run(tmp_path):
     proc = subprocess.run(["bash", "scripts/gpu_check.sh"], cwd=REPO, env=_env(STEPS="12", COMPILE="reduce-overhead",
