@@ -773,7 +773,7 @@ def main() -> int:
                 failed.append(row)
                 print(f"  {row}: FAILED after {time.perf_counter() - t0:.0f} s: {why}", flush=True)
                 got = [{"row": f"{row} (FAILED)", "povstim": None, "peer": None, "peer_name": "", "better": None,
-                        "target": "", "note": why.splitlines()[-1][:300] if why else ""}]
+                        "target": "", "note": why.splitlines()[-1][:300]}]
                 rows += got
                 continue
             rows += got
