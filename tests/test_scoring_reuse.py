@@ -95,12 +95,17 @@ def test_same_model_compares_every_file_but_the_training_records(models, tmp_pat
 
 @pytest.mark.parametrize("sensitivity", [True, False])
 def test_the_checkpoint_at_the_final_step_is_not_scored_again_and_its_rows_are_the_same(
-        models, tmp_path, loads, monkeypatch, sensitivity):
+        models, tmp_path, loads, monkeypatch, caplog, sensitivity):
     model = trained_folder(models["causal"], tmp_path / "model", other=models["causal2"])
     suite = tmp_path / "suite"
     write_suite(suite, posh.generate(words.default_lexicon(), 4, seed=2), {"kind": "generated"})
     params = {"batch_size": 5, "checkpoints": True, "sensitivity": sensitivity}
-    reused = score(model, suite, tmp_path / "reused.parquet", params)
+    with caplog.at_level("INFO", logger="povstim.score"):
+        reused = score(model, suite, tmp_path / "reused.parquet", params)
+    # the BOS-less pass is the final model's alone, and the log says so (it doubles that model's scoring)
+    second = [r.getMessage() for r in caplog.records if "for the metric sensitivity table" in r.getMessage()]
+    assert second == ([f"{model}: scoring again without BOS for the metric sensitivity table "
+                       "(scoring.sensitivity: false skips this pass)"] if sensitivity else [])
     # loaded: the final model and the step-5 checkpoint; not checkpoints/step10
     assert loads == [str(model), str(model / "checkpoints" / "step5")]
     assert reused.groupby(["step", "final"]).size().to_dict() == {(5, False): 36, (10, False): 36, (10, True): 36}

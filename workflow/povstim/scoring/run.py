@@ -92,7 +92,7 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
             result = scorer.score(sentences)
             extra = None
             if settings.sensitivity:
-                extra = _sensitivity(lm, tok, kind, settings.bos, opts, sentences, final)
+                extra = _sensitivity(lm, tok, kind, settings.bos, opts, sentences, final, path)
             frames.append(item_frame(pairs, result, meta, step=step, final=final, sensitivity=extra))
         if final and model_path.is_dir():
             final_result = (result, kind)
@@ -109,7 +109,7 @@ def as_checkpoint_rows(frame, step: int):
     return frame.assign(step=np.full(len(frame), int(step), dtype=np.int64), final=np.full(len(frame), False))
 
 
-def _sensitivity(lm, tok, kind, bos, opts, sentences, final):
+def _sensitivity(lm, tok, kind, bos, opts, sentences, final, name=""):
     """What item_frame needs for the metric-sensitivity columns: the primary Scores under their own
     BOS setting and, for the final causal model, one more pass with the other BOS setting."""
     from .fast import FastScorer
@@ -119,6 +119,10 @@ def _sensitivity(lm, tok, kind, bos, opts, sentences, final):
         return lambda n, primary: sensitivity_columns(n, primary, None)
     other = None
     if final:  # checkpoints feed learning curves only: spare them the second pass
+        # said in the log: it doubles the final model's scoring time, which a user comparing with a one-pass
+        # scorer (minicons) should know is optional
+        log.info("%s: scoring again %s BOS for the metric sensitivity table (scoring.sensitivity: false skips "
+                 "this pass)", name, "without" if bos else "with")
         other = FastScorer(lm, tok, kind, bos=not bos, **opts).score(sentences)
 
     def columns(n, primary):
