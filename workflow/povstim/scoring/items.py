@@ -21,6 +21,7 @@ final model only.
 
 from __future__ import annotations
 
+import filecmp
 import json
 import re
 from pathlib import Path
@@ -181,18 +182,11 @@ def same_model(a: Path, b: Path) -> bool:
     def files(folder: Path) -> dict[str, Path]:
         return {p.name: p for p in folder.iterdir() if p.is_file() and p.name not in TRAINING_RECORDS}
 
-    def same_bytes(x: Path, y: Path) -> bool:
-        with open(x, "rb") as fx, open(y, "rb") as fy:
-            while True:
-                bx, by = fx.read(1 << 20), fy.read(1 << 20)
-                if bx != by:
-                    return False
-                if not bx:
-                    return True
-
     mine, theirs = files(a), files(b)
-    return mine.keys() == theirs.keys() and all(mine[n].stat().st_size == theirs[n].stat().st_size for n in mine) \
-        and all(same_bytes(mine[n], theirs[n]) for n in mine)
+    # shallow=False: sizes, then contents (never only the stat signatures); filecmp's cache is keyed on
+    # size and mtime, so a file rewritten in place within one mtime tick could be answered from it: clear it
+    filecmp.clear_cache()
+    return mine.keys() == theirs.keys() and all(filecmp.cmp(mine[n], theirs[n], shallow=False) for n in mine)
 
 
 def holds_final_model(model_dir: Path, step: int, folder: Path) -> bool:
