@@ -16,7 +16,8 @@ Rows (each measured in fresh processes, so start-up costs count where the row is
              parts (slot wait, CUDA start-up, steps, ...); PROFILE=DIR writes every stage to DIR/dag_*.tsv.
   score      one `povstim score` job, GPT-2 small (random weights: speed and exactness do not depend on
              training), 20k generated minimal pairs, `sensitivity: false` (one pass with BOS, the work minicons
-             does; the default adds a second, BOS-less pass); peer: minicons batched (128 pairs per call), and
+             does; the default adds a second, BOS-less pass), each shared prefix fed once (the default
+             `share_prefixes: true`); peer: minicons batched (128 pairs per call), and
              the largest score difference (must stay <= 1e-4); plus one tiny-model job (the demo's
              gpt2-tiny, target <= 3 s), the same job forked from the warm-start server, and the same
              tiny models as one `povstim score-group` job.
@@ -361,7 +362,8 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
     diff = float(max(np.abs(df.logp_good.to_numpy() - ref[0]).max(), np.abs(df.logp_bad.to_numpy() - ref[1]).max()))
     rows = [{"row": f"`povstim score` job, {'GPT-2 small' if not dry else 'tiny GPT-2'}, {len(df)} pairs, wall s",
              "povstim": ours, "peer": peer, "peer_name": "minicons batched (128 pairs/call)", "better": peer / ours,
-             "target": ">= 10", "note": f"max |score difference| {diff:.1e} (<= 1e-4); one pass (sensitivity: false)"}]
+             "target": ">= 10", "note": f"max |score difference| {diff:.1e} (<= 1e-4); one pass (sensitivity: false), shared prefixes "
+                     "fed once (share_prefixes: true, the default)"}]
     # a tiny model's job (the demo's gpt2-tiny, 3 checkpoints, 900 pairs), alone and as one group job
     tiny_paths = corpus(work, "tiny-corpus", 3000, 4, 12, 2048)
     tiny_suite = pairs_suite(work / "tiny-suite", 100 if dry else 900)

@@ -51,6 +51,10 @@ class Family:
     # the module paths of (body, LM head) when the head can be applied to the body's hidden
     # states alone (the scorer then computes vocabulary logits only where a score is needed)
     split_head: tuple[str, str] | None = None
+    # causal: the forward takes explicit position ids and a custom 4D attention mask (a position's
+    # input is its learned or rotary embedding, looked up by id), so scoring can feed each prefix the
+    # suite's sentences share once, as a packed prefix tree (scoring/tree.py, scoring.share_prefixes)
+    tree_attention: bool = False
     # called before a model of this family is built or loaded (custom Auto-class registration)
     register_auto: Callable[[], None] | None = None
     description: str = ""
@@ -162,6 +166,7 @@ register(Family(
     tokenizer_frame="none",
     model_types=("gpt2",),
     split_head=("transformer", "lm_head"),
+    tree_attention=True,
     description="GPT-2 causal LM (POSH-BENCH Table 5; defaults: gpt2-mini)",
 ))
 

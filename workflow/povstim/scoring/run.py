@@ -22,6 +22,7 @@ class ScoringSettings:
     device: str
     multiple_choice: dict  # BaBIEs task kinds (scoring/tasks.py): metric
     completion: dict  # generation settings of completion items
+    share_prefixes: bool  # causal: feed shared prefixes once (scoring/tree.py)
     sensitivity: bool  # keep the raw sums/token counts of every metric (the metric sensitivity table)
     group: str  # none | seeds | all: models scored by one job (speed only; rules/evaluate.smk)
 
@@ -47,9 +48,9 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     import torch
 
     from ..devices import resolve_device
-    from .fast import FastScorer
     from .items import checkpoints, final_step, holds_final_model, item_frame, pair_sentences
     from .scorer import load
+    from .tree import TreeScorer
 
     # Scorer.score runs under torch.inference_mode(); no process-wide grad
     # switch here, since this is also called in-process (tests, notebooks).
@@ -82,9 +83,10 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
             continue
         lm, tok, kind = load(path, device)
         opts = dict(device=device, method=settings.mlm, batch_size=settings.batch_size,
-                    reduction=settings.reduction, eos=settings.eos)
-        # FastScorer: Scorer's numbers bit for bit, with less Python per token (scoring/fast.py)
-        scorer = FastScorer(lm, tok, kind, bos=settings.bos, **opts)
+                    reduction=settings.reduction, eos=settings.eos, share_prefixes=settings.share_prefixes)
+        # TreeScorer: causal models feed each shared prefix once (scoring/tree.py); otherwise, and with
+        # share_prefixes: false, FastScorer: Scorer's numbers bit for bit, with less Python per token
+        scorer = TreeScorer(lm, tok, kind, bos=settings.bos, **opts)
         if tasks is not None:
             frames.append(tasks(scorer.score, step, final, scorer, (lm, tok, kind, device)))
             result = frames[-1]
@@ -112,8 +114,8 @@ def as_checkpoint_rows(frame, step: int):
 def _sensitivity(lm, tok, kind, bos, opts, sentences, final, name=""):
     """What item_frame needs for the metric-sensitivity columns: the primary Scores under their own
     BOS setting and, for the final causal model, one more pass with the other BOS setting."""
-    from .fast import FastScorer
     from .items import sensitivity_columns
+    from .tree import TreeScorer
 
     if kind != "causal":  # BOS does not apply: every token is scored (the *_bos columns)
         return lambda n, primary: sensitivity_columns(n, primary, None)
@@ -123,7 +125,7 @@ def _sensitivity(lm, tok, kind, bos, opts, sentences, final, name=""):
         # scorer (minicons) should know is optional
         log.info("%s: scoring again %s BOS for the metric sensitivity table (scoring.sensitivity: false skips "
                  "this pass)", name, "without" if bos else "with")
-        other = FastScorer(lm, tok, kind, bos=not bos, **opts).score(sentences)
+        other = TreeScorer(lm, tok, kind, bos=not bos, **opts).score(sentences)
 
     def columns(n, primary):
         return sensitivity_columns(n, primary, other) if bos else sensitivity_columns(n, other, primary)
