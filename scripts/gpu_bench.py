@@ -18,7 +18,8 @@ Rows (each measured in fresh processes, so start-up costs count where the row is
              training), 20k generated minimal pairs, `sensitivity: false` (one pass with BOS, the work minicons
              does; the default adds a second, BOS-less pass), each shared prefix fed once (the default
              `share_prefixes: true`); peer: minicons batched (128 pairs per call), and
-             the largest score difference (must stay <= 1e-4); plus one tiny-model job (the demo's
+             the largest score difference (must stay <= 1e-4); SCORE_WHOLE=1 also runs that job with
+             `share_prefixes: false` (every sentence whole) and compares the two; plus one tiny-model job (the demo's
              gpt2-tiny, target <= 3 s), the same job forked from the warm-start server, and the same
              tiny models as one `povstim score-group` job.
   gpt2       GPT-2 small (POSH Table 5) at context 512, batch 32, bf16, compiled: tokens/s and MFU
@@ -355,6 +356,12 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
     threads = "1" if dry else "4"
     ours = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params", params,
                   "--threads", threads, "--out", str(out)), env=POVSTIM_ENV)
+    whole = None
+    if os.environ.get("SCORE_WHOLE", "") not in ("", "0"):  # the same job without prefix sharing
+        whole_out = work / "ours-whole.parquet"
+        whole = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params",
+                       json.dumps({**json.loads(params), "share_prefixes": False}), "--threads", threads, "--out",
+                       str(whole_out)), env=POVSTIM_ENV)
     mc_out = work / "minicons.npy"
     peer = run(py(__file__, "--worker", "minicons", str(model), str(suite), str(mc_out), device, "128"))
     df = pd.read_parquet(out)
@@ -364,6 +371,12 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
              "povstim": ours, "peer": peer, "peer_name": "minicons batched (128 pairs/call)", "better": peer / ours,
              "target": ">= 10", "note": f"max |score difference| {diff:.1e} (<= 1e-4); one pass (sensitivity: false), shared prefixes "
                      "fed once (share_prefixes: true, the default)"}]
+    if whole is not None:
+        w = pd.read_parquet(whole_out)
+        apart = float(max(np.abs(df.logp_good - w.logp_good).max(), np.abs(df.logp_bad - w.logp_bad).max()))
+        rows.append({"row": f"same {len(df)}-pair job, wall s", "povstim": ours, "peer": whole,
+                     "peer_name": "share_prefixes: false (every sentence whole)", "better": whole / ours, "target": "",
+                     "note": f"max |score difference| {apart:.1e}; same verdicts: {bool((df.correct == w.correct).all())}"})
     # a tiny model's job (the demo's gpt2-tiny, 3 checkpoints, 900 pairs), alone and as one group job
     tiny_paths = corpus(work, "tiny-corpus", 3000, 4, 12, 2048)
     tiny_suite = pairs_suite(work / "tiny-suite", 100 if dry else 900)

@@ -26,7 +26,7 @@ def test_gpu_bench_dry_run_prints_every_row(tmp_path):
     prof = tmp_path / "prof"
     proc = subprocess.run(["bash", "scripts/gpu_bench.sh", "--json", str(out)], cwd=REPO,
                           env=_env(ROWS="dag,score,gpt2,babyberta,bbseeds,generator", PROFILE=str(prof),
-                                   BB_REFERENCE="false"),
+                                   BB_REFERENCE="false", SCORE_WHOLE="1"),
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     rows = json.loads(out.read_text())
@@ -39,6 +39,10 @@ def test_gpu_bench_dry_run_prints_every_row(tmp_path):
     diff = next(r for r in rows if "max |score difference|" in r["note"])["note"]
     assert float(diff.split("difference| ")[1].split()[0]) <= 1e-4
     assert next(r for r in rows if "score-group" in r["row"])["note"].endswith("True")
+    # SCORE_WHOLE: the same job with every sentence whole, the same verdicts and sums to fp32 rounding
+    whole = next(r for r in rows if r["peer_name"].startswith("share_prefixes: false"))
+    assert whole["note"].endswith("same verdicts: True"), whole
+    assert float(whole["note"].split("difference| ")[1].split(";")[0]) <= 1e-4
     assert by["gpu_check.sh corpus generator"]["note"] == "same sentences: True"
     assert by["gpu_check.sh corpus generator"]["better"] > 5  # cum_weights really is the fix
     for r in rows:

@@ -208,3 +208,14 @@ def test_tree_scores_on_cuda_equal_the_cpu_reference(models):
     lm, tok, kind = load(models["causal"], device="cuda")
     got = TreeScorer(lm, tok, kind, device="cuda", batch_size=8).score(SENTS)
     np.testing.assert_allclose(got.logp, want.logp, atol=1e-4, rtol=0)
+
+
+def test_a_sentence_without_targets_scores_zero_as_in_fast_scorer(models):
+    lm, tok, kind = load(models["causal"])
+    trees, fast = TreeScorer(lm, tok, kind, batch_size=4), FastScorer(lm, tok, kind, batch_size=4)
+    ids = trees._encode(SENTS[:5])
+    targets = [list(range(1, len(x))) if i % 2 else [] for i, x in enumerate(ids)]
+    got = trees.score_ids(ids, targets)
+    np.testing.assert_allclose(got, fast.score_ids(ids, targets), atol=1e-5, rtol=0)
+    assert got[0] == got[2] == got[4] == 0.0 and (got[1::2] < 0).all()
+    assert (trees.score_ids(ids, [[] for _ in ids]) == 0).all()

@@ -63,7 +63,6 @@ class Packing:
 
     def __init__(self, ids: list[list[int]], fed: np.ndarray, width: int):
         n = len(ids)
-        self.fed = fed
         longest = int(fed.max()) if n else 0
         self.width = max(width, longest)
         # the fed prefixes, one row each, padded with -1 (which sorts before every token id)
@@ -139,8 +138,13 @@ class TreeScorer(FastScorer):
         flat_ids = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
         owner = np.repeat(np.arange(len(ids)), n_targets)
         tokens = flat_ids[np.repeat(np.cumsum(lengths) - lengths, n_targets) + cols]
-        # a sentence is fed up to the position that predicts its last target
-        pack = Packing(ids, np.maximum.reduceat(cols, np.cumsum(n_targets) - n_targets), ROW_NODES)
+        if not cols.size:
+            return [], []
+        # a sentence is fed up to the position that predicts its last target (none: nothing fed)
+        fed = np.zeros(len(ids), dtype=np.int64)
+        some = n_targets > 0
+        fed[some] = np.maximum.reduceat(cols, (np.cumsum(n_targets) - n_targets)[some])
+        pack = Packing(ids, fed, ROW_NODES)
         nodes = pack.node[owner, cols - 1]
         # rows per forward: about the tokens FastScorer's batches of batch_size sentences hold
         per = max(1, int(self.batch_size * lengths.mean()) // pack.width)
