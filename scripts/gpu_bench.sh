@@ -11,6 +11,7 @@
 #   ROWS=babyberta BB_REFERENCE=false bash scripts/gpu_bench.sh  # + the eager loop's rate and loss gap
 #   ROWS=babyberta,bbseeds BB_SEEDS=4 PROFILE=$OUT bash scripts/gpu_bench.sh  # + seeds at once, profiles
 #   ROWS=dag DAG_CONFIG=my.yaml PROFILE=$OUT bash scripts/gpu_bench.sh  # DAG with settings merged over config.yaml
+#   ROWS=score SCORE_WHOLE=1 bash scripts/gpu_bench.sh  # + the 20k-pair job without prefix sharing
 #
 # PYTHON=... picks the interpreter (default: .venv/bin/python when present, else python3); it needs
 # povstim's dependencies plus minicons (the scoring peer).

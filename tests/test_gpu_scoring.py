@@ -21,6 +21,7 @@ from povstim.benchmarks.suite import write_suite
 from povstim.cli import main
 from povstim.scoring.fast import FastScorer
 from povstim.scoring.scorer import Scorer, load
+from povstim.scoring.tree import TreeScorer
 
 torch.set_num_threads(1)
 REPO = Path(__file__).resolve().parents[1]
@@ -81,11 +82,15 @@ def test_masked_fast_scoring_decides_padding_on_the_host(models, method, monkeyp
     assert all(m.dtype == torch.bool and m.dim() == 4 for m in padded)
 
 
-def test_fast_scorer_equals_minicons(models):
+@pytest.mark.parametrize("cls", [FastScorer, TreeScorer], ids=["FastScorer", "TreeScorer"])
+def test_fast_scorer_equals_minicons(models, cls):
+    """FastScorer, and the prefix-tree scorer `povstim score` runs for causal models (scoring/tree.py)."""
     from minicons import scorer as mc
 
     lm, tok, kind = load(models["causal"])
-    ours = FastScorer(lm, tok, kind, batch_size=4).score(SENTS)
+    scorer = cls(lm, tok, kind, batch_size=4)
+    assert getattr(scorer, "tree", False) == (cls is TreeScorer)
+    ours = scorer.score(SENTS)
     ref = mc.IncrementalLMScorer(str(models["causal"]), "cpu").sequence_score(
         SENTS, reduction=lambda x: x.sum(0).item(), bos_token=True)
     np.testing.assert_allclose(ours.logp, ref, atol=1e-4, rtol=0)

@@ -1,8 +1,9 @@
 """Prefix-tree scoring (scoring/tree.py, ``scoring.share_prefixes``): each shared prefix fed once, the
-reference scorer's sums to fp32 rounding, and minicons' within 1e-4.
+reference scorer's sums to fp32 rounding, and minicons' within 1e-4 (that one in
+tests/test_gpu_scoring.py, with FastScorer's).
 
 The packing is checked against a brute-force trie built here from the sentences themselves; the
-scores against Scorer (one whole forward per sentence) and minicons."""
+scores against Scorer (one whole forward per sentence)."""
 
 from __future__ import annotations
 
@@ -120,16 +121,6 @@ def test_tree_scores_are_the_reference_sums(models, bos, eos, rows, monkeypatch)
     # and the bytes are reproducible: the packing depends on the suite only
     assert TreeScorer(lm, tok, kind, bos=bos, eos=eos, batch_size=5).score(SENTS).logp.tobytes() == \
         got.logp.tobytes()
-
-
-def test_tree_scores_equal_minicons(models):
-    from minicons import scorer as mc
-
-    lm, tok, kind = load(models["causal"])
-    ours = TreeScorer(lm, tok, kind, batch_size=16).score(SENTS)
-    ref = mc.IncrementalLMScorer(str(models["causal"]), "cpu").sequence_score(
-        SENTS, reduction=lambda x: x.sum(0).item(), bos_token=True)
-    np.testing.assert_allclose(ours.logp, ref, atol=1e-4, rtol=0)
 
 
 def test_eager_attention_takes_the_tree_too(models):

@@ -13,12 +13,12 @@ feeds each trie node once:
 * a node attends to itself and its ancestors only (a [rows, 1, W, W] mask: in preorder, node k is
   an ancestor-or-self of node i exactly when k <= i < end[k], end[k] being one past the last node of
   k's subtree) and takes its depth as its position id;
-* a sentence's last token predicts nothing, so it is never fed (unless a target follows it, e.g.
-  the EOS of ``scoring.eos``).
+* a sentence's last token predicts nothing, so it is never fed (with ``scoring.eos``, the appended
+  EOS is that token; in general a sentence is fed up to the position before its last target).
 
 The numbers are the same function of the same weights as :class:`FastScorer`'s; only the shapes of
-the matrix products differ, so fp32 log-probabilities agree to rounding (about 1e-6 per token; the
-tests bound sentence sums by 1e-4 against minicons and FastScorer). Same inputs give the same bytes
+the matrix products differ, so fp32 log-probabilities agree to rounding (the tests bound sentence
+sums by 1e-5 against the whole-sentence Scorer and by 1e-4 against minicons). Same inputs give the same bytes
 on the same machine: the packing depends on the suite alone. Sums are float64, each sentence's
 tokens added in position order, as FastScorer adds them.
 
