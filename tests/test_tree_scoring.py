@@ -123,6 +123,28 @@ def test_tree_scores_are_the_reference_sums(models, bos, eos, rows, monkeypatch)
         got.logp.tobytes()
 
 
+@pytest.mark.parametrize("model_type", ["llama", "mistral", "qwen2"])
+def test_other_peoples_rotary_models_are_packed(tmp_path, model_type):
+    """Hub model types in TREE_HUB_MODELS (rotary positions, taken from the position ids): tiny ones built
+    here with transformers' own classes, scored through the tree and whole."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    tok = tiny.train_tokenizer(SENTS, "causal", 300)
+    cfg = AutoConfig.for_model(model_type, vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                               num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                               max_position_embeddings=128, bos_token_id=tok.bos_token_id,
+                               eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(cfg).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    lm, tok, kind = load(tmp_path)
+    assert kind == "causal" and lm.config.model_type == model_type
+    want = Scorer(lm, tok, kind, batch_size=8).score(SENTS)
+    scorer = TreeScorer(lm, tok, kind, batch_size=8)
+    assert scorer.tree and scorer.body is not None  # the split head: logits only at the scored nodes
+    np.testing.assert_allclose(scorer.score(SENTS).logp, want.logp, atol=1e-5, rtol=0)
+
+
 def test_eager_attention_takes_the_tree_too(models):
     """Eager attention adds the float mask to its scores as SDPA does."""
     lm, tok, kind = load(models["causal"])

@@ -36,9 +36,9 @@ import numpy as np
 from .. import families
 from .fast import FastScorer
 
-# Other people's causal models whose forward honours position_ids and a custom 4D mask (RoPE or
-# learned absolute positions looked up by id); povstim's own families declare it themselves.
-TREE_HUB_MODELS = frozenset({"gpt2", "llama", "mistral", "qwen2"})
+# Other people's causal models whose forward honours position_ids and a custom 4D mask (rotary positions
+# computed from the ids; tests/test_tree_scoring.py); povstim's families, GPT-2 among them, declare it themselves.
+TREE_HUB_MODELS = frozenset({"llama", "mistral", "qwen2"})
 # Nodes per packed row. Wider rows cut fewer shared prefixes at row ends (the bench suite: 49% of its
 # tokens fed at 128, 47% at 256, 46% at 512) but attention grows with the square of the width.
 ROW_NODES = 256
@@ -136,10 +136,10 @@ class TreeScorer(FastScorer):
         cols = np.fromiter(itertools.chain.from_iterable(targets), dtype=np.int64, count=int(n_targets.sum()))
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         flat_ids = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
-        owner = np.repeat(np.arange(len(ids)), n_targets)
-        tokens = flat_ids[np.repeat(np.cumsum(lengths) - lengths, n_targets) + cols]
         if not cols.size:
             return [], []
+        owner = np.repeat(np.arange(len(ids)), n_targets)
+        tokens = flat_ids[np.repeat(np.cumsum(lengths) - lengths, n_targets) + cols]
         # a sentence is fed up to the position that predicts its last target (none: nothing fed)
         fed = np.zeros(len(ids), dtype=np.int64)
         some = n_targets > 0
