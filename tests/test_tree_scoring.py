@@ -123,6 +123,26 @@ def test_tree_scores_are_the_reference_sums(models, bos, eos, rows, monkeypatch)
         got.logp.tobytes()
 
 
+def test_real_blimp_pairs_give_the_whole_sentence_verdicts(models, shared_data):
+    """15 pairs of each of BLiMP's 67 paradigms (real sentences, ../shared/data): the tree feeds far fewer
+    tokens, and every pair's verdict and score is the whole-sentence scorer's."""
+    from povstim.benchmarks.importers import import_suite
+
+    pairs = [p for i, p in enumerate(import_suite("blimp", shared_data / "blimp" / "data", "blimp")) if i % 1000 < 15]
+    assert len(pairs) == 67 * 15
+    sents = [p.good for p in pairs] + [p.bad for p in pairs]
+    lm, tok, kind = load(models["causal"])
+    scorer = TreeScorer(lm, tok, kind, batch_size=64)
+    ids = scorer._encode(sorted(set(sents)))
+    fed = Packing(ids, np.array([len(x) - 1 for x in ids]), tree.ROW_NODES)
+    assert len(fed.token) < 0.8 * sum(len(x) for x in ids)
+    got = scorer.score(sents).logp
+    want = Scorer(lm, tok, kind, batch_size=64).score(sents).logp
+    np.testing.assert_allclose(got, want, atol=1e-5, rtol=0)
+    n = len(pairs)
+    assert ((got[:n] > got[n:]) == (want[:n] > want[n:])).all()
+
+
 @pytest.mark.parametrize("model_type", ["llama", "mistral", "qwen2"])
 def test_other_peoples_rotary_models_are_packed(tmp_path, model_type):
     """Hub model types in TREE_HUB_MODELS (rotary positions, taken from the position ids): tiny ones built
