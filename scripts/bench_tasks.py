@@ -38,7 +38,7 @@ def sentences() -> list[str]:
     out = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, spec in {
-            "cds": {"kind": "local", "format": "chat", "path": "data/demo/it/cds.cha", "language": "it"},
+            "cds": {"kind": "local", "format": "lines", "path": "data/demo/it/cds.txt", "language": "it"},
             "adulti": {"kind": "local", "format": "plain", "path": "data/demo/it/adulti.txt", "language": "it"},
         }.items():
             txt = Path(tmp) / f"{name}.txt"

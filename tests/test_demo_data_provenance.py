@@ -1,38 +1,44 @@
-"""The CHAT transcripts this project ships (the Italian demo's cds.cha and the test fixtures) are text written
-for povstim, not CHILDES/TalkBank transcripts: none of their utterances longer than a stock phrase occurs in
-the real transcripts and treebank given beside the checkout (../shared/data, which is never shipped)."""
+"""The text this project ships as speech -- the Italian demo's child-directed utterances
+(data/demo/it/cds.txt) and the CHAT test fixtures -- is written for povstim, not taken from CHILDES or
+TalkBank: none of its utterances longer than a stock phrase occurs in the real transcripts and treebank
+given beside the checkout (../shared/data, which is never shipped). The demo ships no CHAT transcript."""
 
 from __future__ import annotations
 
 import re
 import subprocess
 
-import pytest
-
 from conftest import REPO
 
 UTTERANCE = re.compile(r"^\*[A-Z0-9]+:\t(.*)$")
 # "no !", "guarda !", "ciao mamma ." occur in any child-directed speech; longer lines would be copied text
 STOCK = 12
+DEMO_CDS = REPO / "data" / "demo" / "it" / "cds.txt"
 
 
 def norm(text: str) -> str:
-    """Words and punctuation only: media time bullets (\\x15start_end\\x15) dropped, spaces collapsed."""
-    return " ".join(re.sub("\x15[^\x15]*\x15", " ", text).split()).lower()
+    """Words and punctuation marks, space-separated and lower-cased, so a CHAT line ("dov'è il gatto ?") and
+    a cleaned sentence ("Dov'è il gatto?") compare equal; media time bullets (\\x15start_end\\x15) dropped."""
+    return " ".join(re.findall(r"[\w']+|[^\w\s]", re.sub("\x15[^\x15]*\x15", " ", text))).lower()
 
 
 def utterances(text: str) -> set[str]:
     return {norm(m.group(1)) for line in text.splitlines() if (m := UTTERANCE.match(line))}
 
 
-def shipped_transcripts() -> list:
-    files = subprocess.run(["git", "ls-files", "*.cha"], cwd=REPO, capture_output=True, text=True).stdout.split()
+def tracked(pattern: str) -> list:
+    files = subprocess.run(["git", "ls-files", pattern], cwd=REPO, capture_output=True, text=True).stdout.split()
     return [REPO / f for f in files]
 
 
-def test_shipped_transcripts_share_no_utterance_with_the_real_data(shared_data):
-    shipped = shipped_transcripts()
-    assert any(p.name == "cds.cha" for p in shipped)  # the Italian demo's transcript is among them
+def test_no_chat_transcript_is_shipped_outside_the_test_fixtures():
+    assert all(p.parent == REPO / "tests" / "fixtures" / "sources" for p in tracked("*.cha"))
+
+
+def test_shipped_speech_shares_no_utterance_with_the_real_data(shared_data):
+    shipped = {p: utterances(p.read_text()) for p in tracked("*.cha")}
+    shipped[DEMO_CDS] = {norm(line) for line in DEMO_CDS.read_text(encoding="utf-8").splitlines()}
+    assert len(shipped[DEMO_CDS]) > 400
     real: set[str] = set()
     for path in shared_data.rglob("*.cha"):
         real |= utterances(path.read_text(errors="replace"))
@@ -40,8 +46,9 @@ def test_shipped_transcripts_share_no_utterance_with_the_real_data(shared_data):
         real |= {norm(line[len("# text = "):]) for line in path.read_text(errors="replace").splitlines()
                  if line.startswith("# text = ")}
     assert len(real) > 10_000  # the real transcripts were read
-    for path in shipped:
-        ours = {u for u in utterances(path.read_text()) if len(u) > STOCK}
+    assert norm("dov'è il gatto ?") == norm("Dov'è il gatto?")  # CHAT and cleaned text compare alike
+    for path, lines in shipped.items():
+        ours = {u for u in lines if len(u) > STOCK}
         assert ours, path
         shared = sorted(ours & real)
         assert not shared, f"{path.relative_to(REPO)} shares utterances with {shared_data}: {shared[:5]}"
