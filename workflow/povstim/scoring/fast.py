@@ -106,14 +106,7 @@ class FastScorer(Scorer):
         side by side); the result stays on the device."""
         import torch
 
-        flat = np.concatenate([tid.ravel(), mask.ravel(), rows, cols, tgts])
-        dev = torch.from_numpy(flat)
-        if cuda:
-            dev = dev.pin_memory().to(self.device, non_blocking=True)
-        n_ids, n_tok = tid.size, len(rows)
-        t_ids = dev[:n_ids].view(tid.shape)
-        t_mask = dev[n_ids : 2 * n_ids].view(tid.shape)
-        t_rows, t_cols, t_tgts = dev[2 * n_ids :].view(3, n_tok)
+        t_ids, t_mask, t_rows, t_cols, t_tgts = self._send([tid, mask, rows, cols, tgts], cuda)
         cfg = self.model.config
         if cfg.model_type in HOST_PADDING_MODELS and cfg._attn_implementation == "sdpa":
             # Given a padding mask, transformers (5.24) asks the device whether it has any padding (`.all()`,
@@ -121,3 +114,17 @@ class FastScorer(Scorer):
             # padded, else the [B, 1, T, T] boolean mask transformers would build, which it passes on as is.
             t_mask = None if mask.all() else t_mask.bool()[:, None, None, :].expand(-1, 1, tid.shape[1], -1)
         return self._token_logprobs(t_ids, t_mask, t_rows, t_cols, t_tgts)
+
+    def _send(self, arrays: list, cuda: bool) -> list:
+        """int64 numpy arrays on the scorer's device in one copy (pinned, asynchronous on a GPU), as views of
+        their own shapes."""
+        import torch
+
+        dev = torch.from_numpy(np.concatenate([a.ravel() for a in arrays]))
+        if cuda:
+            dev = dev.pin_memory().to(self.device, non_blocking=True)
+        out, at = [], 0
+        for a in arrays:
+            out.append(dev[at : at + a.size].view(a.shape))
+            at += a.size
+        return out

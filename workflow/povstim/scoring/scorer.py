@@ -201,19 +201,26 @@ class Scorer:
             mask[i, : len(r)] = 1
         return ids.to(self.device), mask.to(self.device)
 
-    def _token_logprobs(self, ids, mask, rows, cols, targets):
-        """log p(targets) from the output at (rows, cols): fp32 log-softmax over the vocabulary."""
+    def _token_logprobs(self, ids, mask, rows, cols, targets, position_ids=None, which=None):
+        """log p(targets) from the output at (rows, cols): fp32 log-softmax over the vocabulary.
+
+        ``which`` (a packed prefix tree, scoring/tree.py): targets[t] is read from output which[t], so an
+        output predicting several targets gets one log-softmax; ``position_ids`` come with the tree's own
+        4D mask, which is passed as is (never switched to unmasked causal attention)."""
         import torch
 
-        with unmasked_causal(self.model, on=self.unmasked) as switched:
+        with unmasked_causal(self.model, on=self.unmasked and position_ids is None) as switched:
             mask = None if switched else mask
+            extra = {} if position_ids is None else {"position_ids": position_ids}
             if self.body is not None:
-                hidden = self.body(input_ids=ids, attention_mask=mask).last_hidden_state
+                hidden = self.body(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
                 logits = self.head(hidden[rows, cols]).float()
             else:
-                logits = self.model(input_ids=ids, attention_mask=mask).logits[rows, cols].float()
+                logits = self.model(input_ids=ids, attention_mask=mask, **extra).logits[rows, cols].float()
         # log_softmax + gather: same numbers as gather - logsumexp, ~2x faster on CPU
-        return torch.log_softmax(logits, dim=-1).gather(1, targets[:, None])[:, 0]
+        if which is None:
+            return torch.log_softmax(logits, dim=-1).gather(1, targets[:, None])[:, 0]
+        return torch.log_softmax(logits, dim=-1)[which, targets]
 
     # ------------------------------------------------------------------ scoring
     def score(self, sentences: list[str]) -> Scores:

@@ -177,30 +177,17 @@ class TreeScorer(FastScorer):
         return logprobs, owners
 
     def _tree_logprobs(self, tid, pos, end, slots, which, tgts, cuda):
-        """log p(tgts[t]) from node ``slots[which[t]]`` (flat slots of the [rows, width] batch): fp32
-        log-softmax over the vocabulary, once per node, as _token_logprobs."""
+        """log p(tgts[t]) from node ``slots[which[t]]`` (flat slots of the [rows, width] batch), one log-softmax
+        per node (Scorer._token_logprobs)."""
         import torch
 
-        host = np.concatenate([tid.ravel(), pos.ravel(), end.ravel(), which, tgts, slots])
-        dev = torch.from_numpy(host)
-        if cuda:
-            dev = dev.pin_memory().to(self.device, non_blocking=True)
-        size, n = tid.size, len(tgts)
-        t_ids, t_pos, t_end = (dev[k * size : (k + 1) * size].view(tid.shape) for k in range(3))
-        t_which, t_tgts = dev[3 * size : 3 * size + 2 * n].view(2, n)
-        t_slots = dev[3 * size + 2 * n :]
         width = tid.shape[1]
+        t_ids, t_pos, t_end, t_rows, t_cols, t_which, t_tgts = self._send(
+            [tid, pos, end, slots // width, slots % width, which, tgts], cuda)
         ar = torch.arange(width, device=t_ids.device)
         # node k is visible from node i when it is i's ancestor or i itself: k <= i < end[k] (preorder)
         visible = (ar[None, None, :] <= ar[None, :, None]) & (t_end[:, None, :] > ar[None, :, None])
         dtype = next(self.model.parameters()).dtype
         mask = torch.zeros(visible.shape, dtype=dtype, device=t_ids.device)
         mask.masked_fill_(~visible, torch.finfo(dtype).min)
-        mask = mask[:, None]
-        if self.body is not None:
-            hidden = self.body(input_ids=t_ids, attention_mask=mask, position_ids=t_pos).last_hidden_state
-            logits = self.head(hidden.reshape(-1, hidden.shape[-1])[t_slots]).float()
-        else:
-            logits = self.model(input_ids=t_ids, attention_mask=mask, position_ids=t_pos).logits
-            logits = logits.reshape(-1, logits.shape[-1])[t_slots].float()
-        return torch.log_softmax(logits, dim=-1)[t_which, t_tgts]
+        return self._token_logprobs(t_ids, mask[:, None], t_rows, t_cols, t_tgts, position_ids=t_pos, which=t_which)
