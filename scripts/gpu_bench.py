@@ -19,9 +19,10 @@ Rows (each measured in fresh processes, so start-up costs count where the row is
              does; the default adds a second, BOS-less pass), each shared prefix fed once (the default
              `share_prefixes: true`); peer: minicons batched (128 pairs per call), and
              the largest score difference (must stay <= 1e-4); SCORE_WHOLE=1 also runs that job with
-             `share_prefixes: false` (every sentence whole) and compares the two; plus one tiny-model job (the demo's
-             gpt2-tiny, target <= 3 s), the same job forked from the warm-start server, and the same
-             tiny models as one `povstim score-group` job.
+             `share_prefixes: false` (every sentence whole) and compares the two; the same job forked from the
+             warm-start server, in fp32 and with `matmul: 3xtf32` (fp32-accurate products on TF32 tensor cores);
+             plus one tiny-model job (the demo's gpt2-tiny, target <= 3 s), the same job forked from the warm-start
+             server, and the same tiny models as one `povstim score-group` job.
   gpt2       GPT-2 small (POSH Table 5) at context 512, batch 32, bf16, compiled: tokens/s and MFU
              (6N + 12·L·d·T FLOPs per token against a 989 TFLOP/s dense bf16 peak); peer: HF Trainer,
              same model, data, batch, schedule, bf16, torch_compile, fused AdamW.
@@ -390,6 +391,12 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
     one = run(py("-m", "povstim", "score", "--model", str(models[0]), "--suite", str(tiny_suite), "--params", tparams,
                  "--threads", "2", "--out", str(work / "tiny0.parquet")), env=POVSTIM_ENV)
     warm_note, hot = "not measured in DRY (commands run in-process there)", None
+    # the 20k-pair job with the linear layers as 3xTF32 products (scoring/matmul.py; forked below, in-process in DRY,
+    # where there is no TF32 and the products stay fp32)
+    tf32_params, tf32_out = json.dumps({**json.loads(params), "matmul": "3xtf32"}), work / "ours-3xtf32.parquet"
+    if IN_PROCESS:
+        tf32_job = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params",
+                          tf32_params, "--threads", threads, "--out", str(tf32_out)), env=POVSTIM_ENV)
     if not IN_PROCESS:  # the same job forked from the warm-start server a Snakemake run starts (povstim/warm.py)
         from povstim import warm
 
@@ -403,6 +410,9 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
             hot_big = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params", params,
                              "--threads", "4", "--out", str(work / "ours-warm.parquet")),
                           env={**POVSTIM_ENV, warm.ENV_SOCKET: sock})
+            tf32_job = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params",
+                              tf32_params, "--threads", "4", "--out", str(tf32_out)),
+                           env={**POVSTIM_ENV, warm.ENV_SOCKET: sock})
             forked = (server.folder / "server.log").read_text().count(": povstim score ")
             same_warm = (work / "tiny0-warm.parquet").read_bytes() == (work / "tiny0.parquet").read_bytes()
             same_big = (work / "ours-warm.parquet").read_bytes() == out.read_bytes()
@@ -412,6 +422,16 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
                          "target": ">= 10", "note": f"output byte-identical to the fresh process's: {same_big}"})
         finally:
             server.stop()
+    t = pd.read_parquet(tf32_out)
+    t_diff = float(max(np.abs(t.logp_good.to_numpy() - ref[0]).max(), np.abs(t.logp_bad.to_numpy() - ref[1]).max()))
+    t_apart = float(max(np.abs(t.logp_good - df.logp_good).max(), np.abs(t.logp_bad - df.logp_bad).max()))
+    rows.append({"row": f"same {len(df)}-pair job, `scoring.matmul: 3xtf32`{'' if IN_PROCESS else ', forked'}, wall s",
+                 "povstim": tf32_job, "peer": peer, "peer_name": "minicons batched (128 pairs/call)",
+                 "better": peer / tf32_job, "target": ">= 10",
+                 "note": f"max |score difference| {t_diff:.1e} (<= 1e-4), {t_apart:.1e} from the fp32 job; same verdicts: "
+                         f"{bool((df.correct == t.correct).all())}"
+                         + (f"; {hot_big / tf32_job:.2f}x the forked fp32 job" if hot is not None else
+                            " (a CPU has no TF32: products stay fp32)")})
     jobs = []
     for i, m in enumerate(models):
         jobs += ["--job", str(m), json.dumps({"seed": i}), str(work / f"group{i}.parquet")]

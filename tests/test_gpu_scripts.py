@@ -43,6 +43,10 @@ def test_gpu_bench_dry_run_prints_every_row(tmp_path):
     whole = next(r for r in rows if r["peer_name"].startswith("share_prefixes: false"))
     assert whole["note"].endswith("same verdicts: True"), whole
     assert float(whole["note"].split("difference| ")[1].split(";")[0]) <= 1e-4
+    # scoring.matmul: 3xtf32 runs (on a CPU its products stay fp32), within minicons' 1e-4, the same verdicts
+    tf32 = next(r for r in rows if "3xtf32" in r["row"])
+    assert "same verdicts: True" in tf32["note"] and "a CPU has no TF32" in tf32["note"], tf32
+    assert float(tf32["note"].split("difference| ")[1].split()[0]) <= 1e-4
     assert by["gpu_check.sh corpus generator"]["note"] == "same sentences: True"
     assert by["gpu_check.sh corpus generator"]["better"] > 5  # cum_weights really is the fix
     for r in rows:

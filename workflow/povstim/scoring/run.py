@@ -23,6 +23,7 @@ class ScoringSettings:
     multiple_choice: dict  # BaBIEs task kinds (scoring/tasks.py): metric
     completion: dict  # generation settings of completion items
     share_prefixes: bool  # causal: feed shared prefixes once (scoring/tree.py)
+    matmul: str  # fp32 | 3xtf32: the linear layers' products on a GPU (scoring/matmul.py)
     sensitivity: bool  # keep the raw sums/token counts of every metric (the metric sensitivity table)
     group: str  # none | seeds | all: models scored by one job (speed only; rules/evaluate.smk)
 
@@ -83,7 +84,8 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
             continue
         lm, tok, kind = load(path, device)
         opts = dict(device=device, method=settings.mlm, batch_size=settings.batch_size,
-                    reduction=settings.reduction, eos=settings.eos, share_prefixes=settings.share_prefixes)
+                    reduction=settings.reduction, eos=settings.eos, share_prefixes=settings.share_prefixes,
+                    matmul=settings.matmul)
         # TreeScorer: causal models feed each shared prefix once (scoring/tree.py); otherwise, and with
         # share_prefixes: false, FastScorer: Scorer's numbers bit for bit, with less Python per token
         scorer = TreeScorer(lm, tok, kind, bos=settings.bos, **opts)

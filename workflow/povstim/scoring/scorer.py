@@ -18,6 +18,7 @@ minimal; scores are fp32 log-softmax, summed in float64.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ import numpy as np
 from .. import families
 from ..attention import unmasked_causal
 from ..io import PovstimError, progress
+from .matmul import mode_for as matmul_mode_for
 
 log = logging.getLogger(__name__)
 
@@ -138,13 +140,16 @@ class Scorer:
     """
 
     def __init__(self, model, tokenizer, kind: str, device: str = "cpu", bos: bool = True,
-                 method: str = "pll", batch_size: int = 64, reduction: str = "sum", eos: bool = False):
+                 method: str = "pll", batch_size: int = 64, reduction: str = "sum", eos: bool = False,
+                 matmul: str = "fp32"):
         if reduction not in ("sum", "mean"):
             raise PovstimError(f"scoring.reduction must be sum or mean, not {reduction!r}")
         if method not in ("pll", "holistic"):
             raise PovstimError(f"scoring.mlm must be pll or holistic, not {method!r}")
         self.model, self.tok, self.kind, self.device = model, tokenizer, kind, device
         self.bos, self.method, self.batch_size, self.reduction = bos, method, int(batch_size), reduction
+        # scoring.matmul: the linear layers' products as 3xTF32 on a GPU that has TF32 (scoring/matmul.py)
+        self.matmul_mode = matmul_mode_for(matmul, device)
         # Causal: also score the end of the sentence (log p(EOS | sentence)), as a
         # model trained on "<s> ... </s>" frames has learnt where sentences end.
         self.suffix = None
@@ -209,7 +214,8 @@ class Scorer:
         4D mask, which is passed as is (never switched to unmasked causal attention)."""
         import torch
 
-        with unmasked_causal(self.model, on=self.unmasked and position_ids is None) as switched:
+        products = self.matmul_mode if self.matmul_mode is not None else contextlib.nullcontext()
+        with products, unmasked_causal(self.model, on=self.unmasked and position_ids is None) as switched:
             mask = None if switched else mask
             extra = {} if position_ids is None else {"position_ids": position_ids}
             if self.body is not None:
