@@ -121,6 +121,22 @@ def corpus(work: Path, name: str, n: int, lo: int, hi: int, vocab: int) -> dict:
 IN_PROCESS = False
 
 
+LAST_RUN: dict = {}  # the last subprocess's wall time and stderr (a job's log)
+
+
+def job_parts(text: str, wall: float) -> str:
+    """Where a `povstim score` job's wall time went, from the lines its log writes (scoring/run.py): the
+    GPU's claim and start-up, model loading, encoding, the model's work; the rest is imports, reading the
+    suite and writing the scores."""
+    import re
+
+    found = {name: sum(float(x) for x in re.findall(pattern, text)) for name, pattern in (
+        ("device", r"device \S+ ready in ([\d.]+)s"), ("load", r"\(loaded in ([\d.]+)s"),
+        ("encode", r"sentences encoded in ([\d.]+)s"), ("model", r"encoded in [\d.]+s, scored in ([\d.]+)s"))}
+    found["rest"] = wall - sum(found.values())
+    return ", ".join(f"{k} {v:.2f} s" for k, v in found.items())
+
+
 def run(cmd: list[str], env: dict | None = None, cwd: Path | None = None, timeout: int = 900) -> float:
     """Wall seconds of a command (which must succeed)."""
     t0 = time.perf_counter()
@@ -140,6 +156,7 @@ def run(cmd: list[str], env: dict | None = None, cwd: Path | None = None, timeou
     proc = subprocess.run(cmd, env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True, text=True,
                           timeout=timeout)
     wall = time.perf_counter() - t0
+    LAST_RUN.update(wall=wall, log=proc.stderr)
     if proc.returncode:
         raise SystemExit(f"gpu_bench: {' '.join(cmd[:6])} ... failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
     return wall
@@ -344,6 +361,9 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
     import numpy as np
     import pandas as pd
 
+    def spent(wall):  # the last job's time parts, from its log (DRY runs jobs in-process: no log to read)
+        return "" if IN_PROCESS else f"; job time: {job_parts(LAST_RUN['log'], wall)}"
+
     paths = corpus(work, "score-corpus", 20000 if not dry else 2000, 4, 14, s["vocab"])
     suite = pairs_suite(work / "suite", s["pairs"])
     model = build_model(work / "gpt2-score", s["gpt2_arch"], paths, 128)
@@ -357,6 +377,7 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
     threads = "1" if dry else "4"
     ours = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params", params,
                   "--threads", threads, "--out", str(out)), env=POVSTIM_ENV)
+    ours_parts = spent(ours)
     whole = None
     if os.environ.get("SCORE_WHOLE", "") not in ("", "0"):  # the same job without prefix sharing
         whole_out = work / "ours-whole.parquet"
@@ -371,7 +392,7 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
     rows = [{"row": f"`povstim score` job, {'GPT-2 small' if not dry else 'tiny GPT-2'}, {len(df)} pairs, wall s",
              "povstim": ours, "peer": peer, "peer_name": "minicons batched (128 pairs/call)", "better": peer / ours,
              "target": ">= 10", "note": f"max |score difference| {diff:.1e} (<= 1e-4); one pass (sensitivity: false), shared prefixes "
-                     "fed once (share_prefixes: true, the default)"}]
+                     "fed once (share_prefixes: true, the default)" + ours_parts}]
     if whole is not None:
         w = pd.read_parquet(whole_out)
         apart = float(max(np.abs(df.logp_good - w.logp_good).max(), np.abs(df.logp_bad - w.logp_bad).max()))
@@ -394,6 +415,7 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
     # the 20k-pair job with the linear layers as 3xTF32 products (scoring/matmul.py; forked below, in-process in DRY,
     # where there is no TF32 and the products stay fp32)
     tf32_params, tf32_out = json.dumps({**json.loads(params), "matmul": "3xtf32"}), work / "ours-3xtf32.parquet"
+    tf32_parts = ""
     if IN_PROCESS:
         tf32_job = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params",
                           tf32_params, "--threads", threads, "--out", str(tf32_out)), env=POVSTIM_ENV)
@@ -410,16 +432,19 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
             hot_big = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params", params,
                              "--threads", "4", "--out", str(work / "ours-warm.parquet")),
                           env={**POVSTIM_ENV, warm.ENV_SOCKET: sock})
+            hot_big_parts = spent(hot_big)
             tf32_job = run(py("-m", "povstim", "score", "--model", str(model), "--suite", str(suite), "--params",
                               tf32_params, "--threads", "4", "--out", str(tf32_out)),
                            env={**POVSTIM_ENV, warm.ENV_SOCKET: sock})
+            tf32_parts = spent(tf32_job)
             forked = (server.folder / "server.log").read_text().count(": povstim score ")
             same_warm = (work / "tiny0-warm.parquet").read_bytes() == (work / "tiny0.parquet").read_bytes()
             same_big = (work / "ours-warm.parquet").read_bytes() == out.read_bytes()
-            warm_note = f"jobs forked: {forked} of 2; output byte-identical to the fresh process's: {same_warm}"
+            warm_note = f"jobs forked: {forked} of 3; output byte-identical to the fresh process's: {same_warm}"
             rows.append({"row": f"same {len(df)}-pair job forked from the warm-start server, wall s", "povstim": hot_big,
                          "peer": peer, "peer_name": "minicons batched (128 pairs/call)", "better": peer / hot_big,
-                         "target": ">= 10", "note": f"output byte-identical to the fresh process's: {same_big}"})
+                         "target": ">= 10", "note": f"output byte-identical to the fresh process's: {same_big}"
+                                                    + hot_big_parts})
         finally:
             server.stop()
     t = pd.read_parquet(tf32_out)
@@ -431,7 +456,7 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
                  "note": f"max |score difference| {t_diff:.1e} (<= 1e-4), {t_apart:.1e} from the fp32 job; same verdicts: "
                          f"{bool((df.correct == t.correct).all())}"
                          + (f"; {hot_big / tf32_job:.2f}x the forked fp32 job" if hot is not None else
-                            " (a CPU has no TF32: products stay fp32)")})
+                            " (a CPU has no TF32: products stay fp32)") + tf32_parts})
     jobs = []
     for i, m in enumerate(models):
         jobs += ["--job", str(m), json.dumps({"seed": i}), str(work / f"group{i}.parquet")]

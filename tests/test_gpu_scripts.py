@@ -133,3 +133,32 @@ def test_bench_reads_job_times_from_a_real_snakemake_run(tmp_path):
     assert (n, first, at_once) == (3, 0.0, 2) and last >= 2.0
     assert spans["b"][1] >= last - 0.05  # b started after the last a ended
     assert bench.job_times(tmp_path / "nothing") == []
+
+
+def test_bench_reads_a_score_jobs_time_parts_from_its_log(tmp_path):
+    # the score row's notes say where a job's time went, from the lines a real `povstim score` job logs
+    sys.path.insert(0, str(REPO / "tests"))
+    from helpers import tiny_models as tiny
+    from povstim.benchmarks import posh, words
+    from povstim.benchmarks.suite import write_suite
+
+    pairs = posh.generate(words.default_lexicon(), 5, seed=2)
+    model = tiny.build(tmp_path / "m", [s for p in pairs for s in (p.good, p.bad)] * 3, "causal", vocab_size=300)
+    write_suite(tmp_path / "suite", pairs, {"kind": "generated"})
+    bench = _bench()
+    env = {**os.environ, "PYTHONPATH": str(REPO / "workflow")}
+    wall = bench.run([sys.executable, "-m", "povstim", "score", "--model", str(model), "--suite",
+                      str(tmp_path / "suite"), "--params", '{"checkpoints": false, "device": "cpu"}',
+                      "--out", str(tmp_path / "s.parquet")], env=env)
+    log = bench.LAST_RUN["log"]
+    assert "loaded in" in log and "sentences encoded in" in log  # the lines the parts come from
+    parts = dict(p.rsplit(" ", 2)[:2] for p in bench.job_parts(log, wall).split(", "))
+    parts = {k: float(v) for k, v in parts.items()}
+    assert list(parts) == ["device", "load", "encode", "model", "rest"]
+    assert parts["device"] == 0  # a CPU job claims no GPU
+    assert parts["load"] > 0 and parts["model"] > 0 and parts["rest"] > 0 and parts["encode"] >= 0  # 10 pairs: ~0 s
+    assert abs(sum(parts.values()) - wall) < 0.02  # the parts add up to the wall time (rounded to 0.01 s)
+    assert bench.job_parts(
+        "x (step 0): accuracy 0.5 (loaded in 1.50s, 12 sentences encoded in 0.25s, scored in 2.00s)\n"
+        "device cuda:0 ready in 0.75s\n20 pairs x 1 model(s) and checkpoint(s) scored in 9.9s -> o", 6.0) \
+        == "device 0.75 s, load 1.50 s, encode 0.25 s, model 2.00 s, rest 1.50 s"  # by hand; the total line ignored

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +60,10 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
         # Several scoring jobs share the CPU under Snakemake: oversubscribed
         # torch threads are several times slower than one thread each.
         torch.set_num_threads(threads)
+    started = time.perf_counter()
     device = resolve_device(settings.device)
+    if device != "cpu":  # a GPU's slot claim and CUDA start-up: part of every GPU job's time
+        log.info("device %s ready in %.2fs", device, time.perf_counter() - started)
     model_path = Path(model)
     targets = [(final_step(model_path) if model_path.is_dir() else -1, str(model), True)]
     if settings.checkpoints and model_path.is_dir():
@@ -82,7 +86,9 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
             log.info("%s (step %d): accuracy %.3f (the final model's files: its scores, not scored again)", path,
                      step, frames[-1]["correct"].mean())
             continue
+        started = time.perf_counter()
         lm, tok, kind = load(path, device)
+        timing = f"loaded in {time.perf_counter() - started:.2f}s"
         opts = dict(device=device, method=settings.mlm, batch_size=settings.batch_size,
                     reduction=settings.reduction, eos=settings.eos, share_prefixes=settings.share_prefixes,
                     matmul=settings.matmul)
@@ -94,13 +100,15 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
             result = frames[-1]
         else:
             result = scorer.score(sentences)
+            t = scorer.timing
+            timing += f", {t['sentences']} sentences encoded in {t['encode_s']:.2f}s, scored in {t['model_s']:.2f}s"
             extra = None
             if settings.sensitivity:
                 extra = _sensitivity(lm, tok, kind, settings.bos, opts, sentences, final, path)
             frames.append(item_frame(pairs, result, meta, step=step, final=final, sensitivity=extra))
         if final and model_path.is_dir():
             final_result = (result, kind)
-        log.info("%s (step %d): accuracy %.3f", path, step, frames[-1]["correct"].mean())
+        log.info("%s (step %d): accuracy %.3f (%s)", path, step, frames[-1]["correct"].mean(), timing)
         del lm
     return pd.concat(frames, ignore_index=True)
 

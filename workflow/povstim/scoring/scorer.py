@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,6 +151,7 @@ class Scorer:
         self.bos, self.method, self.batch_size, self.reduction = bos, method, int(batch_size), reduction
         # scoring.matmul: the linear layers' products as 3xTF32 on a GPU that has TF32 (scoring/matmul.py)
         self.matmul_mode = matmul_mode_for(matmul, device)
+        self.timing = {}  # the last score() call's: sentences, encode_s, model_s
         # Causal: also score the end of the sentence (log p(EOS | sentence)), as a
         # model trained on "<s> ... </s>" frames has learnt where sentences end.
         self.suffix = None
@@ -231,6 +233,7 @@ class Scorer:
     # ------------------------------------------------------------------ scoring
     def score(self, sentences: list[str]) -> Scores:
         """Scores for ``sentences`` (duplicates are computed once)."""
+        t0 = time.perf_counter()
         uniq = sorted(set(sentences))
         index = {s: i for i, s in enumerate(uniq)}
         ids = self._encode(uniq)
@@ -239,7 +242,11 @@ class Scorer:
             if not t:
                 raise PovstimError(f"nothing to score in sentence {s!r} (no tokens after BOS/special tokens)")
         ntok = np.array([len(t) for t in targets], dtype=np.int64)
+        t1 = time.perf_counter()
         total = self.score_ids(ids, targets)
+        # where a job's time goes (the score log; gpu_bench's score row reads it): the model's part ends when
+        # the sums are on the host, so it holds the device's work too
+        self.timing = {"sentences": len(uniq), "encode_s": t1 - t0, "model_s": time.perf_counter() - t1}
         # The mean is computed from the float64 sum exactly like analysis.sensitivity recomputes it
         # (sum / ntok), so a verdict recomputed from the stored sums is the scorer's verdict.
         logp = total / ntok if self.reduction == "mean" else total
