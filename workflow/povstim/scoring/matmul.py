@@ -132,6 +132,7 @@ def _fp32(*tensors) -> bool:
 
 
 _CLASS = None
+_SAID: set = set()  # devices whose fallback to fp32 the log has told
 
 
 def TF32x3():
@@ -161,7 +162,9 @@ def mode_for(setting: str, device: str):
     if setting == "fp32":
         return None
     if not tf32_capable(device):
-        log.info("scoring.matmul: 3xtf32 needs TF32 tensor cores (CUDA, compute capability 8.0+); on %s the "
-                 "products stay plain fp32", device)
+        if str(device) not in _SAID:  # once per device and process, not per checkpoint and scoring pass
+            _SAID.add(str(device))
+            log.info("scoring.matmul: 3xtf32 needs TF32 tensor cores (CUDA, compute capability 8.0+); on %s the "
+                     "products stay plain fp32", device)
         return None
     return TF32x3()
