@@ -30,8 +30,8 @@ Rows (each measured in fresh processes, so start-up costs count where the row is
              steps/s in BB_COMPILE mode (default step-graphs); peer: HF Trainer with the same model,
              batch and masking. BB_REFERENCE=MODE also trains povstim in MODE (e.g. false: the eager
              loop) with the same seed and reports its rate and the largest relative difference between
-             the two runs' logged losses. BB_STEPS / BB_WARM (1000 / 300): steps, and warm-up steps
-             left out of the rates.
+             the two runs' logged losses. BB_STEPS / BB_WARM (600 / 200): steps, and warm-up steps
+             left out of the rates (400 steps measured: the HF peer's ~15 s; 1000 / 300 before 2026-11-27).
   bbseeds    (not in the default rows: ROWS=bbseeds) BB_SEEDS (4) seeds of that recipe trained at once on
              one GPU, as a Snakemake run's small jobs share it (POVSTIM_GPU_SHARE): total steps/s;
              peer: as many HF Trainers at once.
@@ -81,7 +81,7 @@ def sizes(dry: bool) -> dict:
                 "bb_steps": 20, "bb_warm": 8, "bb_sentences": 2000, "gen_sentences": 200, "tiny_models": 2}
     return {"pairs": 20000, "gpt2_arch": GPT2_SMALL, "gpt2_steps": 120, "gpt2_warm": 40, "gpt2_batch": 32,
             "gpt2_ctx": 512, "gpt2_sentences": 200000, "vocab": 32768, "bb_arch": BABYBERTA,
-            "bb_steps": int(os.environ.get("BB_STEPS", "1000")), "bb_warm": int(os.environ.get("BB_WARM", "300")),
+            "bb_steps": int(os.environ.get("BB_STEPS", "600")), "bb_warm": int(os.environ.get("BB_WARM", "200")),
             "bb_sentences": 100000, "gen_sentences": 3000, "tiny_models": 12}
 
 
