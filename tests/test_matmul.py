@@ -134,6 +134,30 @@ def test_tf32_switch_is_set_inside_and_restored_after():
     assert getattr(flags, name) == before
 
 
+def test_a_weights_split_is_shared_redone_after_a_change_and_freed_with_it():
+    import gc
+
+    lin = torch.nn.Linear(16, 8)
+    x = torch.randn(4, 16, generator=torch.Generator().manual_seed(6))
+    with torch.no_grad():
+        with matmul.TF32x3():
+            first = lin(x)
+        kept = matmul.split_weight(lin.weight, 1)
+        with matmul.TF32x3():  # another mode (a second scoring pass): the same split, not a new one
+            assert torch.equal(lin(x), first)
+        assert all(a is b for a, b in zip(matmul.split_weight(lin.weight, 1), kept))
+        lin.weight.mul_(2)  # changed in place (training between two scorings): split again
+        with matmul.TF32x3():
+            again = lin(x)
+        assert not torch.equal(again, first)
+        assert torch.allclose(again, F.linear(x, lin.weight, lin.bias), atol=1e-5)
+    key = (id(lin.weight), 1)
+    assert key in matmul._SPLITS
+    del lin
+    gc.collect()
+    assert key not in matmul._SPLITS  # freed with its weight
+
+
 # ----------------------------------------------------------------------------- scores
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ them: each operand is split into two TF32 values, ``a = a_hi + a_lo`` to 2^-20 o
 tensor cores' rate, accumulated in fp32. It runs as two products: ``[a_hi | a_lo] @ [b_hi; b_hi]``,
 then ``a_hi @ b_lo`` added into its result. Only the linear layers are taken over (``F.linear``:
 nn.Linear and LM heads; ``torch.addmm``: GPT-2's Conv1D); attention and the log-softmax stay plain
-fp32. A weight's split is made once and kept while the mode lives ([w_hi; w_hi] and w_lo: three
+fp32. A weight's split is made once and kept while the weight lives ([w_hi; w_hi] and w_lo: three
 times the weight's memory more, 1.5 GB for GPT-2 small: the price of one product less per layer).
 
 Both parts of each operand are exact TF32 values, so the tensor cores read them without loss and
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import weakref
 
 log = logging.getLogger("povstim.score")
 
@@ -70,6 +71,31 @@ def tf32_products(on: bool = True):
         setattr(flags, name, before)
 
 
+# id(weight), k_dim -> (weakref to the weight, its in-place version, [w_hi; w_hi], w_lo). Shared by every mode
+# (a model's second scoring pass -- the sensitivity table's -- reuses the first one's split); an entry goes
+# when its weight does, and a weight changed in place (a step of training between two scorings) is split again.
+_SPLITS: dict = {}
+
+
+def split_weight(w, k_dim: int):
+    """``w`` (a linear layer's weight) as [w_hi; w_hi] (stacked along its inner dimension ``k_dim``) and w_lo,
+    made once per weight and version (see ``_SPLITS``)."""
+    import torch
+
+    key = (id(w), k_dim)
+    try:
+        version = w._version
+    except RuntimeError:  # an inference tensor keeps no version: it cannot change outside inference mode
+        version = None
+    got = _SPLITS.get(key)
+    if got is None or got[0]() is not w or got[1] != version:
+        hi, lo = split(w)
+        ref = weakref.ref(w, lambda _, key=key: _SPLITS.pop(key, None))
+        got = (ref, version, torch.cat([hi, hi], k_dim), lo)
+        _SPLITS[key] = got
+    return got[2], got[3]
+
+
 def _mode_class():
     import torch
     import torch.nn.functional as F
@@ -77,19 +103,6 @@ def _mode_class():
 
     class TF32x3(TorchFunctionMode):
         """Inside ``with TF32x3():``, fp32 linear layers run as 3xTF32 products (see the module)."""
-
-        def __init__(self):
-            super().__init__()
-            self._weights = {}  # id(weight) -> (weight, [w_hi; w_hi], w_lo): weights do not change while scoring
-
-        def _split_weight(self, w, k_dim):
-            """``w`` as [w_hi; w_hi] (stacked along its inner dimension k_dim) and w_lo."""
-            got = self._weights.get(id(w))
-            if got is None or got[0] is not w:
-                hi, lo = split(w)
-                got = (w, torch.cat([hi, hi], k_dim), lo)
-                self._weights[id(w)] = got
-            return got[1], got[2]
 
         def _product(self, x, w, bias, k_dim):
             """x @ w (+ bias) for x [..., K]; w [M, K] (F.linear, k_dim 1) or [K, M] (addmm, k_dim 0)."""
@@ -99,7 +112,7 @@ def _mode_class():
             both = torch.empty(flat.shape[0], 2 * k, dtype=x.dtype, device=x.device)
             hi, lo = both[:, :k], both[:, k:]
             split(flat, hi, lo)
-            w_hi2, w_lo = self._split_weight(w, k_dim)
+            w_hi2, w_lo = split_weight(w, k_dim)
             if k_dim == 1:
                 w_hi2, w_lo = w_hi2.t(), w_lo.t()
             with tf32_products(x.is_cuda):
