@@ -33,6 +33,9 @@ from .matmul import mode_for as matmul_mode_for
 
 log = logging.getLogger(__name__)
 
+# fp32 vocabulary logits per log-softmax chunk on a CPU (Scorer._softmax_rows): 16 MB
+SOFTMAX_CHUNK = 1 << 22
+
 # Model types of other people's models (hub models) whose LM head is exactly
 # `head(body(x).last_hidden_state)`, so the head can be applied only where a
 # score is needed. povstim's own families declare theirs in povstim.families;
@@ -221,14 +224,41 @@ class Scorer:
             mask = None if switched else mask
             extra = {} if position_ids is None else {"position_ids": position_ids}
             if self.body is not None:
-                hidden = self.body(input_ids=ids, attention_mask=mask, **extra).last_hidden_state
-                logits = self.head(hidden[rows, cols]).float()
+                hidden = self.body(input_ids=ids, attention_mask=mask, **extra).last_hidden_state[rows, cols]
+                outputs = lambda a, b: self.head(hidden[a:b]).float()  # noqa: E731
             else:
-                logits = self.model(input_ids=ids, attention_mask=mask, **extra).logits[rows, cols].float()
-        # log_softmax + gather: same numbers as gather - logsumexp, ~2x faster on CPU
-        if which is None:
-            return torch.log_softmax(logits, dim=-1).gather(1, targets[:, None])[:, 0]
-        return torch.log_softmax(logits, dim=-1)[which, targets]
+                logits = self.model(input_ids=ids, attention_mask=mask, **extra).logits[rows, cols]
+                outputs = lambda a, b: logits[a:b].float()  # noqa: E731
+            n = len(rows)
+            step = self._softmax_rows(n)
+            if step >= n:
+                if which is None:
+                    return torch.log_softmax(outputs(0, n), dim=-1).gather(1, targets[:, None])[:, 0]
+                return torch.log_softmax(outputs(0, n), dim=-1)[which, targets]
+            # CPU: the vocabulary logits and their log-softmax a chunk of outputs at a time, so neither is ever
+            # the whole [outputs, vocabulary] matrix (805 MB for 6,144 outputs of a 32k vocabulary: fresh pages
+            # from the OS at every forward, and out of cache). Each row's log-softmax is computed alike; the head's
+            # product may round differently with fewer rows (tests/test_softmax_chunks.py: within 2e-5).
+            starts = list(range(0, n, step)) + [n]
+            got = torch.empty(len(targets), dtype=torch.float32, device=targets.device)
+            if which is None:
+                for a, b in zip(starts, starts[1:]):
+                    got[a:b] = torch.log_softmax(outputs(a, b), dim=-1).gather(1, targets[a:b, None])[:, 0]
+                return got
+            # a tree's targets come sorted by their output (scoring/tree.py): each chunk's targets are one run
+            if bool((which[1:] < which[:-1]).any()):
+                raise ValueError("_token_logprobs: `which` must be sorted (scoring/tree.py sorts it)")
+            bounds = torch.searchsorted(which, torch.tensor(starts, dtype=which.dtype)).tolist()
+            for (a, b), (ta, tb) in zip(zip(starts, starts[1:]), zip(bounds, bounds[1:])):
+                got[ta:tb] = torch.log_softmax(outputs(a, b), dim=-1)[which[ta:tb] - a, targets[ta:tb]]
+            return got
+
+    def _softmax_rows(self, n: int) -> int:
+        """Outputs per log-softmax chunk: about 4M fp32 logits (16 MB, under glibc's largest mmap threshold, so
+        reused rather than fresh pages) on a CPU; all ``n`` at once on a GPU, where one big kernel is best."""
+        if str(self.device).startswith("cuda") or n == 0:
+            return max(n, 1)
+        return max(1, SOFTMAX_CHUNK // max(int(self.model.config.vocab_size), 1))
 
     # ------------------------------------------------------------------ scoring
     def score(self, sentences: list[str]) -> Scores:

@@ -171,6 +171,10 @@ class TreeScorer(FastScorer):
             mine = by_row[row_bounds[first] : row_bounds[last]]
             # one log-softmax per node however many children (targets) it predicts
             uniq, which = np.unique(nodes[mine], return_inverse=True)
+            # targets sorted by their node, which Scorer._token_logprobs's chunks need; a sentence's own targets
+            # keep their position order (a path's nodes increase in preorder), so its sum adds them as before
+            by_node = np.argsort(which, kind="stable")
+            mine, which = mine[by_node], which[by_node]
             logprobs.append(self._tree_logprobs(tid.reshape(b, width), pos.reshape(b, width), end.reshape(b, width),
                                                 slot[uniq - lo], which, tokens[mine], cuda))
             owners.append(owner[mine])
