@@ -162,12 +162,8 @@ def test_a_weights_split_is_shared_redone_after_a_change_and_freed_with_it():
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    root = tmp_path_factory.mktemp("models")
-    return {
-        "causal": tiny.build(root / "gpt2", SENTS * 2, "causal", vocab_size=400, hidden=128, heads=4, seed=1,
-                             train_steps=40),
-        "masked": tiny.build(root / "roberta", SENTS * 2, "masked", vocab_size=400, hidden=128, heads=4, seed=1),
-    }
+    return tiny.causal_and_masked(tmp_path_factory.mktemp("models"), SENTS * 2, train_steps=40, vocab_size=400,
+                                  hidden=128, heads=4)
 
 
 def _float64_causal_sums(lm, tok, sentences):

@@ -28,11 +28,7 @@ WHOLE = 1 << 60  # one chunk, whatever the batch
 
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
-    root = tmp_path_factory.mktemp("models")
-    return {
-        "causal": tiny.build(root / "gpt2", SENTS * 2, "causal", vocab_size=300, seed=1, train_steps=20),
-        "masked": tiny.build(root / "roberta", SENTS * 2, "masked", vocab_size=300, seed=2),
-    }
+    return tiny.causal_and_masked(tmp_path_factory.mktemp("models"), SENTS * 2, train_steps=20, vocab_size=300)
 
 
 def _scores(monkeypatch, chunk, make):

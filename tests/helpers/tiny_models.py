@@ -103,3 +103,11 @@ def _train(model, tok, sentences, kind, steps, lr, batch_size, seed, window: int
         loss.backward()
         opt.step()
     model.eval()
+
+
+def causal_and_masked(root: str | Path, sentences: list[str], train_steps: int = 0, **kw) -> dict:
+    """{"causal": a GPT-2 folder (seed 1, trained ``train_steps``), "masked": a RoBERTa folder (seed 2)}, both on
+    ``sentences``: the pair of models the scoring tests compare scorers on (``kw``: sizes, as for build)."""
+    root = Path(root)
+    return {"causal": build(root / "gpt2", sentences, "causal", seed=1, train_steps=train_steps, **kw),
+            "masked": build(root / "roberta", sentences, "masked", seed=2, **kw)}
