@@ -26,6 +26,10 @@ from povstim import config as povstim_config, plan  # noqa: E402
 from povstim.io import PovstimError, code_hash  # noqa: E402
 from povstim.preflight import runs as povstim_runs  # noqa: E402
 from povstim import warm as povstim_warm  # noqa: E402
+from povstim.devices import job_environment  # noqa: E402
+
+# Every job, and the warm-start server they are forked from, shares the cores politely (povstim.devices).
+os.environ.update(job_environment())
 
 CONFIGFILES = [
     os.path.relpath(f) if not os.path.relpath(f).startswith("..") else str(f) for f in workflow.overwrite_configfiles

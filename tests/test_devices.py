@@ -263,3 +263,8 @@ def test_snakemake_gpu_jobs_land_on_distinct_gpus(tmp_path):
                 overlaps += 1
                 assert a["device"] != b["device"], (a, b)
     assert overlaps >= 1, runs  # gpu=2 did let two jobs run at once
+
+
+def test_a_runs_jobs_let_idle_threads_sleep_unless_the_user_said_otherwise():
+    assert devices.job_environment({}) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert devices.job_environment({"OMP_WAIT_POLICY": "ACTIVE"}) == {}  # the user's choice stands

@@ -157,6 +157,10 @@ def test_same_config_gives_byte_identical_outputs(finished, tmp_path):
     assert forked.count(": povstim train ") == 6 and forked.count(": povstim score-group ") == 6
     assert forked.count(": povstim analyze ") == 1 and forked.count(": povstim figures ") == 2  # + the index
     assert forked.count(": exit 0") == 15 and "refused" not in forked
+    # every job shares the cores politely: idle torch threads sleep (povstim.devices.job_environment), in the
+    # forked children as in the server they come from
+    train_logs = list((finished / "logs" / "tiny" / "train").rglob("*.log"))
+    assert train_logs and all("(OMP_WAIT_POLICY=PASSIVE)" in p.read_text() for p in train_logs)
 
 
 def test_size_larger_than_corpus_is_a_clear_error(tmp_path):

@@ -150,9 +150,11 @@ class Trainer:
         # real token, and never a label): SDPA's own causal masking, no mask tensor (povstim/attention.py); not with
         # a bias that edits the attention mask (recency) or reads attention maps (TPT)
         self.attn_restore = use_unmasked_causal(self.raw_model) if self.causal and not self.bias.active else None
-        log.info("model: %s, %.2fM parameters (%.2fM without position embeddings), device %s%s",
+        log.info("model: %s, %.2fM parameters (%.2fM without position embeddings), device %s%s, %d CPU thread(s)%s",
                  arch["family"], count_params(self.raw_model, False) / 1e6, count_params(self.raw_model) / 1e6,
-                 self.device, " bf16" if self.bf16 else " fp32")
+                 self.device, " bf16" if self.bf16 else " fp32", torch.get_num_threads(),
+                 # a run's jobs share the cores: idle threads sleep (povstim.devices.job_environment)
+                 f" (OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']})" if "OMP_WAIT_POLICY" in os.environ else "")
         if self.cuda and training.tf32:
             torch.backends.cuda.matmul.allow_tf32 = True
             torch.backends.cudnn.allow_tf32 = True
