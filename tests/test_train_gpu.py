@@ -357,3 +357,35 @@ def test_causal_attention_without_a_mask_only_where_nothing_edits_the_mask(corpu
     for packing in (True, False):
         tr = trainer(corpus, tmp_path / f"gpt2-{packing}", packing=packing)
         assert tr.attn_restore == "sdpa" and tr.raw_model.config._attn_implementation == "povstim_unmasked_causal"
+
+
+@pytest.mark.parametrize("packing", [True, False], ids=["packed", "sentences"])
+def test_causal_loss_and_gradients_equal_transformers_own(corpus, tmp_path, packing):
+    """The loop shifts the labels, not the logits (train/loop.py lm_loss): the loss and every gradient must be
+    transformers' own causal-LM loss (`labels=`, which slices the logits), for packed blocks and for
+    right-padded sentence batches with -100 labels; the dev loss (a sum) must count the same tokens."""
+    import torch
+
+    tr = trainer(corpus, tmp_path / "t", packing=packing)
+    ids, labels, att, _ = tr.batch(tr.train_data, np.arange(8), None)
+    if not packing:
+        assert bool((labels == -100).any())  # the padding really is in the batch
+    model = tr.raw_model
+    model.eval()  # no dropout: both losses see the same forward
+
+    def loss_and_grads(fn):
+        model.zero_grad(set_to_none=True)
+        loss = fn()
+        loss.backward()
+        return loss.detach().clone(), [p.grad.clone() for p in model.parameters()]
+
+    ours, ours_g = loss_and_grads(lambda: tr.forward_loss(ids, labels, att))
+    theirs, theirs_g = loss_and_grads(lambda: model(input_ids=ids, attention_mask=att, labels=labels).loss)
+    assert abs(float(ours) - float(theirs)) <= 1e-6 * float(theirs)
+    for a, b in zip(ours_g, theirs_g):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
+    with torch.no_grad():
+        total, n = tr.loss(ids, labels, att, reduction="sum")
+        hf = model(input_ids=ids, attention_mask=att, labels=labels).loss
+    assert n == int((labels[:, 1:] != -100).sum())
+    assert abs(float(total) / n - float(hf)) <= 1e-6 * float(hf)

@@ -325,7 +325,9 @@ class Trainer:
         """Next-token (causal) or masked-token cross-entropy of a forward's logits."""
         torch = self.torch
         if self.causal:
-            logits, labels = logits[:, :-1], labels[:, 1:]
+            # position t predicts token t+1: the labels move left (the last position predicts nothing), not the
+            # logits, whose slice would copy the [batch, context, vocabulary] matrix and zero-fill its gradient
+            labels = torch.nn.functional.pad(labels[:, 1:], (0, 1), value=-100)
         return torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.size(-1)).float(), labels.reshape(-1), ignore_index=-100, reduction=reduction
         )
