@@ -268,3 +268,43 @@ def test_snakemake_gpu_jobs_land_on_distinct_gpus(tmp_path):
 def test_a_runs_jobs_let_idle_threads_sleep_unless_the_user_said_otherwise():
     assert devices.job_environment({}) == {"OMP_WAIT_POLICY": "PASSIVE"}
     assert devices.job_environment({"OMP_WAIT_POLICY": "ACTIVE"}) == {}  # the user's choice stands
+
+
+@pytest.mark.parametrize("requested, device, cap, expected", [
+    ("auto", "cpu", None, "fp32"),
+    ("auto", "cuda:0", (9, 0), "bf16"),  # H100, H200
+    ("auto", "cuda:0", (8, 0), "bf16"),  # A100
+    ("auto", "cuda:1", (8, 6), "bf16"),  # RTX 30xx, A40
+    ("auto", "cuda:0", (7, 5), "fp32"),  # T4 (the free Colab GPU): bf16 would be emulated
+    ("auto", "cuda:0", (7, 0), "fp32"),  # V100
+    ("fp32", "cuda:0", (9, 0), "fp32"),
+    ("fp32", "cpu", None, "fp32"),
+    ("bf16", "cuda:0", (9, 0), "bf16"),
+])
+def test_training_precision_follows_the_gpus_tensor_cores(requested, device, cap, expected):
+    from povstim.devices import train_precision
+
+    assert train_precision(requested, device, cap) == expected
+
+
+def test_bf16_where_it_would_be_emulated_is_an_error_naming_the_key():
+    from povstim.devices import train_precision
+
+    with pytest.raises(PovstimError, match=r"training\.precision bf16 .*compute capability 8\.0.*has 7\.5"):
+        train_precision("bf16", "cuda:0", (7, 5))
+    with pytest.raises(PovstimError, match=r"training\.precision bf16 needs a CUDA device"):
+        train_precision("bf16", "cpu")
+    with pytest.raises(PovstimError, match=r"training\.precision must be auto, fp32 or bf16"):
+        train_precision("fp16", "cuda:0", (9, 0))
+
+
+def test_3xtf32_scoring_needs_the_same_tensor_cores(monkeypatch):
+    """scoring.matmul: 3xtf32 asks the same question of the GPU as training's bf16 (one place: devices)."""
+    from povstim import devices
+    from povstim.scoring import matmul
+
+    assert matmul.tf32_capable("cpu") is False and devices.capability("cpu") is None
+    for cap, fast in (((9, 0), True), ((8, 0), True), ((7, 5), False), ((7, 0), False)):
+        monkeypatch.setattr(devices, "capability", lambda device, cap=cap: cap)  # no GPU here: its answer
+        assert matmul.tf32_capable("cuda:0") is fast
+        assert (matmul.mode_for("3xtf32", "cuda:0") is not None) is fast

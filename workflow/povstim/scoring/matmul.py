@@ -159,11 +159,9 @@ def TF32x3():
 
 def tf32_capable(device: str) -> bool:
     """Whether ``device`` is a CUDA GPU with TF32 tensor cores (compute capability 8.0 and later)."""
-    if not str(device).startswith("cuda"):
-        return False
-    import torch
+    from ..devices import capability, tensor_core_dtypes
 
-    return torch.cuda.get_device_capability(torch.device(device))[0] >= 8
+    return tensor_core_dtypes(capability(device))
 
 
 def mode_for(setting: str, device: str):

@@ -80,7 +80,7 @@ class Trainer:
         t_start = time.perf_counter()
         import torch
 
-        from ..devices import held_gpu, resolve_device
+        from ..devices import capability, held_gpu, resolve_device, train_precision
 
         import transformers
 
@@ -103,10 +103,11 @@ class Trainer:
         waited = slot.waited if slot is not None and slot.torch_device == self.device else 0.0
         t_device = time.perf_counter() - t_device
         self.cuda = self.device.startswith("cuda")
-        precision = training.precision
-        if precision == "bf16" and not self.cuda:
-            raise PovstimError("training.precision bf16 needs a CUDA device; use fp32 or auto on the CPU")
-        self.bf16 = self.cuda and precision in ("auto", "bf16")
+        # auto: bf16 autocast where the GPU has bf16 tensor cores (Ampere+), else fp32 (povstim.devices)
+        self.bf16 = train_precision(training.precision, self.device) == "bf16"
+        if self.cuda and not self.bf16 and training.precision == "auto":
+            log.info("training.precision auto: %s has no bf16 tensor cores (compute capability %s, before Ampere's "
+                     "8.0): training in fp32", self.device, ".".join(map(str, capability(self.device))))
 
         # --- data ---------------------------------------------------------
         self.key = self._resume_key(train, dev, tokenizer, biases_training.key_material(init_from, parses))
