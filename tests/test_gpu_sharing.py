@@ -207,6 +207,24 @@ def test_memory_estimate_grows_with_the_job():
     assert share_slots(GpuSettings(slots=1, memory_gb=80), 0.1) == 1
 
 
+def test_fp32_training_is_estimated_wider(gpu_dev):
+    """precision: fp32 (a GPU before Ampere, or asked for) keeps fp32 activations: twice bf16's bytes, so a
+    model that shares an 80-GB GPU in bf16 gets one of its own in fp32."""
+    arch = {"n_layer": 4, "n_embd": 256, "n_head": 4, "n_inner": 1024}
+    bf16 = devices.train_memory_gb(arch, 8192, 128, 16, precision="bf16")
+    fp32 = devices.train_memory_gb(arch, 8192, 128, 16, precision="fp32")
+    assert devices.train_memory_gb(arch, 8192, 128, 16) == bf16  # auto: estimated as bf16 (no GPU asked)
+    # hand-computed (Korthikanti et al. 2022): per token and layer 34·d + 5·a·T bytes in bf16 vs 66·d + 9·a·T in fp32
+    tokens, n = 16 * 128, devices.model_params(arch, 8192, 128)
+    extra = tokens * 4 * ((66 - 34) * 256 + (9 - 5) * 4 * 128) + tokens * 8192 * 2 - 2 * n
+    assert fp32 - bf16 == pytest.approx(extra / devices.GIB)
+    posh = _config("configs/posh.yaml")
+    assert plan.train_gpu_share(posh, "gpt2-mini", **gpu_dev) == 8
+    posh["archs"]["gpt2-mini"]["training"] = {**(posh["archs"]["gpt2-mini"].get("training") or {}), "precision": "fp32"}
+    assert plan.train_memory_gb(posh, "gpt2-mini") > 10  # above 80 GB / 8 slots
+    assert plan.train_gpu_share(posh, "gpt2-mini", **gpu_dev) == 1
+
+
 def test_gpus_section_schema():
     cfg = _config("config.yaml")
     assert cfg["gpus"] == {"slots": 8, "memory_gb": 80}

@@ -454,7 +454,8 @@ def model_params(arch: dict, vocab_size: int, positions: int) -> int:
     return vocab_size * d + positions * d + layers * per_layer + 2 * d
 
 
-def train_memory_gb(arch: dict, vocab_size: int, context: int, batch: int, positions: int | None = None) -> float:
+def train_memory_gb(arch: dict, vocab_size: int, context: int, batch: int, positions: int | None = None,
+                    precision: str = "auto") -> float:
     """A deliberately generous estimate of one training job's peak GPU memory (GiB).
 
     Weights, gradients and AdamW's two moments in fp32 plus a bf16 copy (18 B/param);
@@ -462,13 +463,19 @@ def train_memory_gb(arch: dict, vocab_size: int, context: int, batch: int, posit
     bytes plus 5·heads·T for materialised attention scores (counted although SDPA often
     avoids them); the logits in bf16, their fp32 copy and its gradient (10 B per token and
     vocabulary entry); and a CUDA context. ``batch`` is the sequences of one forward pass
-    (the micro-batch when gradients are accumulated).
+    (the micro-batch when gradients are accumulated). With ``precision: fp32`` the activations
+    are twice as wide (66·d and 9·heads·T: only the dropout masks stay one byte), the logits
+    12 B, and there is no bf16 copy (16 B/param). ``auto`` is estimated as bf16: the DAG is
+    built without asking the GPU, and GPUs before Ampere, where auto trains in fp32 (train_precision),
+    should say ``precision: fp32`` for a true estimate (docs/training.md, "Older GPUs").
     """
+    wide = precision == "fp32"
     n = model_params(arch, vocab_size, positions or context)
     tokens = batch * context
-    acts = tokens * int(arch["n_layer"]) * (34 * int(arch["n_embd"]) + 5 * int(arch["n_head"]) * context)
-    logits = tokens * vocab_size * 10
-    return (18 * n + acts + logits) / GIB + CONTEXT_GB
+    per_token_layer = (66 if wide else 34) * int(arch["n_embd"]) + (9 if wide else 5) * int(arch["n_head"]) * context
+    acts = tokens * int(arch["n_layer"]) * per_token_layer
+    logits = tokens * vocab_size * (12 if wide else 10)
+    return ((16 if wide else 18) * n + acts + logits) / GIB + CONTEXT_GB
 
 
 def score_memory_gb(arch: dict, vocab_size: int, positions: int, batch: int, tokens: int = 128) -> float:

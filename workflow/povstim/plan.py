@@ -340,7 +340,8 @@ def train_memory_gb(config: dict, arch: str) -> float:
     if t.get("micro_batch"):
         batch = min(batch, int(t["micro_batch"]))
     vocab = int((config.get("tokenizer") or {}).get("vocab_size") or 32768)
-    return estimate(spec, vocab, context, batch, int(spec.get("n_positions") or context))
+    return estimate(spec, vocab, context, batch, int(spec.get("n_positions") or context),
+                    str(t.get("precision") or "auto"))
 
 
 def score_memory_gb(config: dict, arch: str) -> float:
