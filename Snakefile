@@ -66,6 +66,9 @@ if workflow.exec_mode == ExecMode.DEFAULT:
     _hint = None if "--unlock" in sys.argv else povstim_runs.stale_lock_hint(".", sys.argv)
     if _hint:
         print(_hint, file=sys.stderr)
+    # a GPU smaller or older than the `gpus:` defaults assume (povstim.plan.gpu_notes, from nvidia-smi)
+    for _note in plan.gpu_notes(config):
+        print(_note, file=sys.stderr)
 
 # Rules run the checkout's own code (workflow/povstim), whether or not the
 # package is installed, with the Python that runs Snakemake.

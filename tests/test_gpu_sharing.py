@@ -167,7 +167,7 @@ def _config(path, **changes):
 @pytest.fixture
 def gpu_dev(tmp_path):
     (tmp_path / "nvidia0").touch()
-    return {"env": {}, "dev_dir": str(tmp_path)}
+    return {"env": {devices.NVIDIA_SMI_ENV: ""}, "dev_dir": str(tmp_path)}  # GPUs unknown (none asked)
 
 
 def test_recipes_small_share_big_keep_their_gpu(gpu_dev):
@@ -221,7 +221,7 @@ def test_fp32_training_is_estimated_wider(gpu_dev):
     posh = _config("configs/posh.yaml")
     assert plan.train_gpu_share(posh, "gpt2-mini", **gpu_dev) == 8
     posh["archs"]["gpt2-mini"]["training"] = {**(posh["archs"]["gpt2-mini"].get("training") or {}), "precision": "fp32"}
-    assert plan.train_memory_gb(posh, "gpt2-mini") > 10  # above 80 GB / 8 slots
+    assert plan.train_memory_gb(posh, "gpt2-mini", gpu_dev["env"]) > 10  # above 80 GB / 8 slots
     assert plan.train_gpu_share(posh, "gpt2-mini", **gpu_dev) == 1
 
 
@@ -275,3 +275,70 @@ def test_snakemake_gpu1_runs_small_jobs_side_by_side(tmp_path):
     assert overlap >= 2, smalls
     b = runs["big"]
     assert not [r for r in smalls if r["start"] < b["end"] and b["start"] < r["end"]]
+
+
+# nvidia-smi --query-gpu=index,uuid,name,memory.total,compute_cap --format=csv,noheader,nounits, as printed on an
+# H100 (81559 MiB: "80 GB") and a T4 (15360 MiB); the UUIDs are made up
+H100 = "0, GPU-1d2c3b4a-0000-0000-0000-000000000001, NVIDIA H100 80GB HBM3, 81559, 9.0"
+T4 = "1, GPU-1d2c3b4a-0000-0000-0000-000000000002, Tesla T4, 15360, 7.5"
+
+
+def fake_nvidia_smi(tmp_path, *lines, rc=0) -> str:
+    """A real executable standing in for nvidia-smi (there is no GPU here): it checks the query and prints
+    ``lines``."""
+    exe = tmp_path / "nvidia-smi"
+    body = "\n".join(lines)
+    exe.write_text("#!/bin/sh\n"
+                   'case "$*" in *"--query-gpu=index,uuid,name,memory.total,compute_cap"*"--format=csv,noheader,nounits"*) ;;'
+                   ' *) echo "unexpected arguments: $*" >&2; exit 2;; esac\n'
+                   f"cat <<'EOF'\n{body}\nEOF\nexit {rc}\n")
+    exe.chmod(0o755)
+    return str(exe)
+
+
+def test_gpu_inventory_reads_nvidia_smi(tmp_path):
+    smi = fake_nvidia_smi(tmp_path, H100, T4)
+    gpus = devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi})
+    assert [(g.index, g.name, g.capability) for g in gpus] == [(0, "NVIDIA H100 80GB HBM3", (9, 0)), (1, "Tesla T4", (7, 5))]
+    assert gpus[0].memory_gb == pytest.approx(79.65, abs=0.01) and gpus[1].memory_gb == 15.0
+    # CUDA_VISIBLE_DEVICES by index or by UUID; a MIG instance (memory unknown here), or none: nothing known
+    assert [g.index for g in devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": "1"})] == [1]
+    uuid = "GPU-1d2c3b4a-0000-0000-0000-000000000001"
+    assert [g.index for g in devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": uuid})] == [0]
+    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": "MIG-0a1b"}) == ()
+    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": ""}) == ()
+    # no nvidia-smi, one that fails, or a driver too old for compute_cap: the GPUs are unknown
+    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: ""}) == ()
+    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: str(tmp_path / "missing")}) == ()
+    failing = tmp_path / "failing"
+    failing.mkdir()
+    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: fake_nvidia_smi(failing, "NVIDIA-SMI has failed", rc=9)}) == ()
+    assert devices.parse_inventory('Field "compute_cap" is not a valid field to query.') == ()
+
+
+def test_a_smaller_or_older_gpu_changes_what_shares(tmp_path, gpu_dev):
+    """The `gpus:` defaults describe an 80-GB Ampere-or-later GPU. On a T4 (15 GiB, compute capability 7.5) small
+    jobs share by its memory, and precision auto (fp32 there) is estimated fp32-wide; an H100 changes nothing."""
+    h100 = {**gpu_dev["env"], devices.NVIDIA_SMI_ENV: fake_nvidia_smi(tmp_path, H100)}
+    t4_dir = tmp_path / "t4"
+    t4_dir.mkdir()
+    t4 = {**gpu_dev["env"], devices.NVIDIA_SMI_ENV: fake_nvidia_smi(t4_dir, T4.replace("1, ", "0, ", 1))}
+    posh = _config("configs/posh.yaml")
+    demo = _config("config.yaml")
+    dev = gpu_dev["dev_dir"]
+    assert plan.gpu_settings(posh, h100) == GpuSettings(slots=8, memory_gb=80)  # 79.6 GiB: an "80-GB" GPU
+    assert plan.gpu_settings(posh, t4) == GpuSettings(slots=8, memory_gb=15.0)
+    assert plan.train_memory_gb(posh, "gpt2-mini", h100) == plan.train_memory_gb(posh, "gpt2-mini", gpu_dev["env"])
+    said_fp32 = {**posh, "training": {**posh["training"], "precision": "fp32"}}
+    said_fp32["archs"] = {a: {k: v for k, v in spec.items() if k != "training"} for a, spec in posh["archs"].items()}
+    assert plan.train_memory_gb(posh, "gpt2-mini", t4) == plan.train_memory_gb(said_fp32, "gpt2-mini", gpu_dev["env"])
+    assert plan.train_memory_gb(posh, "gpt2-mini", t4) > 10 > plan.train_memory_gb(posh, "gpt2-mini", h100)
+    assert plan.train_gpu_share(posh, "gpt2-mini", env=h100, dev_dir=dev) == 8
+    assert plan.train_gpu_share(posh, "gpt2-mini", env=t4, dev_dir=dev) == 1  # ~18 GiB fp32: more than a T4 slot
+    assert plan.train_gpu_share(demo, "gpt2-tiny", env=t4, dev_dir=dev) == 8  # the demo's tiny models still share
+    assert plan.gpu_notes(posh, h100) == [] and plan.gpu_notes(posh, gpu_dev["env"]) == []
+    notes = plan.gpu_notes(posh, t4)
+    assert len(notes) == 2
+    assert "gpus.memory_gb is 80 GiB, but GPU 0 (Tesla T4) has 15.0 GiB" in notes[0]
+    assert "Tesla T4, compute capability 7.5" in notes[1] and "trains in fp32" in notes[1]
+    assert len(plan.gpu_notes(said_fp32, t4)) == 1  # said fp32: nothing to warn about precision

@@ -35,11 +35,15 @@ CPU jobs share the cores too: :func:`job_environment` is what a run's jobs get s
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import fcntl
+import functools
 import glob
 import logging
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -486,6 +490,99 @@ def score_memory_gb(arch: dict, vocab_size: int, positions: int, batch: int, tok
     acts = t * int(arch["n_embd"]) * 4 * 16
     logits = t * vocab_size * 4 * 2
     return (4 * n + acts + logits) / GIB + CONTEXT_GB
+
+
+# What the machine's GPUs are, asked of nvidia-smi at DAG-build time (no torch, no CUDA context): the
+# `gpus:` defaults describe an 80-GB Ampere-or-later GPU, and a run on a smaller or older one must not
+# share it as if it were one (eight 10-GB jobs on a 16-GB T4 run out of memory).
+NVIDIA_SMI_ENV = "POVSTIM_NVIDIA_SMI"  # the nvidia-smi to ask ("" asks none: the GPUs are not known here)
+_QUERY = ("--query-gpu=index,uuid,name,memory.total,compute_cap", "--format=csv,noheader,nounits")
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    index: int
+    uuid: str
+    name: str
+    memory_gb: float  # GiB
+    capability: tuple[int, int]
+
+
+def parse_inventory(text: str) -> tuple[GpuInfo, ...]:
+    """nvidia-smi's ``index, uuid, name, memory.total [MiB], compute_cap`` lines; () for anything else
+    (an old driver without compute_cap, an error message): then nothing is known and nothing adapts."""
+    gpus = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        parts = [p.strip() for p in line.split(",")]
+        try:
+            index, uuid, name, memory, cap = int(parts[0]), parts[1], ",".join(parts[2:-2]), float(parts[-2]), parts[-1]
+            major, minor = (int(x) for x in cap.split("."))
+        except (ValueError, IndexError):
+            return ()
+        gpus.append(GpuInfo(index, uuid, name, memory / 1024, (major, minor)))
+    return tuple(gpus)
+
+
+def _visible(gpus: tuple[GpuInfo, ...], env: Mapping[str, str]) -> tuple[GpuInfo, ...]:
+    """The GPUs CUDA_VISIBLE_DEVICES leaves (indices or GPU-UUIDs); () when an entry names none of them
+    (a MIG instance: nvidia-smi's row is the whole GPU's, not the instance's memory)."""
+    given = env.get("CUDA_VISIBLE_DEVICES")
+    if given is None:
+        return gpus
+    chosen = []
+    for entry in (e.strip() for e in given.split(",") if e.strip()):
+        match = [g for g in gpus if entry == str(g.index) or entry == g.uuid]
+        if not match:
+            return ()
+        chosen += match
+    return tuple(chosen)
+
+
+@functools.lru_cache(maxsize=8)
+def _ask(exe: str) -> tuple[GpuInfo, ...]:
+    try:
+        out = subprocess.run([exe, *_QUERY], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return parse_inventory(out.stdout) if out.returncode == 0 else ()
+
+
+def gpu_inventory(env: Mapping[str, str] | None = None) -> tuple[GpuInfo, ...]:
+    """The GPUs this machine's jobs will see, from nvidia-smi (asked once per process); () when there is
+    none, no nvidia-smi, or it cannot say (a SLURM login node, a container without the driver's tools)."""
+    env = os.environ if env is None else env
+    exe = env.get(NVIDIA_SMI_ENV)
+    if exe is None:
+        exe = shutil.which("nvidia-smi") or ""
+    if not exe:
+        return ()
+    return _visible(_ask(exe), env)
+
+
+def fitted(settings: GpuSettings, gpus: Sequence[GpuInfo]) -> tuple[GpuSettings, str | None]:
+    """``settings`` with ``memory_gb`` lowered to the smallest visible GPU's when that is clearly smaller
+    (below 95%: an "80-GB" H100 reports 79.6 GiB), and what to tell the user; unchanged when the GPUs are
+    unknown."""
+    if not gpus:
+        return settings, None
+    small = min(gpus, key=lambda g: g.memory_gb)
+    if small.memory_gb >= 0.95 * float(settings.memory_gb):
+        return settings, None
+    return (dataclasses.replace(settings, memory_gb=round(small.memory_gb, 1)),
+            f"povstim: gpus.memory_gb is {float(settings.memory_gb):g} GiB, but GPU {small.index} ({small.name}) has "
+            f"{small.memory_gb:.1f} GiB: small jobs share GPUs by {small.memory_gb:.1f} GiB "
+            f"(set gpus.memory_gb to the GPU's memory to silence this)")
+
+
+def estimate_precision(requested: str, gpus: Sequence[GpuInfo]) -> str:
+    """The precision a memory estimate assumes for ``training.precision`` (:func:`train_precision` decides the
+    run's own on the job's device): ``auto`` trains in fp32 on GPUs before Ampere, so where any visible GPU is
+    one, its jobs are estimated fp32-wide; unknown GPUs are taken as bf16-capable."""
+    if requested == "auto" and any(not tensor_core_dtypes(g.capability) for g in gpus):
+        return "fp32"
+    return requested
 
 
 def share_slots(settings: GpuSettings, memory_gb: float) -> int:

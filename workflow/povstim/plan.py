@@ -308,10 +308,11 @@ def score_gpus(config: dict, env=None, dev_dir: str = "/dev", arch: str | list[s
 
 # --- GPU sharing [issue 13] ------------------------------------------------------------------------
 
-def gpu_settings(config: dict):
-    """The ``gpus:`` section as povstim.devices.GpuSettings; None for a config without one (only
+def gpu_settings(config: dict, env=None):
+    """The ``gpus:`` section as povstim.devices.GpuSettings, its ``memory_gb`` lowered to the visible GPUs' own
+    where nvidia-smi shows them clearly smaller (povstim.devices.fitted); None for a config without one (only
     hand-made dicts: a validated config always has it, filled with the schema's defaults)."""
-    from .devices import GpuSettings
+    from .devices import GpuSettings, fitted, gpu_inventory
 
     gpus = config.get("gpus")
     if gpus is None:
@@ -319,8 +320,32 @@ def gpu_settings(config: dict):
     if not all(k in gpus for k in ("slots", "memory_gb")):
         from .settings import build
 
-        return build(GpuSettings, "gpus", gpus, where="gpus")
-    return GpuSettings(slots=int(gpus["slots"]), memory_gb=float(gpus["memory_gb"]))
+        settings = build(GpuSettings, "gpus", gpus, where="gpus")
+    else:
+        settings = GpuSettings(slots=int(gpus["slots"]), memory_gb=float(gpus["memory_gb"]))
+    return fitted(settings, gpu_inventory(env))[0]
+
+
+def gpu_notes(config: dict, env=None) -> list[str]:
+    """What a run on this machine's GPUs should tell its user at DAG build (povstim.devices: a GPU smaller
+    than ``gpus.memory_gb``, a GPU without bf16 tensor cores under ``training.precision: auto``)."""
+    from .devices import GpuSettings, fitted, gpu_inventory, tensor_core_dtypes
+
+    gpus = gpu_inventory(env)
+    notes = []
+    section = config.get("gpus") or {}
+    if "memory_gb" in section:
+        note = fitted(GpuSettings(slots=int(section.get("slots", 1)), memory_gb=float(section["memory_gb"])), gpus)[1]
+        if note:
+            notes.append(note)
+    old = [g for g in gpus if not tensor_core_dtypes(g.capability)]
+    auto = [a for a in config.get("archs") or {} if str(training_for(config, a).get("precision") or "auto") == "auto"]
+    if old and auto:
+        g = old[0]
+        notes.append(f"povstim: GPU {g.index} ({g.name}, compute capability {g.capability[0]}.{g.capability[1]}) has no "
+                     "bf16 tensor cores: training.precision auto trains in fp32 there, and the GPU memory estimates "
+                     "count fp32 activations (docs/training.md, \"Older GPUs\")")
+    return notes
 
 
 def _arch_sizes(config: dict, arch: str) -> dict:
@@ -329,8 +354,10 @@ def _arch_sizes(config: dict, arch: str) -> dict:
     return families.resolve_arch(config["archs"][arch], f"archs.{arch}")
 
 
-def train_memory_gb(config: dict, arch: str) -> float:
-    """Estimated peak GPU memory of one training job of ``arch`` (povstim.devices.train_memory_gb)."""
+def train_memory_gb(config: dict, arch: str, env=None) -> float:
+    """Estimated peak GPU memory of one training job of ``arch`` (povstim.devices.train_memory_gb), fp32-wide
+    under ``precision: auto`` where a visible GPU has no bf16 tensor cores (povstim.devices.estimate_precision)."""
+    from .devices import estimate_precision, gpu_inventory
     from .devices import train_memory_gb as estimate
 
     t = training_for(config, arch)
@@ -340,8 +367,8 @@ def train_memory_gb(config: dict, arch: str) -> float:
     if t.get("micro_batch"):
         batch = min(batch, int(t["micro_batch"]))
     vocab = int((config.get("tokenizer") or {}).get("vocab_size") or 32768)
-    return estimate(spec, vocab, context, batch, int(spec.get("n_positions") or context),
-                    str(t.get("precision") or "auto"))
+    precision = estimate_precision(str(t.get("precision") or "auto"), gpu_inventory(env))
+    return estimate(spec, vocab, context, batch, int(spec.get("n_positions") or context), precision)
 
 
 def score_memory_gb(config: dict, arch: str) -> float:
@@ -359,19 +386,19 @@ def train_gpu_share(config: dict, arch: str, env=None, dev_dir: str = "/dev") ->
     uses a GPU and is small (povstim.devices.share_slots), else 1."""
     from .devices import job_gpus, share_slots
 
-    settings = gpu_settings(config)
+    settings = gpu_settings(config, env)
     if settings is None or settings.slots <= 1:
         return 1
     if not job_gpus(training_for(config, arch).get("device"), env, dev_dir):
         return 1
-    return share_slots(settings, train_memory_gb(config, arch))
+    return share_slots(settings, train_memory_gb(config, arch, env))
 
 
 def score_gpu_share(config: dict, arch: str | list[str], env=None, dev_dir: str = "/dev") -> int:
     """POVSTIM_GPU_SHARE of a scoring job of ``arch``'s models (a list: one job scoring several archs)."""
     from .devices import job_gpus, share_slots
 
-    settings = gpu_settings(config)
+    settings = gpu_settings(config, env)
     if settings is None or settings.slots <= 1:
         return 1
     if not job_gpus((config.get("scoring") or {}).get("device"), env, dev_dir):
