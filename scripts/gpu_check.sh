@@ -100,7 +100,7 @@ if peak is None:
 mfu = tps * flops_per_token / (float(peak) * 1e12) if peak else float("nan")
 print(json.dumps({
     "gpu": name, "params_M": round(n_params / 1e6, 1), "context": training.context, "batch": training.batch_size,
-    "precision": "bf16" if tr.bf16 else "fp32", "compile": compile_, "micro_batch": micro, "steps": summary["steps"],
+    "precision": tr.precision, "compile": compile_, "micro_batch": micro, "steps": summary["steps"],
     "tokens_per_s": round(tps), "mfu": round(mfu, 4), "peak_tflops": peak, "wall_s": round(wall, 1),
     "final_loss": log[-1]["loss"], "dev_loss": summary["best_dev_loss"],
     "max_mem_GiB": round(torch.cuda.max_memory_allocated() / 2**30, 1) if torch.cuda.is_available() else None,

@@ -294,8 +294,8 @@ def test_bf16_where_it_would_be_emulated_is_an_error_naming_the_key():
         train_precision("bf16", "cuda:0", (7, 5))
     with pytest.raises(PovstimError, match=r"training\.precision bf16 needs a CUDA device"):
         train_precision("bf16", "cpu")
-    with pytest.raises(PovstimError, match=r"training\.precision must be auto, fp32 or bf16"):
-        train_precision("fp16", "cuda:0", (9, 0))
+    with pytest.raises(PovstimError, match=r"training\.precision must be one of auto, fp32, bf16, fp16, not 'fp8'"):
+        train_precision("fp8", "cuda:0", (9, 0))
 
 
 def test_3xtf32_scoring_needs_the_same_tensor_cores(monkeypatch):

@@ -389,3 +389,134 @@ def test_causal_loss_and_gradients_equal_transformers_own(corpus, tmp_path, pack
         hf = model(input_ids=ids, attention_mask=att, labels=labels).loss
     assert n == int((labels[:, 1:] != -100).sum())
     assert abs(float(total) / n - float(hf)) <= 1e-6 * float(hf)
+
+
+def fp16_trainer(corpus, out, **training) -> Trainer:
+    """precision fp16 run on the CPU (cpu_fp16): the same autocast, loss scaling and checkpointed scaler as on a
+    GPU, where fp16 is for the fp16 tensor cores of GPUs before Ampere (V100, T4)."""
+    a, t = resolve(GPT2, {**BASE, "precision": "fp16", **training})
+    return Trainer(arch=a, training=t, seed=1, out_dir=str(out), threads=1, progress=False, cpu_fp16=True, **corpus)
+
+
+def test_fp16_scales_the_loss_and_resumes_exactly(corpus, tmp_path):
+    import torch
+
+    cfg = {"dropout": 0.1}
+    a = fp16_trainer(corpus, tmp_path / "a", **cfg)
+    assert a.precision == "fp16" and a.amp_dtype is torch.float16 and a.scaler is not None
+    ids, labels, att, _ = a.batch(a.train_data, np.arange(4), None)
+    with a.autocast():
+        assert a.raw_model(input_ids=ids).logits.dtype is torch.float16  # the forward really runs in fp16
+    a.run()
+    log_a = logged(tmp_path / "a")
+    assert log_a[-1]["loss"] < log_a[0]["loss"]  # it learns
+    saved = torch.load(tmp_path / "a" / "checkpoints" / "step12" / "trainer_state.pt", weights_only=True)
+    assert saved["scaler"]["scale"] == a.scaler.get_scale() and saved["scaler"]["growth_interval"] == 2000
+    # the same run in fp32 computes something else (fp16 rounding), close to it
+    b = trainer(corpus, tmp_path / "fp32", **cfg)
+    b.run()
+    assert (tmp_path / "fp32" / "model.safetensors").read_bytes() != (tmp_path / "a" / "model.safetensors").read_bytes()
+    assert abs(logged(tmp_path / "fp32")[-1]["loss"] - log_a[-1]["loss"]) < 0.05 * log_a[-1]["loss"]
+    # killed after step 6's checkpoint: the resumed run (scaler state from the checkpoint) equals the uninterrupted one
+    c = tmp_path / "c"
+    killed = fp16_trainer(corpus, c, **cfg)
+    schedule = killed.lr_at
+
+    def lr_at(step):
+        if step == 8:
+            raise KeyboardInterrupt  # as a kill between checkpoints
+        return schedule(step)
+
+    killed.lr_at = lr_at
+    with pytest.raises(KeyboardInterrupt):
+        killed.run()
+    assert (c / "checkpoints" / "step6" / "trainer_state.pt").exists() and not (c / "model.safetensors").exists()
+    # the scaler comes back from the checkpoint (this short run never overflowed, so its scale is still 2**16:
+    # a scale and growth tracker of their own, in a copy, show that they are restored, not started afresh)
+    d = tmp_path / "d"
+    shutil.copytree(c, d)
+    kept = torch.load(d / "checkpoints" / "step6" / "trainer_state.pt", weights_only=True)
+    assert kept["scaler"]["scale"] == 2.0**16
+    kept["scaler"].update(scale=1024.0, _growth_tracker=3)
+    torch.save(kept, d / "checkpoints" / "step6" / "trainer_state.pt")
+    other = fp16_trainer(corpus, d, **cfg)
+    assert other.try_resume() and other.step == 6
+    assert other.scaler.get_scale() == 1024.0 and other.scaler.state_dict()["_growth_tracker"] == 3
+    resumed = fp16_trainer(corpus, c, **cfg)
+    resumed.run()
+    assert (c / "model.safetensors").read_bytes() == (tmp_path / "a" / "model.safetensors").read_bytes()
+    assert logged(c) == log_a
+
+
+def test_fp16_backward_scales_and_update_clips_the_true_gradients(corpus, tmp_path, monkeypatch):
+    import torch
+
+    tr = fp16_trainer(corpus, tmp_path / "t")
+    ids, labels, att, _ = tr.batch(tr.train_data, np.arange(4), None)
+    tr.raw_model.eval()  # no dropout: the two backwards see the same weights and inputs
+    amp, tr.amp_dtype = tr.amp_dtype, None
+    tr.forward_loss(ids, labels, att).backward()  # fp32, unscaled: the reference
+    plain = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in tr.raw_model.parameters()]))
+    tr.amp_dtype = amp
+    tr.optimizer.zero_grad(set_to_none=True)
+    tr.backward(tr.forward_loss(ids, labels, att))
+    scale = tr.scaler.get_scale()
+    scaled = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in tr.raw_model.parameters()]))
+    torch.testing.assert_close(scaled / scale, plain, rtol=2e-2, atol=0)  # the loss was scaled up by the scale
+    seen = []
+    clip = torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda params, m: seen.append(clip(params, m)) or seen[-1])
+    tr.update()
+    torch.testing.assert_close(seen[0], plain, rtol=2e-2, atol=0)  # clipping saw the unscaled gradients
+
+
+def test_fp16_skips_a_step_whose_gradients_overflowed(corpus, tmp_path):
+    """update(): unscale, then clip, then a step only when every gradient is finite; an overflow halves the
+    scale and leaves the weights as they were."""
+    import torch
+
+    tr = fp16_trainer(corpus, tmp_path / "t")
+    ids, labels, att, _ = tr.batch(tr.train_data, np.arange(4), None)
+    tr.backward(tr.forward_loss(ids, labels, att))  # as a step does: the loss scaled, then backward
+    before = state(tr)
+    scale = tr.scaler.get_scale()
+    for p in tr.raw_model.parameters():
+        p.grad = torch.full_like(p, scale * 1e-3)
+    next(tr.raw_model.parameters()).grad.view(-1)[0] = float("inf")
+    tr.update()
+    assert all(torch.equal(before[k], v) for k, v in state(tr).items())
+    assert tr.scaler.get_scale() == scale / 2
+    for p in tr.raw_model.parameters():  # finite (scaled) gradients: a step, clipped on their true norm
+        p.grad = torch.full_like(p, tr.scaler.get_scale() * 1e-3)
+    tr.update()
+    assert not all(torch.equal(before[k], v) for k, v in state(tr).items())
+
+
+def test_fp16_is_asked_for_and_not_with_step_graphs():
+    from povstim.devices import train_precision
+    from povstim.io import PovstimError
+
+    assert train_precision("fp16", "cuda:0", (7, 5)) == "fp16"  # a T4's fp16 tensor cores
+    assert train_precision("fp16", "cuda:0", (9, 0)) == "fp16"  # asked for: not replaced by bf16
+    assert train_precision("auto", "cuda:0", (7, 0)) == "fp32"  # never chosen by auto: it computes otherwise
+    with pytest.raises(PovstimError, match=r"training\.precision fp16 needs a CUDA device"):
+        train_precision("fp16", "cpu")
+    with pytest.raises(PovstimError, match=r"--params\.precision fp16 cannot run with --params\.compile step-graphs"):
+        resolve(GPT2, {**BASE, "precision": "fp16", "compile": "step-graphs"})
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("compile_", [False, "reduce-overhead"], ids=["eager", "graphs"])
+def test_cuda_fp16_trains_like_fp32(corpus, tmp_path, compile_):
+    """On a GPU: precision fp16 (loss-scaled; for the fp16 tensor cores of a V100 or T4) trains to the fp32
+    run's losses, eager and with CUDA graphs, and checkpoints its scaler."""
+    _cuda()
+    import torch
+
+    cfg = {"device": "cuda", "max_steps": 8, "eval_every": 4, "save_every": 8, "compile": compile_}
+    half, log_half = run(corpus, tmp_path / "fp16", precision="fp16", **cfg)
+    ref, log_ref = run(corpus, tmp_path / "fp32", precision="fp32", **cfg)
+    assert half.precision == "fp16" and half.scaler is not None
+    np.testing.assert_allclose([e["loss"] for e in log_half], [e["loss"] for e in log_ref], rtol=2e-2)
+    saved = torch.load(tmp_path / "fp16" / "checkpoints" / "step8" / "trainer_state.pt", weights_only=True)
+    assert saved["scaler"]["scale"] == half.scaler.get_scale()

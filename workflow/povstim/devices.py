@@ -391,6 +391,7 @@ def resolve_device(requested: str = "auto", share: int | None = None) -> str:
 # the free Colab GPU) have neither: bf16 autocast is emulated there (bf16's rounding without its speed),
 # and TF32 does not exist.
 AMPERE = (8, 0)
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")  # training.precision (the schema's enum)
 
 
 def tensor_core_dtypes(capability: tuple[int, int] | None) -> bool:
@@ -408,26 +409,30 @@ def capability(device: str) -> tuple[int, int] | None:
 
 
 def train_precision(requested: str, device: str, capability_: tuple[int, int] | None = None) -> str:
-    """``training.precision`` on ``device``: "bf16" (autocast, fp32 master weights) or "fp32".
+    """``training.precision`` on ``device``: "bf16" or "fp16" (autocast, fp32 master weights) or "fp32".
 
     ``auto`` is bf16 where the GPU has bf16 tensor cores and fp32 elsewhere (CPU, GPUs before Ampere);
-    ``bf16`` asked for where it would be emulated is an error naming the key. ``capability_`` stands in for
-    the device's own (tests; None: read it)."""
-    if requested not in ("auto", "fp32", "bf16"):
-        raise PovstimError(f"training.precision must be auto, fp32 or bf16, not {requested!r}")
+    ``bf16`` asked for where it would be emulated is an error naming the key. ``fp16`` (with dynamic loss
+    scaling: the fp16 tensor cores of a V100 or T4) is never chosen by ``auto``, since it computes something
+    else; it needs CUDA. ``capability_`` stands in for the device's own (tests; None: read it)."""
+    if requested not in PRECISIONS:
+        raise PovstimError(f"training.precision must be one of {', '.join(PRECISIONS)}, not {requested!r}")
     if requested == "fp32":
         return "fp32"
     cuda = str(device).startswith("cuda")
     if not cuda:
-        if requested == "bf16":
-            raise PovstimError("training.precision bf16 needs a CUDA device; use fp32 or auto on the CPU")
+        if requested in ("bf16", "fp16"):
+            raise PovstimError(f"training.precision {requested} needs a CUDA device; use fp32 or auto on the CPU")
         return "fp32"
+    if requested == "fp16":
+        return "fp16"
     cap = capability(device) if capability_ is None else capability_
     if tensor_core_dtypes(cap):
         return "bf16"
     if requested == "bf16":
         raise PovstimError(f"training.precision bf16 needs bf16 tensor cores (compute capability 8.0+, Ampere or "
-                           f"later); {device} has {cap[0]}.{cap[1]}: use auto or fp32")
+                           f"later); {device} has {cap[0]}.{cap[1]}: use fp16 (loss-scaled, its fp16 tensor "
+                           "cores), auto or fp32")
     return "fp32"
 
 

@@ -344,7 +344,8 @@ def gpu_notes(config: dict, env=None) -> list[str]:
         g = old[0]
         notes.append(f"povstim: GPU {g.index} ({g.name}, compute capability {g.capability[0]}.{g.capability[1]}) has no "
                      "bf16 tensor cores: training.precision auto trains in fp32 there, and the GPU memory estimates "
-                     "count fp32 activations (docs/training.md, \"Older GPUs\")")
+                     "count fp32 activations; precision: fp16 would use its fp16 tensor cores, loss-scaled "
+                     "(docs/training.md, \"Older GPUs\")")
     return notes
 
 

@@ -19,7 +19,6 @@ fixed points of its loop; for an arch without biases every hook is a no-op.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from pathlib import Path
 
@@ -138,9 +137,7 @@ class TrainingBiases:
 
     def _forward(self, inputs, attention):
         tr = self.trainer
-        torch = tr.torch
-        ctx = torch.autocast("cuda", dtype=torch.bfloat16) if tr.bf16 else contextlib.nullcontext()
-        with ctx:
+        with tr.autocast():
             out = tr.model(input_ids=inputs, attention_mask=attention, use_cache=False, output_attentions=True)
         return out
 

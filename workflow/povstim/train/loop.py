@@ -76,7 +76,7 @@ class Trainer:
     def __init__(self, *, train: str, dev: str, tokenizer: str, arch: dict, training: dict, seed: int,
                  out_dir: str, threads: int | None = None, progress: bool = True,
                  init_from: str | None = None, parses: list[str] | None = None, compile_backend: str | None = None,
-                 meta: dict | None = None, graph_backend=None):
+                 meta: dict | None = None, graph_backend=None, cpu_fp16: bool = False):
         t_start = time.perf_counter()
         import torch
 
@@ -103,11 +103,22 @@ class Trainer:
         waited = slot.waited if slot is not None and slot.torch_device == self.device else 0.0
         t_device = time.perf_counter() - t_device
         self.cuda = self.device.startswith("cuda")
-        # auto: bf16 autocast where the GPU has bf16 tensor cores (Ampere+), else fp32 (povstim.devices)
-        self.bf16 = train_precision(training.precision, self.device) == "bf16"
-        if self.cuda and not self.bf16 and training.precision == "auto":
+        # auto: bf16 autocast where the GPU has bf16 tensor cores (Ampere+), else fp32 (povstim.devices); fp16 is
+        # asked for (loss-scaled). cpu_fp16 lets a test run the fp16 path's autocast and loss scaling on the CPU.
+        if cpu_fp16 and training.precision == "fp16" and not self.cuda:
+            self.precision = "fp16"
+        else:
+            self.precision = train_precision(training.precision, self.device)
+        if self.cuda and self.precision == "fp32" and training.precision == "auto":
             log.info("training.precision auto: %s has no bf16 tensor cores (compute capability %s, before Ampere's "
-                     "8.0): training in fp32", self.device, ".".join(map(str, capability(self.device))))
+                     "8.0): training in fp32 (precision: fp16 would use its fp16 tensor cores, loss-scaled)",
+                     self.device, ".".join(map(str, capability(self.device))))
+        self.bf16 = self.precision == "bf16"
+        self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
+        self.amp_device = "cuda" if self.cuda else "cpu"
+        # fp16's narrow range: the loss is scaled up before backward, and a step whose gradients overflowed is
+        # skipped (the scale halves); the scaler's state is part of a checkpoint, so a resumed run stays exact
+        self.scaler = torch.amp.GradScaler(self.amp_device) if self.precision == "fp16" else None
 
         # --- data ---------------------------------------------------------
         self.key = self._resume_key(train, dev, tokenizer, biases_training.key_material(init_from, parses))
@@ -153,7 +164,7 @@ class Trainer:
         self.attn_restore = use_unmasked_causal(self.raw_model) if self.causal and not self.bias.active else None
         log.info("model: %s, %.2fM parameters (%.2fM without position embeddings), device %s%s, %d CPU thread(s)%s",
                  arch["family"], count_params(self.raw_model, False) / 1e6, count_params(self.raw_model) / 1e6,
-                 self.device, " bf16" if self.bf16 else " fp32", torch.get_num_threads(),
+                 self.device, f" {self.precision}" + (" (loss-scaled)" if self.scaler else ""), torch.get_num_threads(),
                  # a run's jobs share the cores: idle threads sleep (povstim.devices.job_environment)
                  f" (OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']})" if "OMP_WAIT_POLICY" in os.environ else "")
         if self.cuda and training.tf32:
@@ -313,11 +324,18 @@ class Trainer:
             return self.bias.train_loss(inputs, labels, att, idx)
         return self.forward_loss(inputs, labels, att)
 
+    def autocast(self, cache: bool = True):
+        """The forward's autocast (bf16 or fp16, fp32 master weights), or nothing in fp32."""
+        if self.amp_dtype is None:
+            return contextlib.nullcontext()
+        return self.torch.autocast(self.amp_device, dtype=self.amp_dtype, cache_enabled=cache)
+
+    def backward(self, loss) -> None:
+        """Backward from ``loss``, scaled up first in fp16 (its gradients would underflow otherwise)."""
+        (loss if self.scaler is None else self.scaler.scale(loss)).backward()
+
     def _forward_loss(self, inputs, labels, attention, reduction: str = "mean"):
-        torch = self.torch
-        ctx = (torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=self.autocast_cache) if self.bf16
-               else contextlib.nullcontext())
-        with ctx:
+        with self.autocast(self.autocast_cache):
             mask = None if self.attn_restore else attention  # right padding: causal masking suffices (above)
             logits = self.model(input_ids=inputs, attention_mask=mask, use_cache=False).logits
         return self.lm_loss(logits, labels, reduction)
@@ -344,10 +362,17 @@ class Trainer:
         return loss.detach()
 
     def update(self) -> None:
-        """Clip the accumulated gradients (training.grad_clip) and take the AdamW step."""
+        """Clip the accumulated gradients (training.grad_clip) and take the AdamW step. In fp16 the gradients are
+        unscaled first (the clipping sees their true norm), and a step whose gradients overflowed is skipped."""
+        if self.scaler is not None:
+            self.scaler.unscale_(self.optimizer)
         if self.p.grad_clip:
             self.torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), self.p.grad_clip)
-        self.optimizer.step()
+        if self.scaler is None:
+            self.optimizer.step()
+        else:
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
 
     def set_lr(self, lr: float) -> None:
         if self.lr_tensor is not None:
@@ -402,6 +427,7 @@ class Trainer:
             "elapsed": self.elapsed, "finished": self.finished, "stop_reason": self.stop_reason,
             "tokens_seen": self.tokens_seen,
             "optimizer": self.optimizer.state_dict(), "torch_rng": torch.get_rng_state(),
+            "scaler": self.scaler.state_dict() if self.scaler is not None else None,
             "cuda_rng": torch.cuda.get_rng_state_all() if self.cuda else [],
         }
         torch.save(state, tmp / STATE_FILE)
@@ -472,6 +498,8 @@ class Trainer:
         if unexpected or [m for m in missing if "lm_head" not in m and "decoder" not in m]:
             raise PovstimError(f"{folder}: checkpoint weights do not match the model ({missing or unexpected})")
         self.optimizer.load_state_dict(state["optimizer"])
+        if self.scaler is not None and state.get("scaler"):
+            self.scaler.load_state_dict(state["scaler"])
         torch.set_rng_state(state["torch_rng"])
         if self.cuda and state["cuda_rng"]:
             torch.cuda.set_rng_state_all(state["cuda_rng"])
@@ -548,13 +576,13 @@ class Trainer:
                 loss = self.step_graphs(inputs, labels, att)
             elif len(parts) == 1:
                 loss = self.train_loss(inputs, labels, att, idx)
-                loss.backward()
+                self.backward(loss)
             else:  # gradient accumulation: same effective batch, same loss normalisation
                 loss = None
                 for rows, weight in parts:
                     part = self.train_loss(inputs[rows], labels[rows], None if att is None else att[rows],
                                            idx[rows]) * weight
-                    part.backward()
+                    self.backward(part)
                     loss = part.detach() if loss is None else loss + part.detach()
             if not graphed:
                 self.update()

@@ -56,6 +56,11 @@ def check_training(training: dict, where: str = "training") -> None:
     """Cross-key checks the schema cannot express (config load runs them before any job)."""
     if training.get("leave_unmasked_prob", 0) + training.get("random_token_prob", 0) > 1:
         raise PovstimError(f"{where}.leave_unmasked_prob + {where}.random_token_prob must be <= 1")
+    if training.get("precision") == "fp16" and str(training.get("compile")) == "step-graphs":
+        # a recorded step runs on the GPU alone; fp16's loss scaling decides on the host whether to take each step
+        raise PovstimError(f"{where}.precision fp16 cannot run with {where}.compile step-graphs (its loss scaling "
+                           "decides on the host whether to take each step): use compile reduce-overhead or false "
+                           "with fp16, or precision auto/bf16")
 
 
 def merged_training(training: dict | None, arch: dict) -> dict:
