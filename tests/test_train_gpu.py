@@ -64,6 +64,23 @@ def logged(folder: Path) -> list[dict]:
     return [{k: v for k, v in r.items() if k not in ("elapsed", "tokens_per_s")} for r in rows]
 
 
+def kill_at(tr, step: int) -> None:
+    """Run ``tr`` and stop it as a kill would when it starts ``step`` (after its last checkpoint, before the next):
+    the newest checkpoint keeps the trainer state to resume from, and no final model is written."""
+    schedule = tr.lr_at
+
+    def lr_at(s):
+        if s == step:
+            raise KeyboardInterrupt
+        return schedule(s)
+
+    tr.lr_at = lr_at
+    with pytest.raises(KeyboardInterrupt):
+        tr.run()
+    assert not (tr.out / "model.safetensors").exists()
+    assert any(tr.ckpt_dir.glob("step*/trainer_state.pt"))
+
+
 def state(tr) -> dict:
     return {k: v.detach().clone() for k, v in tr.raw_model.state_dict().items()}
 
@@ -104,12 +121,11 @@ def test_micro_batch_resume_and_seeds(corpus, tmp_path):
     run(corpus, tmp_path / "b", **cfg)
     full = (tmp_path / "a" / "model.safetensors").read_bytes()
     assert (tmp_path / "b" / "model.safetensors").read_bytes() == full
-    # kill-like state: only the step-6 checkpoint (with its trainer state) survives
+    # killed between the step-6 checkpoint and the next: the rerun resumes from step 6
     c = tmp_path / "c"
-    shutil.copytree(tmp_path / "a", c)
-    for name in ("model.safetensors", "config.json", "train_log.jsonl", "train_summary.json"):
-        (c / name).unlink()
-    shutil.rmtree(c / "checkpoints" / "step12")
+    kill_at(trainer(corpus, c, **cfg), 8)
+    tr = trainer(corpus, c, **cfg)
+    assert tr.try_resume() and tr.step == 6
     tr = trainer(corpus, c, **cfg)
     tr.run()
     assert tr.key == trainer(corpus, tmp_path / "x", **cfg).key
@@ -419,18 +435,7 @@ def test_fp16_scales_the_loss_and_resumes_exactly(corpus, tmp_path):
     assert abs(logged(tmp_path / "fp32")[-1]["loss"] - log_a[-1]["loss"]) < 0.05 * log_a[-1]["loss"]
     # killed after step 6's checkpoint: the resumed run (scaler state from the checkpoint) equals the uninterrupted one
     c = tmp_path / "c"
-    killed = fp16_trainer(corpus, c, **cfg)
-    schedule = killed.lr_at
-
-    def lr_at(step):
-        if step == 8:
-            raise KeyboardInterrupt  # as a kill between checkpoints
-        return schedule(step)
-
-    killed.lr_at = lr_at
-    with pytest.raises(KeyboardInterrupt):
-        killed.run()
-    assert (c / "checkpoints" / "step6" / "trainer_state.pt").exists() and not (c / "model.safetensors").exists()
+    kill_at(fp16_trainer(corpus, c, **cfg), 8)
     # the scaler comes back from the checkpoint (this short run never overflowed, so its scale is still 2**16:
     # a scale and growth tracker of their own, in a copy, show that they are restored, not started afresh)
     d = tmp_path / "d"
