@@ -391,7 +391,6 @@ def resolve_device(requested: str = "auto", share: int | None = None) -> str:
 # the free Colab GPU) have neither: bf16 autocast is emulated there (bf16's rounding without its speed),
 # and TF32 does not exist.
 AMPERE = (8, 0)
-PRECISIONS = ("auto", "fp32", "bf16", "fp16")  # training.precision (the schema's enum)
 
 
 def tensor_core_dtypes(capability: tuple[int, int] | None) -> bool:
@@ -415,8 +414,11 @@ def train_precision(requested: str, device: str, capability_: tuple[int, int] | 
     ``bf16`` asked for where it would be emulated is an error naming the key. ``fp16`` (with dynamic loss
     scaling: the fp16 tensor cores of a V100 or T4) is never chosen by ``auto``, since it computes something
     else; it needs CUDA. ``capability_`` stands in for the device's own (tests; None: read it)."""
-    if requested not in PRECISIONS:
-        raise PovstimError(f"training.precision must be one of {', '.join(PRECISIONS)}, not {requested!r}")
+    from .schema import load_schema
+
+    choices = load_schema()["properties"]["training"]["properties"]["precision"]["enum"]  # the one list of them
+    if requested not in choices:
+        raise PovstimError(f"training.precision must be one of {', '.join(choices)}, not {requested!r}")
     if requested == "fp32":
         return "fp32"
     cuda = str(device).startswith("cuda")
@@ -474,9 +476,8 @@ def train_memory_gb(arch: dict, vocab_size: int, context: int, batch: int, posit
     vocabulary entry); and a CUDA context. ``batch`` is the sequences of one forward pass
     (the micro-batch when gradients are accumulated). With ``precision: fp32`` the activations
     are twice as wide (66·d and 9·heads·T: only the dropout masks stay one byte), the logits
-    12 B, and there is no bf16 copy (16 B/param). ``auto`` is estimated as bf16: the DAG is
-    built without asking the GPU, and GPUs before Ampere, where auto trains in fp32 (train_precision),
-    should say ``precision: fp32`` for a true estimate (docs/training.md, "Older GPUs").
+    12 B, and there is no bf16 copy (16 B/param); fp16 is estimated as bf16. ``auto`` is estimated
+    as bf16 here; povstim.plan makes it fp32 where a visible GPU predates Ampere (:func:`estimate_precision`).
     """
     wide = precision == "fp32"
     n = model_params(arch, vocab_size, positions or context)
