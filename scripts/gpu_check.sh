@@ -10,6 +10,7 @@
 #   DRY=1 bash scripts/gpu_check.sh      # a tiny CPU run of the same code (seconds), no GPU needed
 #   STEPS=400 COMPILE=0 BATCH=64 bash scripts/gpu_check.sh   # BATCH: sequences per step (paper: 32)
 #   COMPILE=max-autotune MICRO=16 bash scripts/gpu_check.sh  # a torch.compile mode; micro-batches of 16
+#   PRECISION=fp16 PEAK_TFLOPS=65 bash scripts/gpu_check.sh    # training.precision (default auto); a T4's fp16 peak
 #
 # Needs Python with torch (CUDA build), transformers, tokenizers, numpy, safetensors,
 # tqdm; uses .venv/bin/python when it has CUDA, else python3. PEAK_TFLOPS overrides
@@ -41,7 +42,7 @@ fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null || true
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-PYTHONPATH="$PWD/workflow${PYTHONPATH:+:$PYTHONPATH}" DRY=${DRY:-0} BATCH=$BATCH STEPS=$STEPS COMPILE=$COMPILE MICRO=${MICRO:-} WORK=$WORK "$PY" - <<'PYEOF'
+PYTHONPATH="$PWD/workflow${PYTHONPATH:+:$PYTHONPATH}" DRY=${DRY:-0} BATCH=$BATCH STEPS=$STEPS COMPILE=$COMPILE MICRO=${MICRO:-} PRECISION=${PRECISION:-auto} WORK=$WORK "$PY" - <<'PYEOF'
 import itertools, json, os, random, time
 from pathlib import Path
 
@@ -81,6 +82,7 @@ log_every = 5 if dry else 50
 arch, training = resolve(arch_spec, {"batch_size": int(os.environ["BATCH"]), "context": 512, "max_steps": steps, "warmup": 100,
                              "eval_every": steps, "save_every": steps, "log_every": log_every,
                              "eval_batches": 20, "compile": compile_, "device": "auto", "micro_batch": micro,
+                             "precision": os.environ["PRECISION"],
                              **({"batch_size": 4, "context": 64} if dry else {})})
 tr = Trainer(train=str(work / "train.txt"), dev=str(work / "dev.txt"), tokenizer=str(work / "tokenizer.json"),
              arch=arch, training=training, seed=1, out_dir=str(work / "model"), threads=4, progress=False)
