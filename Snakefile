@@ -66,8 +66,9 @@ if workflow.exec_mode == ExecMode.DEFAULT:
     _hint = None if "--unlock" in sys.argv else povstim_runs.stale_lock_hint(".", sys.argv)
     if _hint:
         print(_hint, file=sys.stderr)
-    # a GPU smaller or older than the `gpus:` defaults assume (povstim.plan.gpu_notes, from nvidia-smi)
-    for _note in plan.gpu_notes(config):
+    # a GPU smaller or older than the `gpus:` defaults assume (povstim.plan.gpu_notes, from nvidia-smi), and
+    # bf16/fp16 where the training jobs will see no GPU (said now, not at the first training job)
+    for _note in plan.gpu_notes(config) + plan.precision_notes(config):
         print(_note, file=sys.stderr)
 
 # Rules run the checkout's own code (workflow/povstim), whether or not the

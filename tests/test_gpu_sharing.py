@@ -342,3 +342,20 @@ def test_a_smaller_or_older_gpu_changes_what_shares(tmp_path, gpu_dev):
     assert "gpus.memory_gb is 80 GiB, but GPU 0 (Tesla T4) has 15.0 GiB" in notes[0]
     assert "Tesla T4, compute capability 7.5" in notes[1] and "trains in fp32" in notes[1]
     assert len(plan.gpu_notes(said_fp32, t4)) == 1  # said fp32: nothing to warn about precision
+
+
+def test_bf16_or_fp16_without_a_gpu_is_said_at_dag_build(tmp_path, gpu_dev):
+    """A training job that would stop on bf16/fp16 for want of a GPU is named before the DAG runs; with a GPU
+    visible (or device: cuda, e.g. a cluster's jobs) nothing is said, nor for auto/fp32."""
+    no_gpu = {"env": gpu_dev["env"], "dev_dir": str(tmp_path / "no-dev")}
+    demo = _config("config.yaml")
+    assert plan.precision_notes(demo, **no_gpu) == []  # auto
+    half = _config("config.yaml", training={**demo["training"], "precision": "fp16"})
+    notes = plan.precision_notes(half, **no_gpu)
+    assert len(notes) == 1 and "training.precision fp16 needs a CUDA GPU" in notes[0] and "gpt2-tiny" in notes[0]
+    assert plan.precision_notes(half, **gpu_dev) == []
+    on_cluster = _config("config.yaml", training={**demo["training"], "precision": "bf16", "device": "cuda"})
+    assert plan.precision_notes(on_cluster, **no_gpu) == []
+    per_arch = _config("config.yaml")
+    per_arch["archs"]["gpt2-tiny"]["training"] = {"precision": "bf16"}
+    assert "archs.gpt2-tiny.training.precision bf16" in plan.precision_notes(per_arch, **no_gpu)[0]

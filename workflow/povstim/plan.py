@@ -349,6 +349,25 @@ def gpu_notes(config: dict, env=None) -> list[str]:
     return notes
 
 
+def precision_notes(config: dict, env=None, dev_dir: str = "/dev") -> list[str]:
+    """bf16 or fp16 asked for where the training jobs will not see a GPU (povstim.devices.job_gpus: ``device:
+    auto`` without a visible GPU, or ``cpu``): said at DAG build, since a training job that runs here would stop
+    on it after everything before it. Not an error: models trained elsewhere (a cluster) are not retrained here."""
+    from .devices import job_gpus
+
+    notes = []
+    for arch in config.get("archs") or {}:
+        t = training_for(config, arch)
+        precision = str(t.get("precision") or "auto")
+        if precision in ("bf16", "fp16") and not job_gpus(t.get("device"), env, dev_dir):
+            where = (f"archs.{arch}.training" if "precision" in (config["archs"][arch].get("training") or {})
+                     else "training")
+            notes.append(f"povstim: {where}.precision {precision} needs a CUDA GPU, and {arch}'s training jobs see none "
+                         f"here (device: {t.get('device') or 'auto'}): a training job of {arch} that runs here will "
+                         "stop on it (use auto or fp32 to train here)")
+    return notes
+
+
 def _arch_sizes(config: dict, arch: str) -> dict:
     from . import families
 
