@@ -308,11 +308,10 @@ def score_gpus(config: dict, env=None, dev_dir: str = "/dev", arch: str | list[s
 
 # --- GPU sharing [issue 13] ------------------------------------------------------------------------
 
-def gpu_settings(config: dict, env=None):
-    """The ``gpus:`` section as povstim.devices.GpuSettings, its ``memory_gb`` lowered to the visible GPUs' own
-    where nvidia-smi shows them clearly smaller (povstim.devices.fitted); None for a config without one (only
+def _configured_gpus(config: dict):
+    """The ``gpus:`` section as povstim.devices.GpuSettings, as written; None for a config without one (only
     hand-made dicts: a validated config always has it, filled with the schema's defaults)."""
-    from .devices import GpuSettings, fitted, gpu_inventory
+    from .devices import GpuSettings
 
     gpus = config.get("gpus")
     if gpus is None:
@@ -320,24 +319,28 @@ def gpu_settings(config: dict, env=None):
     if not all(k in gpus for k in ("slots", "memory_gb")):
         from .settings import build
 
-        settings = build(GpuSettings, "gpus", gpus, where="gpus")
-    else:
-        settings = GpuSettings(slots=int(gpus["slots"]), memory_gb=float(gpus["memory_gb"]))
-    return fitted(settings, gpu_inventory(env))[0]
+        return build(GpuSettings, "gpus", gpus, where="gpus")
+    return GpuSettings(slots=int(gpus["slots"]), memory_gb=float(gpus["memory_gb"]))
+
+
+def gpu_settings(config: dict, env=None):
+    """The ``gpus:`` section (:func:`_configured_gpus`), its ``memory_gb`` lowered to the visible GPUs' own where
+    nvidia-smi shows them clearly smaller (povstim.devices.fitted)."""
+    from .devices import fitted, gpu_inventory
+
+    settings = _configured_gpus(config)
+    return None if settings is None else fitted(settings, gpu_inventory(env))[0]
 
 
 def gpu_notes(config: dict, env=None) -> list[str]:
     """What a run on this machine's GPUs should tell its user at DAG build (povstim.devices: a GPU smaller
     than ``gpus.memory_gb``, a GPU without bf16 tensor cores under ``training.precision: auto``)."""
-    from .devices import GpuSettings, fitted, gpu_inventory, tensor_core_dtypes
+    from .devices import fitted, gpu_inventory, tensor_core_dtypes
 
     gpus = gpu_inventory(env)
-    notes = []
-    section = config.get("gpus") or {}
-    if "memory_gb" in section:
-        note = fitted(GpuSettings(slots=int(section.get("slots", 1)), memory_gb=float(section["memory_gb"])), gpus)[1]
-        if note:
-            notes.append(note)
+    settings = _configured_gpus(config)
+    note = None if settings is None else fitted(settings, gpus)[1]
+    notes = [note] if note else []
     old = [g for g in gpus if not tensor_core_dtypes(g.capability)]
     auto = [a for a in config.get("archs") or {} if str(training_for(config, a).get("precision") or "auto") == "auto"]
     if old and auto:

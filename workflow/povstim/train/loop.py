@@ -113,7 +113,6 @@ class Trainer:
             log.info("training.precision auto: %s has no bf16 tensor cores (compute capability %s, before Ampere's "
                      "8.0): training in fp32 (precision: fp16 would use its fp16 tensor cores, loss-scaled)",
                      self.device, ".".join(map(str, capability(self.device))))
-        self.bf16 = self.precision == "bf16"
         self.amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.precision)
         self.amp_device = "cuda" if self.cuda else "cpu"
         # fp16's narrow range: the loss is scaled up before backward, and a step whose gradients overflowed is
