@@ -8,6 +8,7 @@
 # editing a stage's Python reruns that stage and what follows, and nothing
 # upstream).
 
+import dataclasses
 import json
 import os
 import re
@@ -26,6 +27,7 @@ from povstim import config as povstim_config, plan  # noqa: E402
 from povstim.io import PovstimError, code_hash  # noqa: E402
 from povstim.preflight import runs as povstim_runs  # noqa: E402
 from povstim import warm as povstim_warm  # noqa: E402
+from povstim.analysis import prewarm as povstim_prewarm  # noqa: E402
 from povstim.devices import job_environment  # noqa: E402
 
 # Every job, and the warm-start server they are forked from, shares the cores politely (povstim.devices).
@@ -126,9 +128,21 @@ onstart:
                             bool(workflow.deployment_settings.deployment_method)):
         os.makedirs(LOGS, exist_ok=True)
         WARM_START["server"] = povstim_warm.start(str(WORKFLOW_DIR), log=f"{LOGS}/warm_start.log")
+        # the Bayesian model's sampler code compiles on idle cores while the models train
+        # (povstim/analysis/prewarm.py); only when this run will fit it
+        _analyze = [job for job in workflow.dag.needrun_jobs() if job.rule.name == "analyze"]
+        if _analyze and config["prewarm_analysis"]:
+            WARM_START["prewarm"] = povstim_prewarm.launch(
+                povstim_prewarm.command(
+                    sys.executable, [dataclasses.asdict(m) for m in MODELS],
+                    {s: f"{RESULTS}/benchmarks/{s}" for s in SUITES}, plan.condition_meta(config),
+                    bias_plan.arch_meta(config), config["analysis"], str(_analyze[0].log[0]),
+                    povstim_prewarm.SUITE_WAIT_S, os.getpid()),
+                str(WORKFLOW_DIR), f"{LOGS}/analyze/prewarm.log")
 
 
 onsuccess:
+    povstim_prewarm.stop(WARM_START.pop("prewarm", None))
     if "server" in WARM_START:
         WARM_START.pop("server").stop()
     _guard = Path(RESULTS) / "analysis" / "guardrails" / "guardrails.json"
@@ -140,6 +154,7 @@ onsuccess:
 
 
 onerror:
+    povstim_prewarm.stop(WARM_START.pop("prewarm", None))
     if "server" in WARM_START:
         WARM_START.pop("server").stop()
     print(povstim_runs.end_line(EXPERIMENT, False, log), file=sys.stderr)

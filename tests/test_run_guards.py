@@ -227,3 +227,15 @@ def test_rerunning_an_experiment_with_another_config_warns_before_replacing(tmp_
     changed = {**config, "training": {**config["training"], "lr": 0.002}}
     msg = runs.overwrite_warning(tmp_path, changed)
     assert "training.lr: 0.001 -> 0.002" in msg and "another `experiment:`" in msg
+
+
+def test_speed_only_settings_are_not_a_change_of_results(tmp_path):
+    """warm_start and prewarm_analysis change how fast a run goes, not what it computes: results made before
+    either existed, or with another value, are not reported as made with a different config."""
+    from povstim import config as cfg
+
+    config = cfg.load(TINY)
+    runs.write_record({k: v for k, v in config.items() if k not in ("warm_start", "prewarm_analysis")},
+                      ["tiny.yaml"], tmp_path)
+    assert runs.overwrite_warning(tmp_path, {**config, "warm_start": False, "prewarm_analysis": False}) is None
+    assert "seeds" in runs.overwrite_warning(tmp_path, {**config, "seeds": [1, 2]})

@@ -40,6 +40,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "score": ("povstim.scoring.cli", "score minimal pairs with a model (and its checkpoints)"),
     "score-group": ("povstim.scoring.group_cli", "score a suite with several models in one process (scoring.group)"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
+    "analyze-prewarm": ("povstim.analysis.prewarm_cli", "compile the Bayesian model's sampler code ahead of "
+                        "analyze (a Snakemake run starts it while its models train)"),
     "probe": ("povstim.probes.cli", "MSGS fine-tuning probes: generate tasks, fine-tune a model, summarise the LBS"),
     "guardrails": ("povstim.analysis.guardrails_cli", "checks a reviewer would ask for: undertrained models, "
                    "equal training tokens, lexical preferences, below-chance results"),

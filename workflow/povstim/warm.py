@@ -57,8 +57,9 @@ ENV_SOCKET = "POVSTIM_WARM_SOCKET"
 ENV_CHILD = "POVSTIM_WARM_CHILD"  # set in a child: never delegate again
 
 # Stages whose start-up is dominated by the preloaded imports: the torch stages, and the two jobs that end
-# every DAG one after the other (analyze: PyMC/Bambi/ArviZ/nutpie, ~4 s of imports; figures: matplotlib)
-STAGES = frozenset({"train", "score", "score-group", "probe", "dyck", "analyze", "figures"})
+# every DAG one after the other (analyze and its prewarm: PyMC/Bambi/ArviZ/nutpie, ~4 s of imports; figures:
+# matplotlib)
+STAGES = frozenset({"train", "score", "score-group", "probe", "dyck", "analyze", "analyze-prewarm", "figures"})
 
 # Third-party modules the server imports once (povstim's own code is never preloaded). The torch stack
 # first; the analysis stack after it (the server listens once both are in).

@@ -104,9 +104,18 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
              items.groupby(["arch", "condition", "size", "seed"]).ngroups, items["suite"].nunique(), out)
     if not fit_model:
         return
+    suite, modelled = model_items(items, settings, meta, arch_meta)
+    fit_models(modelled, settings, out / "bayes", family=settings.family, cores=cores, suite=suite)
+
+
+def model_items(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict | None,
+                arch_meta: dict | None) -> tuple[str, pd.DataFrame]:
+    """(suite, its final items with the condition and arch predictors): what the Bayesian models are fitted
+    on (also what ``povstim analyze-prewarm`` compiles them for, analysis/prewarm.py)."""
+    from . import exp3, tidy
+
     suite = model_suite(settings, items["suite"])
-    model_items = exp3.attach_archs(tidy.attach_conditions(items[items["suite"] == suite], meta), arch_meta)
-    fit_models(model_items, settings, out / "bayes", family=settings.family, cores=cores, suite=suite)
+    return suite, exp3.attach_archs(tidy.attach_conditions(items[items["suite"] == suite], meta), arch_meta)
 
 
 def counts_analysis(counts: pd.DataFrame, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
@@ -171,18 +180,39 @@ def write_sensitivity(items: pd.DataFrame, out: Path) -> None:
 MODELS = ("table12", "three_level")
 
 
+def model_spec(name: str, settings: "AnalysisSettings") -> dict:
+    """The formula and per-variable coding of analysis model ``name`` (``analysis.models``)."""
+    from . import bayes
+
+    if name == "table12":
+        return {"formula": settings.formula, "coding_of": None}
+    if name == "three_level":
+        return {"formula": settings.three_level_formula,
+                "coding_of": {"source_filter": ("treatment", bayes.THREE_LEVEL_REFERENCE)}}
+    # the schema's enum makes this a programming error
+    raise PovstimError(f"analysis.models: unknown model {name!r} (use {', '.join(MODELS)})")
+
+
+def model_design(df: pd.DataFrame, settings: "AnalysisSettings", family: str, formula: str | None = None,
+                 coding_of: dict | None = None):
+    """The design of a model fitted on ``df`` (``formula`` defaults to settings.formula, Table 12's)."""
+    from . import bayes
+
+    return bayes.build_design(df, formula or settings.formula, family=family, zscore=bool(settings.zscore),
+                              contrasts=settings.contrasts, coding_of=coding_of, min_groups=settings.min_groups)
+
+
 def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
                suite=None) -> None:
     """Every model of ``settings.models``: table12 -> bayes/{summary.csv, table12.*, ...} (POSH Table 12 as
     printed, ``settings.formula``); three_level -> bayes/three_level_* and the pairwise contrasts of
     BABY-F, BABY and WIKI (POSH's released analysis, ``settings.three_level_formula``)."""
     for name in settings.models:
+        model_spec(name, settings)  # an unknown name stops here
         if name == "table12":
             fit_and_write(df, settings, out, family=family, cores=cores, suite=suite)
-        elif name == "three_level":
+        else:
             fit_three_level(df, settings, out, family=family, cores=cores, suite=suite)
-        else:  # the schema's enum makes this a programming error
-            raise PovstimError(f"analysis.models: unknown model {name!r} (use {', '.join(MODELS)})")
 
 
 def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
@@ -190,9 +220,8 @@ def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, f
     from . import bayes
 
     design, res, diag = fit_and_write(
-        df, settings, out, family=family, cores=cores, suite=suite, formula=settings.three_level_formula,
-        prefix="three_level_", table="three_level", title="Three-level model of POSH's released analysis",
-        coding_of={"source_filter": ("treatment", bayes.THREE_LEVEL_REFERENCE)})
+        df, settings, out, family=family, cores=cores, suite=suite, prefix="three_level_", table="three_level",
+        title="Three-level model of POSH's released analysis", **model_spec("three_level", settings))
     if "source_filter" not in design.codes:
         log.warning("three-level model: source_filter has a single level or was dropped: no contrasts")
         return
@@ -272,8 +301,7 @@ def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, fam
     {prefix}summary.csv, {prefix}diagnostics.json, {prefix}data.csv and {table}.* to ``out``."""
     from . import bayes
 
-    design = bayes.build_design(df, formula or settings.formula, family=family, zscore=bool(settings.zscore),
-                                contrasts=settings.contrasts, coding_of=coding_of, min_groups=settings.min_groups)
+    design = model_design(df, settings, family, formula, coding_of)
     log.info("fitting %s (%s, %d rows, %d observations): %s", design.bambi_formula(), design.family,
              len(design.data), int(design.data["n_total"].sum()) if "n_total" in design.data else len(design.data),
              design.expanded())

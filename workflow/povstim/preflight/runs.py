@@ -101,8 +101,13 @@ def _flat(obj, prefix: str = "") -> dict:
     return {prefix: obj}
 
 
+# top-level keys that change how fast a run goes, never what it computes: not a change of results
+SPEED_ONLY = frozenset({"warm_start", "prewarm_analysis"})
+
+
 def config_changes(results_dir: str | Path, config: dict, limit: int = 5) -> list[str]:
-    """Keys whose values differ from the record of the config that made results_dir (empty: same or no record)."""
+    """Keys whose values differ from the record of the config that made results_dir (empty: same or no record;
+    SPEED_ONLY keys do not count)."""
     path = Path(results_dir) / RECORD
     if not path.exists():
         return []
@@ -111,7 +116,7 @@ def config_changes(results_dir: str | Path, config: dict, limit: int = 5) -> lis
     except (OSError, yaml.YAMLError):
         return []
     a, b = _flat(old), _flat(json_safe(config))
-    keys = sorted(k for k in set(a) | set(b) if a.get(k, "<unset>") != b.get(k, "<unset>"))
+    keys = sorted(k for k in set(a) | set(b) if a.get(k, "<unset>") != b.get(k, "<unset>") and k not in SPEED_ONLY)
     out = [f"{k}: {a.get(k, '<unset>')!r} -> {b.get(k, '<unset>')!r}" for k in keys[:limit]]
     return out + ([f"... and {len(keys) - limit} more"] if len(keys) > limit else [])
 
