@@ -271,12 +271,14 @@ def row_dag(work: Path, dry: bool) -> list[dict]:
         rules = rule_times(copy / "benchmarks")
         heavy = ", ".join(f"{r} {mx:.0f} s" for r, (n, mx, total) in list(rules.items())[:4])
         parts = train_parts(copy / "logs")
+        prewarmed = prewarm_note(copy / "logs")
         spans = timeline(job_times(copy))
         gpu_stages = "; ".join(f"{r} {n} jobs at {a:.0f}-{b:.0f} s, at most {k} at once"
                                for r, (n, a, b, k) in spans.items() if r in ("train", "score"))
         notes.append(f"{label}: train jobs on {', '.join(f'{d} x{devs.count(d)}' for d in sorted(set(map(str, devs))))}"
                      f"; jobs forked from the warm-start server: {forked}" + (f"; longest jobs: {heavy}" if heavy else "")
-                     + (f"; {parts}" if parts else "") + (f"; {gpu_stages}" if gpu_stages else ""))
+                     + (f"; {parts}" if parts else "") + (f"; {gpu_stages}" if gpu_stages else "")
+                     + (f"; {prewarmed}" if prewarmed else ""))
         if os.environ.get("PROFILE") and rules:  # every rule's jobs: count, longest and summed wall, when they ran
             out = Path(os.environ["PROFILE"]).resolve() / f"dag_{label}.tsv"
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -289,6 +291,17 @@ def row_dag(work: Path, dry: bool) -> list[dict]:
     return [{"row": "embedded default DAG (README command), wall s", "povstim": walls["gpu"],
              "peer": walls["cpu"], "peer_name": "same, GPU hidden", "better": walls["cpu"] / walls["gpu"],
              "target": ">= 1 (never slower than CPU); <= 120 s", "note": note}]
+
+
+def prewarm_note(logs: Path) -> str:
+    """What the run's `povstim analyze-prewarm` did (povstim/analysis/prewarm.py: compiled the Bayesian model
+    ahead on idle CPUs, or was stopped by analyze), from its log lines."""
+    import re
+
+    said = [line.split("INFO: ", 1)[-1] for f in sorted(logs.glob("*/analyze/prewarm.log"))
+            for line in f.read_text().splitlines()
+            if "povstim.analyze-prewarm" in line and re.search(r"compiling|compiled in|done in|stopped", line)]
+    return "analyze-prewarm: " + "; ".join(said) if said else ""
 
 
 def build_model(folder: Path, arch: dict, corpus_paths: dict, context: int):

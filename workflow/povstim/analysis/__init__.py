@@ -11,6 +11,8 @@ Modules:
     released  published per-model accuracy files -> counts (``povstim release``)
     formula   the model formula language (fixed effects, interactions, group terms)
     pipeline  the analysis settings and the whole ``povstim analyze`` run
+    prewarm   the Bayesian model compiled into PyTensor's cache on idle CPUs before ``analyze`` needs it
     cli       ``povstim analyze`` (arguments and files only)
     release_cli  ``povstim release`` (arguments and files only)
+    prewarm_cli  ``povstim analyze-prewarm`` (arguments only; a Snakemake run starts it)
 """
