@@ -3,9 +3,9 @@
 ``analyze`` ends every DAG, and before its sampler draws anything PyTensor turns the model into compiled code:
 numba code for nutpie, C code for PyMC's NUTS. Both are cached on disk (PyTensor's compile directory,
 ``~/.pytensor``), so only the first fit on a machine pays in full: the embedded demo's ``analyze`` took
-29.8 s with an empty cache and 17.1 s with a warm one (2 cores, nutpie). That first fit is what a newcomer's
-first run, a CI run and every run on a freshly lent GPU machine get, and there the GPU leaves the CPU cores
-idle while the models train.
+29.8 s with an empty cache and 16.7 s with a filled one (2 cores, nutpie). That first fit is what a newcomer's
+first run, a CI run and every run on a freshly lent GPU machine get; on a GPU machine the CPU cores sit
+mostly idle while the models train.
 
 A Snakemake run whose DAG holds an ``analyze`` job therefore starts this command when the run starts
 (``Snakefile`` ``onstart``, with the warm-start server; :func:`command`). It waits for the suite the model is
@@ -16,8 +16,10 @@ the same code into the cache; the draws are thrown away and nothing is written o
 no result: compiled code is the same code whether it comes from the cache or not (the demo's summary.csv is
 byte-identical after a cold, a warm and a prewarmed fit).
 
-It only takes CPU nothing else wants: it runs at nice 19, in its own session whose autogroup it also sets to
-nice 19 (where the kernel groups tasks by session, a plain nice would only rank it inside its own group).
+It only takes CPU nothing else wants: it starts compiling once 3/4 of a CPU has been idle for 3 s
+(:func:`wait_for_idle_cpu`; the README's run on 2 cores never leaves that much), and it runs at nice 19,
+in its own session whose autogroup it also sets to nice 19 (where the kernel groups tasks by session, a
+plain nice would only rank it inside its own group).
 It stops the moment ``analyze`` starts (its log file changes), so the two never compile the same thing at once.
 Anything that goes wrong is logged and the command still exits 0: the fit then compiles as it always did.
 """
