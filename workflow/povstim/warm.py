@@ -151,7 +151,7 @@ def _starting(folder: Path) -> bool:
     if not (folder / "starting").exists():
         return False
     try:
-        return _alive(int((folder / "pid").read_text()))
+        return alive(int((folder / "pid").read_text()))
     except (OSError, ValueError):
         return True  # the pid is written right after the server is spawned
 
@@ -277,7 +277,7 @@ def serve(path: str, watch_pid: int | None = None, modules=PRELOAD) -> int:
     children: dict[int, socket.socket] = {}
     try:
         while not stop:
-            if watch_pid is not None and not _alive(watch_pid):
+            if watch_pid is not None and not alive(watch_pid):
                 break
             if not os.path.exists(path):
                 break
@@ -319,7 +319,7 @@ def _shown(argv: list[str], width: int = 2000) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """``pid`` is running: it exists and is not a zombie (exited, not yet reaped by its parent)."""
     try:
         os.kill(pid, 0)

@@ -73,16 +73,10 @@ def stop_when(path: Path | None, watch_pid: int | None, on_stop) -> None:
         except (OSError, AttributeError):
             return None
 
+    from ..warm import alive as running  # the warm-start server's own check (a zombie counts as gone)
+
     def alive():
-        if watch_pid is None:
-            return True
-        try:
-            os.kill(watch_pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
-        return True
+        return watch_pid is None or running(watch_pid)
 
     first = signature()
 
