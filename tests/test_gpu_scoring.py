@@ -5,6 +5,7 @@ minicons' within 1e-4); `povstim score-group` writes each model's parquet byte f
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -176,3 +177,46 @@ def test_fast_scorer_on_cuda_equals_cpu(models):
         lm, tok, k = load(models[kind], "cuda")
         gpu = FastScorer(lm, tok, k, device="cuda", method=method, batch_size=4).score(SENTS)
         np.testing.assert_allclose(gpu.logp, cpu.logp, atol=1e-4, rtol=0)
+
+
+def test_a_scoring_process_freezes_the_libraries_it_imported_but_no_garbage():
+    """preload_and_freeze (what `povstim score`/`score-group` run before loading a model): torch and transformers
+    imported, their objects out of the collector's walks, and a garbage cycle of before collected, not frozen."""
+    code = ("import gc, sys, weakref\n"
+            "class Node: pass\n"
+            "a, b = Node(), Node()\n"
+            "a.other, b.other = b, a\n"
+            "gone = weakref.ref(a)\n"
+            "del a, b\n"
+            "gc.disable()\n"  # nothing collects the cycle but preload_and_freeze's own collection
+            "from povstim.scoring.scorer import preload_and_freeze\n"
+            "preload_and_freeze()\n"
+            "print(gc.get_freeze_count(), 'transformers' in sys.modules, gone() is None)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "workflow")})
+    frozen, imported, collected = proc.stdout.split()
+    assert int(frozen) > 100_000, proc.stderr
+    assert imported == "True" and collected == "True"
+
+
+def test_score_commands_freeze_before_loading_a_model_and_baselines_do_not(models, tmp_path, monkeypatch):
+    from povstim.scoring import scorer
+
+    calls = []
+    monkeypatch.setattr(scorer, "preload_and_freeze", lambda: calls.append("freeze"))
+    real_load = scorer.load
+    monkeypatch.setattr(scorer, "load", lambda *a, **k: (calls.append("load"), real_load(*a, **k))[1])
+    suite = tmp_path / "suite"
+    write_suite(suite, posh.generate(words.default_lexicon(), 1, seed=2), {"kind": "generated"})
+    params = json.dumps({"checkpoints": False, "device": "cpu", "sensitivity": False})
+    assert main(["score", "--model", str(models["causal"]), "--suite", str(suite), "--params", params,
+                 "--out", str(tmp_path / "a.parquet")]) == 0
+    assert calls == ["freeze", "load"]
+    assert main(["score-group", "--suite", str(suite), "--params", params,
+                 "--job", str(models["causal"]), "{}", str(tmp_path / "b.parquet")]) == 0
+    assert calls == ["freeze", "load", "freeze", "load"]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTS) + "\n")
+    assert main(["score", "--baseline", "unigram", "--corpus", str(corpus), "--suite", str(suite),
+                 "--out", str(tmp_path / "c.parquet")]) == 0
+    assert calls == ["freeze", "load", "freeze", "load"]  # an n-gram baseline loads no libraries to freeze

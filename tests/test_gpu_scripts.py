@@ -162,3 +162,15 @@ def test_bench_reads_a_score_jobs_time_parts_from_its_log(tmp_path):
         "x (step 0): accuracy 0.5 (loaded in 1.50s, 12 sentences encoded in 0.25s, scored in 2.00s)\n"
         "device cuda:0 ready in 0.75s\n20 pairs x 1 model(s) and checkpoint(s) scored in 9.9s -> o", 6.0) \
         == "device 0.75 s, load 1.50 s, encode 0.25 s, model 2.00 s, rest 1.50 s"  # by hand; the total line ignored
+
+
+def test_bench_suite_repeats_pairs_under_their_own_ids(tmp_path):
+    # more pairs than the lexicon gives: the repeats get ids of their own, so the suite reads as povstim's own
+    # schema (a real suite's path) rather than through the generic-JSONL fallback duplicate ids send it to
+    from povstim.benchmarks.suite import read_suite
+
+    folder = _bench().pairs_suite(tmp_path / "suite", 20000)  # the score row's size
+    pairs = read_suite(folder)
+    assert len(pairs) == 20000
+    assert len({(p["paradigm"], p["item_id"]) for p in pairs}) == 20000
+    assert len({(p["good"], p["bad"]) for p in pairs}) < 20000  # it did repeat some

@@ -238,6 +238,30 @@ def test_snakemakes_per_job_thread_count_sizes_the_childs_pools(server, code, tm
     assert len(forked(server, "dyck")) >= 2
 
 
+def test_the_childs_collector_never_walks_the_servers_libraries(server, code, tmp_path):
+    """The server freezes what it holds (torch, transformers: hundreds of thousands of objects) before it forks:
+    the job's full collections skip them, yet still collect the job's own garbage."""
+    stub = ("import gc, weakref\n"
+            "def add_arguments(p): pass\n"
+            "def run(args):\n"
+            "    frozen = gc.get_freeze_count()\n"
+            "    class Node: pass\n"
+            "    a, b = Node(), Node()\n"
+            "    a.other, b.other = b, a\n"
+            "    gone = weakref.ref(a)\n"
+            "    del a, b\n"
+            "    gc.collect()\n"
+            "    print(frozen, gc.isenabled(), gone() is None, flush=True)\n")
+    with stage_stub(code, stub):
+        warm_out = povstim(["dyck"], env_for(code, server))
+        cold_out = povstim(["dyck"], env_for(code))
+    frozen, enabled, collected = warm_out.stdout.split()
+    assert int(frozen) > 100_000, warm_out.stdout  # torch alone leaves more than that
+    assert enabled == "True" and collected == "True"
+    assert cold_out.stdout.split() == ["0", "True", "True"]  # a fresh process freezes nothing of itself
+    assert forked(server, "dyck")
+
+
 def test_no_server_or_a_dead_one_means_the_job_runs_on_its_own(code, model, suite, tmp_path):
     dead = tmp_path / "gone" / "povstim.sock"
     proc = povstim(score_args(model, suite, tmp_path / "s.parquet"), env_for(code, **{warm.ENV_SOCKET: str(dead)}))

@@ -129,6 +129,10 @@ def run(args) -> int:
     opts, meta = settings(args), metadata(args)
     from ..benchmarks.tasks import resolve_path
 
+    if args.model:
+        from .scorer import preload_and_freeze
+
+        preload_and_freeze()
     pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
     t0 = time.perf_counter()
     if args.baseline:

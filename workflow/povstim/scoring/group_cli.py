@@ -56,6 +56,9 @@ def run(args) -> int:
                              ("seed", 0)):
             meta.setdefault(key, default)
         jobs.append((model, meta))
+    from .scorer import preload_and_freeze
+
+    preload_and_freeze()
     pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
     t0 = time.perf_counter()
     for index, frame in score_models(pairs, jobs, opts, threads=args.threads):
