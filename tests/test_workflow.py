@@ -156,11 +156,14 @@ def test_same_config_gives_byte_identical_outputs(finished, tmp_path):
     forked = (finished / "logs" / "tiny" / "warm_start.log").read_text()
     assert forked.count(": povstim train ") == 6 and forked.count(": povstim score-group ") == 6
     assert forked.count(": povstim analyze ") == 1 and forked.count(": povstim figures ") == 2  # + the index
-    # and the Bayesian model's prewarm (povstim/analysis/prewarm.py), started with the run, ended by analyze
+    # and the Bayesian model's prewarm (povstim/analysis/prewarm.py), started with the run, ended by analyze or
+    # done before it (which of the two depends on how long the score jobs take: a slow machine's CI run once
+    # saw the prewarm compile everything first)
     assert forked.count(": povstim analyze-prewarm ") == 1
     assert forked.count(": exit 0") == 16 and "refused" not in forked
     prewarmed = (finished / "logs" / "tiny" / "analyze" / "prewarm.log").read_text()
-    assert "priority lowered: nice 19" in prewarmed and "analyze started after" in prewarmed
+    assert "priority lowered: nice 19" in prewarmed
+    assert "analyze started after" in prewarmed or "povstim.analyze-prewarm INFO: done in" in prewarmed, prewarmed
     # every job shares the cores politely: idle torch threads sleep (povstim.devices.job_environment), in the
     # forked children as in the server they come from
     train_logs = list((finished / "logs" / "tiny" / "train").rglob("*.log"))
