@@ -30,7 +30,7 @@ HOST_PADDING_MODELS = frozenset({"roberta"})
 
 
 class FastScorer(Scorer):
-    def score_ids(self, ids: list[list[int]], targets: list[list[int]]) -> np.ndarray:
+    def score_ids(self, ids: list[list[int]], targets: list[list[int]], prepared=None) -> np.ndarray:
         import torch
 
         total = np.zeros(len(ids), dtype=np.float64)
@@ -38,14 +38,14 @@ class FastScorer(Scorer):
             return total
         pll = self.kind == "masked" and self.method != "holistic"
         with torch.inference_mode():
-            logprobs, owners = self._pll(ids, targets) if pll else self._whole(ids, targets)
+            logprobs, owners = self._pll(ids, targets) if pll else self._whole(ids, targets, prepared)
         if logprobs:
             # one device -> host copy per model; same float64 additions, same order, as Scorer
             lp = torch.cat(logprobs).double().cpu().numpy()
             np.add.at(total, np.concatenate(owners), lp)
         return total
 
-    def _whole(self, ids, targets):
+    def _whole(self, ids, targets, prepared=None):
         cuda = str(self.device).startswith("cuda")
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         order = np.lexsort((np.arange(len(ids)), lengths))  # by (length, index), as Scorer sorts

@@ -43,16 +43,18 @@ def _task_frames(pairs: list[dict], settings: ScoringSettings, meta: dict):
         pairs, meta, step, final, score_fn, settings.reduction, mc, cs, scorer, model)
 
 
-def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: dict, threads: int | None = None):
+def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: dict, threads: int | None = None,
+                prepared=None):
     """Item scores of ``model`` (a save_pretrained folder or local hub name) and, when asked, of every
-    ``checkpoints/step{N}/`` beside it: one DataFrame, rows final=True for the model itself."""
-    import pandas as pd
+    ``checkpoints/step{N}/`` beside it: one DataFrame, rows final=True for the model itself.
+
+    The suite's sentences are encoded once per tokenizer and framing (scoring/prepare.py), the first model's
+    while the device starts and the weights load; ``prepared``: a :class:`~.prepare.Preparations` of the suite's
+    sentences shared with other models (score_models), else the job's own."""
     import torch
 
-    from ..devices import resolve_device
-    from .items import checkpoints, final_step, holds_final_model, item_frame, pair_sentences
-    from .scorer import load
-    from .tree import TreeScorer
+    from .items import checkpoints, final_step, pair_sentences
+    from .prepare import Preparations
 
     # Scorer.score runs under torch.inference_mode(); no process-wide grad
     # switch here, since this is also called in-process (tests, notebooks).
@@ -60,17 +62,61 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
         # Several scoring jobs share the CPU under Snakemake: oversubscribed
         # torch threads are several times slower than one thread each.
         torch.set_num_threads(threads)
-    started = time.perf_counter()
-    device = resolve_device(settings.device)
-    if device != "cpu":  # a GPU's slot claim and CUDA start-up: part of every GPU job's time
-        log.info("device %s ready in %.2fs", device, time.perf_counter() - started)
     model_path = Path(model)
     targets = [(final_step(model_path) if model_path.is_dir() else -1, str(model), True)]
     if settings.checkpoints and model_path.is_dir():
         targets += [(step, str(d), False) for step, d in checkpoints(model_path)]
     tasks = _task_frames(pairs, settings, meta)
-    frames = []
     sentences = pair_sentences(pairs) if tasks is None else None
+    own = prepared is None and sentences is not None
+    if own:
+        prepared = Preparations(sentences)
+        if model_path.is_dir():  # (a hub name loads from the local cache only: load() says why it cannot)
+            prepared.ahead(model_path, _framings(settings), _derive(settings))
+    try:
+        return _score_targets(pairs, targets, model_path, tasks, sentences, prepared, settings, meta)
+    finally:
+        if own:
+            prepared.close()
+
+
+def _framings(settings: ScoringSettings):
+    """The framings score_model's scorers ask for, given the final model's tokenizer, config and kind: one per BOS
+    setting a final causal model is scored with (the second for the metric sensitivity table)."""
+    from .prepare import framing
+
+    def framings(tok, config, kind):
+        both = settings.sensitivity and kind == "causal"
+        return [framing(tok, config, kind, bos, settings.eos) for bos in ([settings.bos, not settings.bos] if both
+                                                                          else [settings.bos])]
+
+    return framings
+
+
+def _derive(settings: ScoringSettings):
+    """What TreeScorer derives from prepared sentences, built ahead where the model may use it (scoring/tree.py)."""
+    from .tree import may_use_tree, plan_for
+
+    def derive(prepared, config):
+        if settings.share_prefixes and prepared.framing.kind == "causal" and may_use_tree(config):
+            plan_for(prepared, settings.batch_size)
+
+    return derive
+
+
+def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, settings, meta):
+    import pandas as pd
+
+    from ..devices import resolve_device
+    from .items import holds_final_model, item_frame
+    from .scorer import load
+    from .tree import TreeScorer
+
+    started = time.perf_counter()
+    device = resolve_device(settings.device)
+    if device != "cpu":  # a GPU's slot claim and CUDA start-up: part of every GPU job's time
+        log.info("device %s ready in %.2fs", device, time.perf_counter() - started)
+    frames = []
     final_result = None  # the final model's (Scores or task frame, kind), for a checkpoint holding the same model
     for step, path, final in targets:
         if final_result is not None and holds_final_model(model_path, step, Path(path)):
@@ -99,12 +145,18 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
             frames.append(tasks(scorer.score, step, final, scorer, (lm, tok, kind, device)))
             result = frames[-1]
         else:
-            result = scorer.score(sentences)
+            waited = time.perf_counter()
+            ready = prepared.get(tok, scorer.framing)
+            waited = time.perf_counter() - waited
+            result = scorer.score(sentences, ready)
             t = scorer.timing
-            timing += f", {t['sentences']} sentences encoded in {t['encode_s']:.2f}s, scored in {t['model_s']:.2f}s"
+            # "encoded in": what the job waited for the encoding (next to nothing when it was made while the model
+            # loaded, or for an earlier checkpoint); what encoding took wherever it ran follows
+            timing += (f", {t['sentences']} sentences encoded in {waited + t['encode_s']:.2f}s, scored in "
+                       f"{t['model_s']:.2f}s; encoding them took {t['prepared_s']:.2f}s, once per tokenizer")
             extra = None
             if settings.sensitivity:
-                extra = _sensitivity(lm, tok, kind, settings.bos, opts, sentences, final, path)
+                extra = _sensitivity(lm, tok, kind, settings.bos, opts, sentences, final, path, prepared)
             frames.append(item_frame(pairs, result, meta, step=step, final=final, sensitivity=extra))
         if final and model_path.is_dir():
             final_result = (result, kind)
@@ -121,7 +173,7 @@ def as_checkpoint_rows(frame, step: int):
     return frame.assign(step=np.full(len(frame), int(step), dtype=np.int64), final=np.full(len(frame), False))
 
 
-def _sensitivity(lm, tok, kind, bos, opts, sentences, final, name=""):
+def _sensitivity(lm, tok, kind, bos, opts, sentences, final, name="", prepared=None):
     """What item_frame needs for the metric-sensitivity columns: the primary Scores under their own
     BOS setting and, for the final causal model, one more pass with the other BOS setting."""
     from .items import sensitivity_columns
@@ -135,7 +187,8 @@ def _sensitivity(lm, tok, kind, bos, opts, sentences, final, name=""):
         # scorer (minicons) should know is optional
         log.info("%s: scoring again %s BOS for the metric sensitivity table (scoring.sensitivity: false skips "
                  "this pass)", name, "without" if bos else "with")
-        other = TreeScorer(lm, tok, kind, bos=not bos, **opts).score(sentences)
+        scorer = TreeScorer(lm, tok, kind, bos=not bos, **opts)
+        other = scorer.score(sentences, prepared.get(tok, scorer.framing) if prepared is not None else None)
 
     def columns(n, primary):
         return sensitivity_columns(n, primary, other) if bos else sensitivity_columns(n, other, primary)
@@ -149,8 +202,19 @@ def score_models(pairs: list[dict], jobs: list[tuple[str, dict]], settings: Scor
     (index, frame) as each model is done. Each frame is exactly :func:`score_model`'s for that model
     alone; the process pays torch/transformers imports, CUDA initialisation and the GPU claim once
     (``scoring.group``, ``povstim score-group``)."""
-    for index, (model, meta) in enumerate(jobs):
-        yield index, score_model(pairs, model, settings, meta, threads=threads)
+    from .items import pair_sentences
+    from .prepare import Preparations
+
+    # models with the same tokenizer (the seeds of a condition and size) share the suite's encoding
+    prepared = Preparations(pair_sentences(pairs)) if _task_frames(pairs, settings, {}) is None else None
+    if prepared is not None and jobs and Path(jobs[0][0]).is_dir():
+        prepared.ahead(Path(jobs[0][0]), _framings(settings), _derive(settings))  # the first model's, as score_model
+    try:
+        for index, (model, meta) in enumerate(jobs):
+            yield index, score_model(pairs, model, settings, meta, threads=threads, prepared=prepared)
+    finally:
+        if prepared is not None:
+            prepared.close()
 
 
 def score_baseline(pairs: list[dict], baseline: str, corpora: list[str], meta: dict, settings: ScoringSettings,

@@ -30,6 +30,7 @@ from .. import families
 from ..attention import unmasked_causal
 from ..io import PovstimError, progress
 from .matmul import mode_for as matmul_mode_for
+from .prepare import Prepared, batch_ids, encode, framing, prepare, scored_positions  # noqa: F401 -- batch_ids: its old home
 
 log = logging.getLogger(__name__)
 
@@ -144,17 +145,6 @@ def load(model: str | Path, device: str = "cpu", kind: str | None = None):
     return lm, tokenizer, kind
 
 
-def batch_ids(tok, sentences: list[str], special: bool) -> list[list[int]]:
-    """``tok(sentences, add_special_tokens=special)["input_ids"]``: for a fast tokenizer with no truncation or
-    padding configured (what that call switches off) its Rust batch encoder's ids directly -- the call itself
-    runs the same encoder, then copies every field of every encoding into Python lists (1.09-1.37 s vs
-    0.60-0.73 s for 36,368 sentences on a 2-core machine)."""
-    backend = getattr(tok, "backend_tokenizer", None)
-    if backend is not None and backend.truncation is None and backend.padding is None:
-        return [e.ids for e in backend.encode_batch(sentences, add_special_tokens=special)]
-    return tok(sentences, add_special_tokens=special)["input_ids"]
-
-
 class Scorer:
     """Score sentences with one loaded model.
 
@@ -177,13 +167,9 @@ class Scorer:
         # scoring.matmul: the linear layers' products as 3xTF32 on a GPU that has TF32 (scoring/matmul.py)
         self.matmul_mode = matmul_mode_for(matmul, device)
         self.timing = {}  # the last score() call's: sentences, encode_s, model_s
-        # Causal: also score the end of the sentence (log p(EOS | sentence)), as a
-        # model trained on "<s> ... </s>" frames has learnt where sentences end.
-        self.suffix = None
-        if kind == "causal" and eos:
-            if tokenizer.eos_token_id is None:
-                raise PovstimError("scoring.eos is true but the tokenizer has no EOS token")
-            self.suffix = tokenizer.eos_token_id
+        # how sentences become ids (BOS/EOS, the context's length, masked models' special tokens): scoring/prepare.py
+        self.framing = framing(tokenizer, model.config, kind, bos, eos)
+        self.prefix, self.suffix, self.max_len = self.framing.prefix, self.framing.suffix, self.framing.max_len
         fam = families.for_model_type(model.config.model_type)
         body_head = fam.split_head if fam is not None else _HUB_SPLIT_HEADS.get(model.config.model_type)
         self.body = self.head = None
@@ -193,33 +179,10 @@ class Scorer:
         # right-padded rows of a causal GPT-2: padding only follows each row's last real token, which causal
         # attention never shows it, so SDPA's own causal masking needs no mask tensor (povstim/attention.py)
         self.unmasked = kind == "causal" and cfg.model_type == "gpt2"
-        self.max_len = getattr(cfg, "n_positions", None) or getattr(cfg, "max_position_embeddings", None)
-        if fam is not None and self.max_len:
-            self.max_len -= fam.position_offset  # e.g. RoBERTa positions start after the padding index
-        if kind == "causal" and bos:
-            self.prefix = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-            if self.prefix is None:
-                raise PovstimError(
-                    "the tokenizer has neither a BOS nor an EOS token, so the first word cannot be scored; "
-                    "set scoring.bos: false to score without one (the first token is then not scored)"
-                )
-        else:
-            self.prefix = None
 
     # ------------------------------------------------------------------ helpers
     def _encode(self, sentences: list[str]) -> list[list[int]]:
-        special = self.kind == "masked"
-        ids = batch_ids(self.tok, list(sentences), special)
-        if self.prefix is not None:
-            ids = [[self.prefix] + x for x in ids]
-        if self.suffix is not None:
-            ids = [x + [self.suffix] for x in ids]
-        for s, x in zip(sentences, ids):
-            if self.max_len and len(x) > self.max_len:
-                raise PovstimError(
-                    f"sentence of {len(x)} tokens is longer than the model's context ({self.max_len}): {s[:80]!r}"
-                )
-        return ids
+        return encode(self.tok, self.framing, sentences)
 
     def _pad(self, rows: list[list[int]]):
         import torch
@@ -283,37 +246,35 @@ class Scorer:
         return max(1, SOFTMAX_CHUNK // max(int(self.model.config.vocab_size), 1))
 
     # ------------------------------------------------------------------ scoring
-    def score(self, sentences: list[str]) -> Scores:
-        """Scores for ``sentences`` (duplicates are computed once)."""
+    def score(self, sentences: list[str], prepared: Prepared | None = None) -> Scores:
+        """Scores for ``sentences`` (duplicates are computed once). ``prepared``: the sentences already encoded for
+        this scorer's tokenizer and framing (scoring/prepare.py: a job prepares them once, ahead)."""
         t0 = time.perf_counter()
-        uniq = sorted(set(sentences))
-        index = {s: i for i, s in enumerate(uniq)}
-        ids = self._encode(uniq)
-        targets = self.targets(ids)
-        for s, t in zip(uniq, targets):
-            if not t:
-                raise PovstimError(f"nothing to score in sentence {s!r} (no tokens after BOS/special tokens)")
-        ntok = np.array([len(t) for t in targets], dtype=np.int64)
+        if prepared is None:
+            prepared = prepare(self.tok, self.framing, sentences)
+        elif prepared.framing != self.framing:
+            raise ValueError(f"Scorer.score: sentences prepared for {prepared.framing}, not {self.framing}")
         t1 = time.perf_counter()
-        total = self.score_ids(ids, targets)
-        # where a job's time goes (the score log; gpu_bench's score row reads it): the model's part ends when
-        # the sums are on the host, so it holds the device's work too
-        self.timing = {"sentences": len(uniq), "encode_s": t1 - t0, "model_s": time.perf_counter() - t1}
+        total = self.score_ids(prepared.ids, prepared.targets, prepared=prepared)
+        # where a job's time goes (the score log; gpu_bench's score row reads it): encode_s is what this call waited
+        # for the encoding (nothing when it was prepared ahead), prepared_s what encoding took wherever it ran; the
+        # model's part ends when the sums are on the host, so it holds the device's work too
+        self.timing = {"sentences": len(prepared.sentences), "encode_s": t1 - t0, "prepared_s": prepared.seconds,
+                       "model_s": time.perf_counter() - t1}
         # The mean is computed from the float64 sum exactly like analysis.sensitivity recomputes it
         # (sum / ntok), so a verdict recomputed from the stored sums is the scorer's verdict.
+        ntok = prepared.ntok
         logp = total / ntok if self.reduction == "mean" else total
-        order = [index[s] for s in sentences]
+        order = [prepared.index[s] for s in sentences]
         return Scores(logp=logp[order], ntok=ntok[order], total=total[order])
 
     def targets(self, ids: list[list[int]]) -> list[list[int]]:
         """The positions of each encoded sentence that are scored (all but BOS / special tokens)."""
-        if self.kind == "masked":
-            special = set(self.tok.all_special_ids)
-            return [[j for j, t in enumerate(x) if t not in special] for x in ids]
-        return [list(range(1, len(x))) for x in ids]  # position j predicted from j-1
+        return scored_positions(self.framing, ids)
 
-    def score_ids(self, ids: list[list[int]], targets: list[list[int]]) -> np.ndarray:
-        """Summed log-probabilities (float64) of the ``targets`` positions of each encoded sentence.
+    def score_ids(self, ids: list[list[int]], targets: list[list[int]], prepared: Prepared | None = None) -> np.ndarray:
+        """Summed log-probabilities (float64) of the ``targets`` positions of each encoded sentence (``prepared``:
+        their preparation, where subclasses keep what they derive from it).
 
         Sentences are length-sorted and batched (``batch_size`` sentences, or PLL
         rows, per forward pass) whatever their origin, so callers get batching

@@ -47,8 +47,7 @@ ROW_NODES = 256
 def supports_tree(model) -> bool:
     """Whether ``model``'s forward takes position ids and a custom 4D attention mask (see above)."""
     cfg = model.config
-    fam = families.for_model_type(cfg.model_type)
-    ok = fam.tree_attention if fam is not None else cfg.model_type in TREE_HUB_MODELS
+    ok = may_use_tree(cfg)
     # flash-attention kernels take no arbitrary mask; eager and SDPA add a float mask to the scores
     return bool(ok) and getattr(cfg, "_attn_implementation", "eager") in ("sdpa", "eager")
 
@@ -120,24 +119,21 @@ class Packing:
         self.row_start = np.append(base[first], total).astype(np.int64)
 
 
-class TreeScorer(FastScorer):
-    """FastScorer, with causal sentences scored through a packed prefix tree where the model allows it."""
+class TreePlan:
+    """Everything the tree scorer feeds the model, built from encoded sentences alone (no weights): the packing,
+    then per forward its ``[rows, width]`` token ids, position ids and subtree ends, the flat slot of each node
+    whose log-softmax is needed, and per target that node (``which``), its token and its sentence (``owner``).
+    A job builds it once per tokenizer, ahead of the model (scoring/prepare.py), and every checkpoint reuses it."""
 
-    def __init__(self, *args, share_prefixes: bool = True, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.tree = share_prefixes and self.kind == "causal" and supports_tree(self.model)
-
-    def _whole(self, ids, targets):
-        if not self.tree:
-            return super()._whole(ids, targets)
-        cuda = str(self.device).startswith("cuda")
+    def __init__(self, ids: list[list[int]], targets: list[list[int]], batch_size: int):
         # every target position and token, flat (target j of a sentence is predicted from position j - 1)
         n_targets = np.fromiter((len(t) for t in targets), dtype=np.int64, count=len(targets))
         cols = np.fromiter(itertools.chain.from_iterable(targets), dtype=np.int64, count=int(n_targets.sum()))
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         flat_ids = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+        self.batches: list[tuple] = []
         if not cols.size:
-            return [], []
+            return
         owner = np.repeat(np.arange(len(ids)), n_targets)
         tokens = flat_ids[np.repeat(np.cumsum(lengths) - lengths, n_targets) + cols]
         # a sentence is fed up to the position that predicts its last target (none: nothing fed)
@@ -147,13 +143,12 @@ class TreeScorer(FastScorer):
         pack = Packing(ids, fed, ROW_NODES)
         nodes = pack.node[owner, cols - 1]
         # rows per forward: about the tokens FastScorer's batches of batch_size sentences hold
-        per = max(1, int(self.batch_size * lengths.mean()) // pack.width)
+        per = max(1, int(batch_size * lengths.mean()) // pack.width)
         rows_total = len(pack.row_start) - 1
         # targets grouped by their sentence's row, in sentence-then-position order inside a group (the order
         # FastScorer adds a sentence's log-probabilities in)
         by_row = np.argsort(pack.row[owner], kind="stable")
         row_bounds = np.searchsorted(pack.row[owner][by_row], np.arange(rows_total + 1))
-        logprobs, owners = [], []
         for first in range(0, rows_total, per):
             last = min(first + per, rows_total)
             starts = pack.row_start[first : last + 1]
@@ -175,9 +170,41 @@ class TreeScorer(FastScorer):
             # keep their position order (a path's nodes increase in preorder), so its sum adds them as before
             by_node = np.argsort(which, kind="stable")
             mine, which = mine[by_node], which[by_node]
-            logprobs.append(self._tree_logprobs(tid.reshape(b, width), pos.reshape(b, width), end.reshape(b, width),
-                                                slot[uniq - lo], which, tokens[mine], cuda))
-            owners.append(owner[mine])
+            self.batches.append((tid.reshape(b, width), pos.reshape(b, width), end.reshape(b, width),
+                                 slot[uniq - lo], which, tokens[mine], owner[mine]))
+
+
+def plan_for(prepared, batch_size: int) -> TreePlan:
+    """The tree plan of prepared sentences (scoring/prepare.py) for ``batch_size``, built once and kept with them."""
+    key = ("tree", int(batch_size))
+    if key not in prepared.derived:
+        prepared.derived[key] = TreePlan(prepared.ids, prepared.targets, batch_size)
+    return prepared.derived[key]
+
+
+def may_use_tree(config) -> bool:
+    """Whether a model of this config may be scored through the tree (its family or type allows it; whether its
+    loaded attention does is only known with the model: supports_tree)."""
+    fam = families.for_model_type(config.model_type)
+    return bool(fam.tree_attention if fam is not None else config.model_type in TREE_HUB_MODELS)
+
+
+class TreeScorer(FastScorer):
+    """FastScorer, with causal sentences scored through a packed prefix tree where the model allows it."""
+
+    def __init__(self, *args, share_prefixes: bool = True, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.tree = share_prefixes and self.kind == "causal" and supports_tree(self.model)
+
+    def _whole(self, ids, targets, prepared=None):
+        if not self.tree:
+            return super()._whole(ids, targets, prepared)
+        cuda = str(self.device).startswith("cuda")
+        plan = plan_for(prepared, self.batch_size) if prepared is not None else TreePlan(ids, targets, self.batch_size)
+        logprobs, owners = [], []
+        for tid, pos, end, slots, which, tgts, owner in plan.batches:
+            logprobs.append(self._tree_logprobs(tid, pos, end, slots, which, tgts, cuda))
+            owners.append(owner)
         return logprobs, owners
 
     def _tree_logprobs(self, tid, pos, end, slots, which, tgts, cuda):
