@@ -190,11 +190,12 @@ def test_a_score_group_encodes_once_for_models_with_one_tokenizer(models, suite,
 def test_the_tokenizer_key_is_its_whole_serialisation(models, tmp_path):
     from transformers import AutoTokenizer
 
+    key = scoring_prepare.tokenizer_key
     a = AutoTokenizer.from_pretrained(str(models["a"]))
-    assert scoring_prepare.tokenizer_key(a) == scoring_prepare.tokenizer_key(AutoTokenizer.from_pretrained(str(models["b"])))
+    assert key(a) == key(AutoTokenizer.from_pretrained(str(models["b"])))
     edited = tmp_path / "edited"
     shutil.copytree(models["a"], edited)
     spec = json.loads((edited / "tokenizer.json").read_text())
     spec["model"]["merges"] = spec["model"]["merges"][:-1]  # one merge fewer
     (edited / "tokenizer.json").write_text(json.dumps(spec))
-    assert scoring_prepare.tokenizer_key(AutoTokenizer.from_pretrained(str(edited))) != scoring_prepare.tokenizer_key(a)
+    assert key(AutoTokenizer.from_pretrained(str(edited))) != key(a)

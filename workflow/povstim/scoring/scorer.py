@@ -30,7 +30,8 @@ from .. import families
 from ..attention import unmasked_causal
 from ..io import PovstimError, progress
 from .matmul import mode_for as matmul_mode_for
-from .prepare import Prepared, batch_ids, encode, framing, prepare, scored_positions  # noqa: F401 -- batch_ids: its old home
+# batch_ids was defined here first; callers may still import it from this module
+from .prepare import Prepared, batch_ids, encode, framing, prepare, scored_positions  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +167,7 @@ class Scorer:
         self.bos, self.method, self.batch_size, self.reduction = bos, method, int(batch_size), reduction
         # scoring.matmul: the linear layers' products as 3xTF32 on a GPU that has TF32 (scoring/matmul.py)
         self.matmul_mode = matmul_mode_for(matmul, device)
-        self.timing = {}  # the last score() call's: sentences, encode_s, model_s
+        self.timing = {}  # the last score() call's: sentences, encode_s, prepared_s, model_s
         # how sentences become ids (BOS/EOS, the context's length, masked models' special tokens): scoring/prepare.py
         self.framing = framing(tokenizer, model.config, kind, bos, eos)
         self.prefix, self.suffix, self.max_len = self.framing.prefix, self.framing.suffix, self.framing.max_len
