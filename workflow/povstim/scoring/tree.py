@@ -47,9 +47,8 @@ ROW_NODES = 256
 def supports_tree(model) -> bool:
     """Whether ``model``'s forward takes position ids and a custom 4D attention mask (see above)."""
     cfg = model.config
-    ok = may_use_tree(cfg)
     # flash-attention kernels take no arbitrary mask; eager and SDPA add a float mask to the scores
-    return bool(ok) and getattr(cfg, "_attn_implementation", "eager") in ("sdpa", "eager")
+    return may_use_tree(cfg) and getattr(cfg, "_attn_implementation", "eager") in ("sdpa", "eager")
 
 
 class Packing:
