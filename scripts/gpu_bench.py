@@ -138,6 +138,22 @@ def job_parts(text: str, wall: float) -> str:
     return ", ".join(f"{k} {v:.2f} s" for k, v in found.items())
 
 
+def ready_note(server_log: str, needle: str) -> str:
+    """Whether the forked job whose command line holds ``needle`` ran in a ready child of the warm-start server
+    (povstim/warm.py: forked ahead, its CUDA driver started while it waited), and how long that start took."""
+    import re
+
+    jobs = [ln for ln in server_log.splitlines() if ": povstim " in ln and needle in ln]
+    if not jobs:
+        return "; not forked"
+    if not jobs[-1].endswith("(in a ready child)"):
+        return "; in a child forked for it (no ready child)"
+    pid = jobs[-1].split("pid ", 1)[1].split(":", 1)[0]
+    said = re.search(rf"ready child {pid}: (.*) in ([\d.]+)s; waiting for a job", server_log)
+    return f"; in a ready child ({said.group(1)} in {said.group(2)} s before the job came)" if said else \
+        "; in a ready child"
+
+
 def run(cmd: list[str], env: dict | None = None, cwd: Path | None = None, timeout: int = 900) -> float:
     """Wall seconds of a command (which must succeed)."""
     t0 = time.perf_counter()
@@ -454,10 +470,14 @@ def row_score(work: Path, dry: bool, s: dict, device: str) -> list[dict]:
                               tf32_params, "--threads", "4", "--out", str(tf32_out)),
                            env={**POVSTIM_ENV, warm.ENV_SOCKET: sock})
             tf32_parts = spent(tf32_job)
-            forked = (server.folder / "server.log").read_text().count(": povstim score ")
+            server_log = (server.folder / "server.log").read_text()
+            forked = server_log.count(": povstim score ")
+            hot_big_parts += ready_note(server_log, "ours-warm.parquet")
+            tf32_parts += ready_note(server_log, "ours-3xtf32.parquet")
             same_warm = (work / "tiny0-warm.parquet").read_bytes() == (work / "tiny0.parquet").read_bytes()
             same_big = (work / "ours-warm.parquet").read_bytes() == out.read_bytes()
-            warm_note = f"jobs forked: {forked} of 3; output byte-identical to the fresh process's: {same_warm}"
+            warm_note = (f"jobs forked: {forked} of 3; output byte-identical to the fresh process's: {same_warm}"
+                         + ready_note(server_log, "tiny0-warm.parquet"))
             rows.append({"row": f"same {len(df)}-pair job forked from the warm-start server, wall s", "povstim": hot_big,
                          "peer": peer, "peer_name": "minicons batched (128 pairs/call)", "better": peer / hot_big,
                          "target": ">= 10", "note": f"output byte-identical to the fresh process's: {same_big}"

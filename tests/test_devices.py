@@ -162,6 +162,34 @@ def test_in_process_claim_is_held_and_reused(monkeypatch, tmp_path):
     acquire_gpu(["3"], tmp_path, wait=0.1).release()
 
 
+def test_a_jobs_cuda_start_up_is_timed_in_its_parts(monkeypatch, tmp_path):
+    """The parts a score job logs ("device cuda:0 ready in ...s (driver ..., slot ..., torch ...)"): each part's
+    own time, so a GPU run shows what a warm-start ready child saved (the driver's start-up)."""
+    import torch
+
+    def slow(seconds, result=None):
+        def call(*_args):
+            time.sleep(seconds)
+            return result
+        return call
+
+    monkeypatch.setattr(torch.cuda, "is_available", slow(0.3, True))
+    monkeypatch.setattr(torch.cuda, "set_device", slow(0.15))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2")
+    monkeypatch.setenv("POVSTIM_GPU_LOCK_DIR", str(tmp_path))
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    parts = {}
+    try:
+        assert resolve_device("auto", parts=parts) == "cuda:0"
+    finally:
+        devices.release_gpu()
+    assert set(parts) == {"driver", "slot", "torch"}
+    assert 0.3 <= parts["driver"] < 0.45 and 0.15 <= parts["torch"] < 0.3 and parts["slot"] < 0.1, parts
+    cpu = {}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto", parts=cpu) == "cpu" and set(cpu) == {"driver"}
+
+
 def test_concurrent_processes_get_distinct_gpus_and_wait_for_a_free_one(tmp_path):
     first = claim_process(tmp_path)
     second = claim_process(tmp_path)

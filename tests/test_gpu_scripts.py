@@ -160,8 +160,23 @@ def test_bench_reads_a_score_jobs_time_parts_from_its_log(tmp_path):
     assert abs(sum(parts.values()) - wall) < 0.02  # the parts add up to the wall time (rounded to 0.01 s)
     assert bench.job_parts(
         "x (step 0): accuracy 0.5 (loaded in 1.50s, 12 sentences encoded in 0.25s, scored in 2.00s)\n"
-        "device cuda:0 ready in 0.75s\n20 pairs x 1 model(s) and checkpoint(s) scored in 9.9s -> o", 6.0) \
+        "device cuda:0 ready in 0.75s (driver 0.40s, slot 0.00s, torch 0.35s)\n"
+        "20 pairs x 1 model(s) and checkpoint(s) scored in 9.9s -> o", 6.0) \
         == "device 0.75 s, load 1.50 s, encode 0.25 s, model 2.00 s, rest 1.50 s"  # by hand; the total line ignored
+
+
+def test_bench_says_whether_a_forked_job_ran_in_a_ready_child():
+    """From a warm-start server's log (povstim/warm.py's lines): the job's child, and its driver's start-up."""
+    log = ("2026-11-28 10:00:00 ready child 41: CUDA driver started (1 GPU(s) visible) in 0.62s; waiting for a job\n"
+           "2026-11-28 10:00:05 pid 41: povstim score --out /w/ours-warm.parquet (in a ready child)\n"
+           "2026-11-28 10:00:05 ready child 57: CUDA driver started (1 GPU(s) visible) in 0.60s; waiting for a job\n"
+           "2026-11-28 10:00:09 pid 41: exit 0\n"
+           "2026-11-28 10:00:09 pid 60: povstim score --out /w/hidden.parquet\n")
+    bench = _bench()
+    assert bench.ready_note(log, "ours-warm.parquet") == \
+        "; in a ready child (CUDA driver started (1 GPU(s) visible) in 0.62 s before the job came)"
+    assert bench.ready_note(log, "hidden.parquet") == "; in a child forked for it (no ready child)"
+    assert bench.ready_note(log, "other.parquet") == "; not forked"
 
 
 def test_bench_suite_repeats_pairs_under_their_own_ids(tmp_path):

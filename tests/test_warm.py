@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -41,16 +42,29 @@ def code(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(code):
+    """A server that keeps a ready child, as on a GPU machine (auto keeps none on a CPU): train and score jobs here
+    run in one, every other stage in a child forked for it."""
     saved = os.environ.get(warm.ENV_SOCKET)
-    srv = warm.start(str(code))
+    os.environ[warm.ENV_READY] = "1"
+    try:
+        srv = warm.start(str(code))
+    finally:
+        del os.environ[warm.ENV_READY]
     assert srv.ready() and Path(srv.socket).exists()  # listening once its imports are done
     # the test process itself must not delegate: only the subprocesses given the socket do
     os.environ.pop(warm.ENV_SOCKET)
     if saved is not None:
         os.environ[warm.ENV_SOCKET] = saved
     yield srv
+    text = log_text(srv)
     srv.stop()
     assert srv.process.returncode is not None
+    # no ready child outlives its server
+    for pid in ready_pids(text):
+        deadline = time.monotonic() + 10
+        while running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not running(pid), text
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +101,38 @@ def forked(server, needle: str) -> list[str]:
     return [line for line in log_text(server).splitlines() if ": povstim " in line and needle in line]
 
 
+READY = re.compile(r"ready child (\d+): (.*); waiting for a job")
+
+
+def ready_pids(text: str) -> list[int]:
+    """The ready children a server's log announces, in order."""
+    return [int(m.group(1)) for m in READY.finditer(text)]
+
+
+def wait_for(predicate, what: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def idle_ready(server) -> int | None:
+    """The ready child waiting now (announced, alive, no job run in it yet), or None."""
+    used = {int(line.split("pid ", 1)[1].split(":", 1)[0]) for line in forked(server, "(in a ready child)")}
+    idle = [pid for pid in ready_pids(log_text(server)) if pid not in used and running(pid)]
+    return idle[-1] if idle else None
+
+
+def waiting_ready(server) -> int:
+    wait_for(lambda: idle_ready(server) is not None, "no ready child waits")
+    return idle_ready(server)
+
+
+def job_pid(server, needle: str) -> int:
+    """The pid of the child that ran the job whose command line holds ``needle``."""
+    return int(forked(server, needle)[-1].split("pid ", 1)[1].split(":", 1)[0])
+
+
 def score_args(model, suite, out):
     return ["score", "--model", str(model), "--suite", str(suite), "--format", "blimp", "--params",
             json.dumps({"device": "cpu", "batch_size": 2}), "--threads", "1", "--out", str(out)]
@@ -102,6 +148,76 @@ def test_a_score_job_in_the_server_writes_what_a_fresh_process_writes(server, co
     assert (tmp_path / "warm.parquet").read_bytes() == (tmp_path / "cold.parquet").read_bytes()
     # the job's own stderr (its log in a Snakemake run) gets the job's log lines
     assert "3 pairs x 1 model(s) and checkpoint(s) scored" in hot.stderr
+
+
+def test_a_score_job_runs_in_a_child_that_was_ready_before_it_came(server, code, model, suite, tmp_path):
+    """A ready child (forked ahead, its CUDA driver started -- none on this CPU) takes a train or score job whose
+    visible GPUs are the server's; a new one is forked for the next job. Output as a fresh process's."""
+    cold = povstim(score_args(model, suite, tmp_path / "cold.parquet"), env_for(code))
+    assert cold.returncode == 0, cold.stderr
+    for name in ("a", "b"):
+        waiting = waiting_ready(server)
+        before = log_text(server)
+        assert f"ready child {waiting}: torch has no CUDA in" in before  # it tried to start the driver
+        hot = povstim(score_args(model, suite, tmp_path / f"{name}.parquet"), env_for(code, server))
+        assert hot.returncode == 0, hot.stderr
+        line = forked(server, str(tmp_path / f"{name}.parquet"))
+        assert line and line[0].endswith("(in a ready child)"), log_text(server)
+        assert job_pid(server, str(tmp_path / f"{name}.parquet")) == waiting
+        assert f"pid {waiting}: exit 0" in log_text(server)
+        assert (tmp_path / f"{name}.parquet").read_bytes() == (tmp_path / "cold.parquet").read_bytes()
+        assert "3 pairs x 1 model(s) and checkpoint(s) scored" in hot.stderr  # the job's stderr is its own
+    assert job_pid(server, "a.parquet") != job_pid(server, "b.parquet")  # each job its own ready child
+
+
+def test_other_visible_gpus_or_another_stage_get_a_child_of_their_own(server, code, model, suite, tmp_path):
+    """A ready child's driver started with the server's CUDA_VISIBLE_DEVICES: a job that sees other GPUs would not
+    find its own, so it gets a fresh fork (still warm, not refused); so does a stage that does not start CUDA
+    first, and the ready child keeps waiting for the next job."""
+    waiting = waiting_ready(server)
+    out = tmp_path / "hidden.parquet"
+    proc = povstim(score_args(model, suite, out), env_for(code, server, CUDA_VISIBLE_DEVICES=""))
+    assert proc.returncode == 0, proc.stderr
+    assert forked(server, str(out)) and not forked(server, str(out))[0].endswith("(in a ready child)")
+    assert job_pid(server, str(out)) != waiting
+    with stage_stub(code, "def add_arguments(p): pass\ndef run(args):\n    print('ran', flush=True)\n"):
+        assert povstim(["dyck"], env_for(code, server)).stdout == "ran\n"
+    assert not forked(server, "dyck")[-1].endswith("(in a ready child)")
+    assert idle_ready(server) == waiting  # still the one waiting
+
+
+def test_a_ready_child_that_dies_waiting_is_replaced(server, code, model, suite, tmp_path):
+    victim = waiting_ready(server)
+    os.kill(victim, signal.SIGKILL)
+    wait_for(lambda: f"ready child {victim}: exited with -9 before a job came" in log_text(server),
+             "the server did not notice")
+    replacement = waiting_ready(server)
+    assert replacement != victim
+    out = tmp_path / "after.parquet"
+    proc = povstim(score_args(model, suite, out), env_for(code, server))
+    assert proc.returncode == 0, proc.stderr
+    assert forked(server, str(out))[0].endswith("(in a ready child)")
+    assert job_pid(server, str(out)) == replacement
+
+
+def test_how_many_ready_children(tmp_path, capsys):
+    """auto: one where a job would find a GPU and torch can start its driver, none elsewhere; or a count."""
+    (tmp_path / "nvidia0").touch()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert warm.ready_count({}, cuda_build=True, dev_dir=str(tmp_path)) == 1
+    assert warm.ready_count({warm.ENV_READY: "auto"}, cuda_build=True, dev_dir=str(tmp_path)) == 1
+    assert warm.ready_count({}, cuda_build=False, dev_dir=str(tmp_path)) == 0  # a CPU wheel: no driver to start
+    assert warm.ready_count({}, cuda_build=True, dev_dir=str(empty)) == 0  # no GPU on this machine
+    assert warm.ready_count({"CUDA_VISIBLE_DEVICES": ""}, cuda_build=True, dev_dir=str(tmp_path)) == 0  # hidden
+    import torch
+
+    if not (torch.version.cuda or torch.version.hip):  # this machine's torch is a CPU wheel: none for it
+        assert warm.ready_count({}, dev_dir=str(tmp_path)) == 0
+    assert warm.ready_count({warm.ENV_READY: "2"}, cuda_build=False, dev_dir=str(empty)) == 2
+    assert warm.ready_count({warm.ENV_READY: "0"}, cuda_build=True, dev_dir=str(tmp_path)) == 0
+    assert warm.ready_count({warm.ENV_READY: "many"}, cuda_build=True, dev_dir=str(tmp_path)) == 0
+    assert "POVSTIM_WARM_READY='many' is neither auto nor a count" in capsys.readouterr().out
 
 
 def test_an_analysis_job_in_the_server_writes_what_a_fresh_process_writes(server, code, tmp_path):
@@ -166,9 +282,10 @@ def test_errors_keep_their_message_and_exit_status(server, code, suite, tmp_path
 
 
 @contextlib.contextmanager
-def stage_stub(code: Path, text: str):
-    """`povstim dyck` (a warm stage) made to run ``text``, in the tests' private copy of the code."""
-    target = code / "povstim" / "formal" / "cli.py"
+def stage_stub(code: Path, text: str, module: str = "formal/cli.py"):
+    """`povstim dyck` (a warm stage; or the stage of ``module``) made to run ``text``, in the tests' private copy
+    of the code."""
+    target = code / "povstim" / module
     original = target.read_text()
     target.write_text(text)
     try:
@@ -179,27 +296,33 @@ def stage_stub(code: Path, text: str):
 
 def test_ctrl_c_reaches_the_job_and_a_killed_client_stops_it(server, code, tmp_path):
     """SIGINT to the client (Snakemake stopping a job) interrupts the forked job like a local one; a client
-    killed outright (SIGKILL: nothing forwarded) makes the server stop its child."""
+    killed outright (SIGKILL: nothing forwarded) makes the server stop its child. The same for a job in a ready
+    child (score-group)."""
     script = ("import time\n"
               "def add_arguments(p): pass\n"
               "def run(args):\n    print('started', flush=True)\n    time.sleep(60)\n")
-    with stage_stub(code, script):
-        for sig, rc, said in ((signal.SIGINT, 130, "interrupted (Ctrl-C)"), (signal.SIGKILL, -9, None)):
-            proc = subprocess.Popen([sys.executable, "-m", "povstim", "dyck"], env=env_for(code, server),
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            assert proc.stdout.readline().strip() == "started"
-            pid = int(forked(server, "dyck")[-1].split("pid ")[1].split(":")[0])
-            proc.send_signal(sig)
-            out, err = proc.communicate(timeout=30)
-            assert proc.returncode == rc, err
-            if said:
-                assert said in err
-            deadline = time.monotonic() + 10
-            while f"pid {pid}: exit" not in log_text(server) and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert f"pid {pid}: exit" in log_text(server), log_text(server)
-            with pytest.raises(ProcessLookupError):
-                os.kill(pid, 0)
+    for stage, module in (("dyck", "formal/cli.py"), ("score-group", "scoring/group_cli.py")):
+        with stage_stub(code, script, module):
+            for sig, rc, said in ((signal.SIGINT, 130, "interrupted (Ctrl-C)"), (signal.SIGKILL, -9, None)):
+                if stage == "score-group":
+                    waiting_ready(server)
+                proc = subprocess.Popen([sys.executable, "-m", "povstim", stage], env=env_for(code, server),
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                assert proc.stdout.readline().strip() == "started"
+                line = forked(server, f"povstim {stage}")[-1]
+                assert line.endswith("(in a ready child)") == (stage == "score-group"), line
+                pid = int(line.split("pid ")[1].split(":")[0])
+                proc.send_signal(sig)
+                out, err = proc.communicate(timeout=30)
+                assert proc.returncode == rc, err
+                if said:
+                    assert said in err
+                deadline = time.monotonic() + 10
+                while f"pid {pid}: exit" not in log_text(server) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert f"pid {pid}: exit" in log_text(server), log_text(server)
+                with pytest.raises(ProcessLookupError):
+                    os.kill(pid, 0)
 
 
 def test_code_edited_after_the_server_started_is_the_code_that_runs(server, code, suite, tmp_path):
@@ -323,7 +446,7 @@ def test_a_killed_snakemake_leaves_no_server_job_or_socket_behind(code, tmp_path
     stand_in = subprocess.Popen(
         [sys.executable, "-c", "import sys, time; from povstim import warm; "
          f"s = warm.start({str(code)!r}, log={str(log)!r}); print(s.process.pid, s.socket, flush=True); "
-         "time.sleep(120)"], env=env_for(code), stdout=subprocess.PIPE, text=True)
+         "time.sleep(120)"], env=env_for(code, **{warm.ENV_READY: "1"}), stdout=subprocess.PIPE, text=True)
     try:
         server_pid, sock = stand_in.stdout.readline().split()
         with stage_stub(code, script):
@@ -339,6 +462,9 @@ def test_a_killed_snakemake_leaves_no_server_job_or_socket_behind(code, tmp_path
                 time.sleep(0.1)
             assert not running(int(server_pid)), log.read_text()
             assert not running(child)
+            ready = ready_pids(log.read_text())
+            assert ready and ready[0] != child  # a dyck job: not given the ready child, which the server stops
+            wait_for(lambda: not running(ready[0]), f"ready child {ready[0]} outlived its server")
             assert not Path(sock).parent.exists()  # socket, pid file and private folder removed
             job.communicate(timeout=30)
             assert job.returncode != 0  # the job was stopped, not left to finish

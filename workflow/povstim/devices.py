@@ -353,12 +353,16 @@ def job_gpus(device: str | None, env: Mapping[str, str] | None = None, dev_dir: 
     return 1 if device == "auto" and gpu_visible(env, dev_dir) else 0
 
 
-def resolve_device(requested: str = "auto", share: int | None = None) -> str:
+def resolve_device(requested: str = "auto", share: int | None = None, parts: dict | None = None) -> str:
     """A torch device string for ``requested`` (auto, cpu, cuda or cuda:N).
 
     ``auto`` and ``cuda`` claim a free GPU slot (see the module docstring) and
     return ``cuda:<its index>``; ``auto`` falls back to ``cpu`` without CUDA.
-    ``share`` as in :func:`claim_gpu`.
+    ``share`` as in :func:`claim_gpu`. ``parts``: filled with the seconds the
+    CUDA driver's start-up (``driver``: none where a warm-start ready child
+    started it, povstim/warm.py), the slot claim (``slot``) and torch's own
+    CUDA initialisation (``torch``) took; the device's context may come
+    later, with the job's first allocation on it.
     """
     requested = (requested or "auto").strip().lower()
     if requested == "cpu":
@@ -367,7 +371,11 @@ def resolve_device(requested: str = "auto", share: int | None = None) -> str:
         raise PovstimError(f"unknown device '{requested}': use auto, cpu, cuda or cuda:N")
     import torch
 
-    if not torch.cuda.is_available():
+    parts = {} if parts is None else parts
+    started = time.perf_counter()
+    available = torch.cuda.is_available()  # cuInit, through the device count
+    parts["driver"] = time.perf_counter() - started
+    if not available:
         if requested == "auto":
             return "cpu"
         raise PovstimError(f"device '{requested}' was requested but no CUDA device is visible")
@@ -378,10 +386,14 @@ def resolve_device(requested: str = "auto", share: int | None = None) -> str:
                 f"device '{requested}' does not exist: {torch.cuda.device_count()} CUDA device(s) visible"
             )
         return requested
+    started = time.perf_counter()
     slot = claim_gpu(share)
+    parts["slot"] = time.perf_counter() - started
     # Make it the current device too, so anything that allocates on "the"
     # GPU (CUDA contexts, library defaults) lands on this job's GPU, not cuda:0.
+    started = time.perf_counter()
     torch.cuda.set_device(slot.index)
+    parts["torch"] = time.perf_counter() - started
     return slot.torch_device
 
 

@@ -30,6 +30,13 @@ Why the results cannot change:
 - the server never touches CUDA (CUDA does not survive ``fork``) and never
   runs a tensor operation (so no OpenMP thread pool exists to be lost at
   ``fork``); each child initialises both itself;
+- where jobs will see a GPU, the server keeps a *ready child* forked ahead of
+  the next job, which has started the CUDA driver (``cuInit``: no context, no
+  GPU memory) while it waits; a train or score job (:data:`READY_STAGES`)
+  whose visible GPUs are the server's is handed to it instead of a new fork,
+  so its CUDA start-up has partly happened before it arrived. The driver's
+  start-up is the first thing such a job does anyway, and it reads no job
+  setting but ``CUDA_VISIBLE_DEVICES``, which must match;
 - random state: torch's default generator is reset to its initial seed, as in
   a fresh interpreter; Python's and numpy's global generators are reseeded
   from the OS, as at a fresh start (povstim seeds everything it uses itself).
@@ -61,6 +68,13 @@ ENV_CHILD = "POVSTIM_WARM_CHILD"  # set in a child: never delegate again
 # every DAG one after the other (analyze and its prewarm: PyMC/Bambi/ArviZ/nutpie, ~4 s of imports; figures:
 # matplotlib)
 STAGES = frozenset({"train", "score", "score-group", "probe", "dyck", "analyze", "analyze-prewarm", "figures"})
+
+# Stages a ready child may run (see the module docstring): their first work is starting CUDA (devices.resolve_device)
+# and they never fork a process that uses it (a process whose driver started cannot give CUDA to its forks)
+READY_STAGES = frozenset({"train", "score", "score-group"})
+# ready children the server keeps: "auto" (one where jobs will see a GPU and torch is a CUDA build, else none), or a
+# count (ready_count)
+ENV_READY = "POVSTIM_WARM_READY"
 
 # Third-party modules the server imports once (povstim's own code is never preloaded). The torch stack
 # first; the analysis stack after it (the server listens once both are in).
@@ -109,7 +123,7 @@ def delegate(argv: list[str], stage: str | None, env: dict | None = None) -> int
     conn = _connect(path)
     if conn is None:
         return None
-    request = {"argv": argv, "cwd": os.getcwd(), "env": env, "umask": _umask(), "path": sys.path,
+    request = {"argv": argv, "stage": stage, "cwd": os.getcwd(), "env": env, "umask": _umask(), "path": sys.path,
                "identity": _identity()}
     try:
         body = json.dumps(request).encode()
@@ -272,30 +286,34 @@ def serve(path: str, watch_pid: int | None = None, modules=PRELOAD) -> int:
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(path)
         listener.listen(64)
+        ready = ReadyChildren(ready_count(os.environ), set_by_import)
     finally:  # listening, or failed: either way clients stop waiting
         (folder / "starting").unlink(missing_ok=True)
     waiting: dict[socket.socket, int] = {}  # client connection -> its child's pid
     children: dict[int, socket.socket] = {}
     try:
+        ready.fill([listener])
         while not stop:
             if watch_pid is not None and not alive(watch_pid):
                 break
             if not os.path.exists(path):
                 break
             try:
-                ready, _, _ = select.select([listener, *waiting], [], [], 0.2)
+                readable, _, _ = select.select([listener, *waiting], [], [], 0.2)
             except InterruptedError:  # pragma: no cover
-                ready = []
-            for s in ready:
+                readable = []
+            for s in readable:
                 if s is listener:
-                    _accept(listener, waiting, children, import_env, identity, set_by_import)
+                    _accept(listener, waiting, children, import_env, identity, set_by_import, ready)
                 elif not s.recv(1):  # the client is gone (Snakemake killed the job): stop its child
                     pid = waiting.pop(s)
                     s.close()
                     _terminate(pid)
-            _reap(waiting, children)
+            _reap(waiting, children, ready)
+            ready.fill([listener, *waiting])
     finally:
         listener.close()
+        ready.stop()
         for pid in list(children):
             _terminate(pid)
         deadline = time.monotonic() + 10
@@ -341,8 +359,8 @@ def _terminate(pid: int) -> None:
         pass
 
 
-def _reap(waiting: dict, children: dict) -> None:
-    while children:
+def _reap(waiting: dict, children: dict, ready: ReadyChildren | None = None) -> None:
+    while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
@@ -351,6 +369,8 @@ def _reap(waiting: dict, children: dict) -> None:
             return
         conn = children.pop(pid, None)
         if conn is None:
+            if ready is not None:
+                ready.gone(pid, os.waitstatus_to_exitcode(status))
             continue
         rc = os.waitstatus_to_exitcode(status)
         if rc < 0:
@@ -379,7 +399,7 @@ def refusal(request: dict, import_env: dict, identity: dict, set_by_import: dict
     return None
 
 
-def _accept(listener, waiting, children, import_env, identity, set_by_import) -> None:
+def _accept(listener, waiting, children, import_env, identity, set_by_import, ready=None) -> None:
     conn, _ = listener.accept()
     conn.settimeout(10)
     fds: list[int] = []
@@ -401,6 +421,11 @@ def _accept(listener, waiting, children, import_env, identity, set_by_import) ->
             conn.sendall(json.dumps({"refused": why}).encode() + b"\n")
             conn.close()
             return
+        pid = ready.take(request, fds) if ready is not None else None
+        if pid is not None:
+            _say(f"pid {pid}: povstim {_shown(request['argv'])} (in a ready child)")
+            _handed(conn, pid, waiting, children)
+            return
         sys.stdout.flush()
         sys.stderr.flush()
         # every object the server holds (the preloaded libraries: ~400k with torch and transformers) into the
@@ -415,12 +440,11 @@ def _accept(listener, waiting, children, import_env, identity, set_by_import) ->
             for other in waiting:
                 other.close()
             conn.close()
+            if ready is not None:
+                ready.close_channels()
             _child(request, fds, set_by_import)
         _say(f"pid {pid}: povstim {_shown(request['argv'])}")
-        conn.settimeout(None)
-        conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-        waiting[conn] = pid
-        children[pid] = conn
+        _handed(conn, pid, waiting, children)
     except (OSError, ValueError):
         conn.close()
     finally:
@@ -428,11 +452,20 @@ def _accept(listener, waiting, children, import_env, identity, set_by_import) ->
             os.close(fd)
 
 
+def _handed(conn, pid: int, waiting: dict, children: dict) -> None:
+    """Tell the client which process runs its job, and wait for that process's exit."""
+    conn.settimeout(None)
+    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    waiting[conn] = pid
+    children[pid] = conn
+
+
 def _child(request: dict, fds: list[int], set_by_import: dict) -> None:
     """In the forked child: become the job's process, run ``povstim argv``, exit with its status."""
     rc = 1
     try:
-        os.setsid()
+        if os.getsid(0) != os.getpid():  # a ready child leads its own session already
+            os.setsid()
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -534,6 +567,150 @@ def _fresh_state() -> None:
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.manual_seed(torch.initial_seed())  # a fresh process's default seed, at its first draw
+
+
+# --------------------------------------------------------------------------- ready children
+
+
+def ready_count(env, cuda_build: bool | None = None, dev_dir: str = "/dev") -> int:
+    """How many ready children the server keeps (``POVSTIM_WARM_READY``): a count as given, or for ``auto`` (unset)
+    one where jobs will see a GPU (devices.gpu_visible) and torch is a CUDA or ROCm build, none elsewhere: a CPU
+    has no driver to start ahead. ``cuda_build`` stands in for torch's own answer (tests)."""
+    raw = str(env.get(ENV_READY) or "auto").strip().lower()
+    if raw != "auto":
+        try:
+            count = int(raw)
+        except ValueError:
+            count = -1
+        if count < 0:
+            _say(f"{ENV_READY}={raw!r} is neither auto nor a count of ready children: keeping none")
+            return 0
+        return count
+    if cuda_build is None:
+        torch = sys.modules.get("torch")
+        version = getattr(torch, "version", None)
+        cuda_build = bool(getattr(version, "cuda", None) or getattr(version, "hip", None))
+    # no torch, no CUDA: reads CUDA_VISIBLE_DEVICES and /dev
+    from .devices import gpu_visible
+
+    return 1 if cuda_build and gpu_visible(env, dev_dir) else 0
+
+
+class ReadyChildren:
+    """The server's children forked ahead of their jobs (see the module docstring), each waiting on its end of a
+    socket pair for a request and the job's three descriptors, as the server received them from the client."""
+
+    GIVE_UP = 3  # ready children that died before a job: after this many, the server forks per job only
+
+    def __init__(self, count: int, set_by_import: dict):
+        self.count, self.set_by_import = int(count), set_by_import
+        self.idle: list[tuple[int, socket.socket]] = []  # (pid, the server's end of its channel), oldest first
+        self.died = 0
+        # CUDA_VISIBLE_DEVICES as the ready children started their driver with (the server's, inherited)
+        self.visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+
+    def fill(self, closing: list) -> None:
+        """Fork ready children until ``count`` wait; ``closing``: the server's sockets a child must not hold."""
+        while len(self.idle) < self.count and self.died < self.GIVE_UP:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            gc.freeze()  # as for a job's child (_accept)
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            pid = os.fork()
+            if pid == 0:  # never returns
+                ours.close()
+                for s in closing:
+                    s.close()
+                self.close_channels()
+                _ready_child(theirs, self.set_by_import)
+            theirs.close()
+            self.idle.append((pid, ours))
+
+    def take(self, request: dict, fds: list[int]) -> int | None:
+        """The pid of a ready child now running ``request`` (its descriptors passed on), or None: the stage does not
+        start CUDA first, its visible GPUs are not those the child's driver started with, or none is waiting."""
+        if request.get("stage") not in READY_STAGES:
+            return None
+        if (request.get("env") or {}).get("CUDA_VISIBLE_DEVICES") != self.visible:
+            return None
+        body = json.dumps(request).encode()
+        while self.idle:
+            pid, chan = self.idle.pop(0)
+            try:
+                socket.send_fds(chan, [_HEADER.pack(len(body))], fds)
+                chan.sendall(body)
+            except OSError:  # it died while waiting (not reaped yet): the next one, or a fresh fork
+                self.died += 1
+                continue
+            finally:
+                chan.close()
+            return pid
+        return None
+
+    def gone(self, pid: int, rc: int) -> None:
+        """A child that was not running a job exited: if it was a ready one, it died waiting (a fresh one replaces
+        it, up to GIVE_UP times)."""
+        for i, (waiting_pid, chan) in enumerate(self.idle):
+            if waiting_pid == pid:
+                del self.idle[i]
+                chan.close()
+                self.died += 1
+                _say(f"ready child {pid}: exited with {rc} before a job came"
+                     + ("; no more ready children in this run" if self.died >= self.GIVE_UP else ""))
+                return
+
+    def close_channels(self) -> None:
+        """In a forked child: drop the server's ends of the ready children's channels (EOF then reaches a ready
+        child when the server goes, whatever else runs)."""
+        for _pid, chan in self.idle:
+            chan.close()
+
+    def stop(self) -> None:
+        for pid, chan in self.idle:
+            chan.close()  # EOF: the ready child exits
+            _terminate(pid)
+        self.idle = []
+
+
+def _ready_child(chan: socket.socket, set_by_import: dict) -> None:
+    """A ready child: start the CUDA driver, wait for a job on ``chan``, run it as _child does (never returns)."""
+    try:
+        os.setsid()  # its own process group, as a job's child: the server stops it with killpg (_terminate)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the server's handler, which would keep it waiting
+        started = time.perf_counter()
+        what = _start_cuda()
+        _say(f"ready child {os.getpid()}: {what} in {time.perf_counter() - started:.2f}s; waiting for a job")
+        msg, fds, _flags, _addr = socket.recv_fds(chan, _HEADER.size, 3)
+        if len(msg) != _HEADER.size or len(fds) != 3:  # EOF: the server stopped
+            os._exit(0)
+        (size,) = _HEADER.unpack(msg)
+        body = b""
+        while len(body) < size:
+            chunk = chan.recv(size - len(body))
+            if not chunk:
+                os._exit(0)
+            body += chunk
+        chan.close()
+        request = json.loads(body)
+    except BaseException:  # noqa: BLE001 -- nothing to report to: the server counts the exit (ReadyChildren.gone)
+        os._exit(1)
+    _child(request, fds, set_by_import)
+
+
+def _start_cuda() -> str:
+    """Start the CUDA driver (``cuInit``, through the device count) without creating a context: no GPU memory is
+    held while the child waits, and the job still picks its own GPU (devices.resolve_device)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return "no torch"
+    version = torch.version
+    if not (getattr(version, "cuda", None) or getattr(version, "hip", None)):
+        return "torch has no CUDA"
+    try:
+        n = torch.cuda.device_count()
+    except Exception as exc:  # noqa: BLE001 -- the job meets the same error and reports it
+        return f"CUDA driver did not start ({type(exc).__name__}: {exc})"
+    return f"CUDA driver started ({n} GPU(s) visible)"
 
 
 # --------------------------------------------------------------------------- lifecycle (Snakefile)

@@ -112,10 +112,11 @@ def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, setti
     from .scorer import load
     from .tree import TreeScorer
 
-    started = time.perf_counter()
-    device = resolve_device(settings.device)
+    started, parts = time.perf_counter(), {}
+    device = resolve_device(settings.device, parts=parts)
     if device != "cpu":  # a GPU's slot claim and CUDA start-up: part of every GPU job's time
-        log.info("device %s ready in %.2fs", device, time.perf_counter() - started)
+        log.info("device %s ready in %.2fs (%s)", device, time.perf_counter() - started,
+                 ", ".join(f"{k} {v:.2f}s" for k, v in parts.items()))
     frames = []
     final_result = None  # the final model's (Scores or task frame, kind), for a checkpoint holding the same model
     for step, path, final in targets:
