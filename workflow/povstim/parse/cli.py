@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import dpe, languages
-from ..io import PovstimError, atomic_write, read_sentences
+from ..io import atomic_write, read_sentences
 from ..settings import section
 from ..io import json_object_arg as load_json_arg
 from . import backends

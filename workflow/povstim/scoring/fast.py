@@ -104,8 +104,6 @@ class FastScorer(Scorer):
     def _batch_logprobs(self, tid, mask, rows, cols, tgts, cuda: bool):
         """_token_logprobs of one batch, sent to the device in one copy (ids, mask and the index vectors
         side by side); the result stays on the device."""
-        import torch
-
         t_ids, t_mask, t_rows, t_cols, t_tgts = self._send([tid, mask, rows, cols, tgts], cuda)
         cfg = self.model.config
         if cfg.model_type in HOST_PADDING_MODELS and cfg._attn_implementation == "sdpa":

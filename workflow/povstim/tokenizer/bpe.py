@@ -10,8 +10,7 @@ explicit: causal LMs see ``<s> sentence </s>`` and masked LMs get ``<mask>``.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from dataclasses import dataclass
 
