@@ -126,9 +126,7 @@ def delegate(argv: list[str], stage: str | None, env: dict | None = None) -> int
     request = {"argv": argv, "stage": stage, "cwd": os.getcwd(), "env": env, "umask": _umask(), "path": sys.path,
                "identity": _identity()}
     try:
-        body = json.dumps(request).encode()
-        socket.send_fds(conn, [_HEADER.pack(len(body))], [0, 1, 2])
-        conn.sendall(body)
+        _send_request(conn, request, [0, 1, 2])
         reply = _read_line(conn)
     except OSError:
         conn.close()
@@ -169,6 +167,31 @@ def _starting(folder: Path) -> bool:
         return alive(int((folder / "pid").read_text()))
     except (OSError, ValueError):
         return True  # the pid is written right after the server is spawned
+
+
+def _send_request(conn: socket.socket, request: dict, fds: list[int]) -> None:
+    """A job's request and its stdin/stdout/stderr descriptors, as _receive_request reads them: client to server,
+    and server to a ready child."""
+    body = json.dumps(request).encode()
+    socket.send_fds(conn, [_HEADER.pack(len(body))], fds)
+    conn.sendall(body)
+
+
+def _receive_request(conn: socket.socket, fds: list[int]) -> dict:
+    """The request _send_request sent; the descriptors that came with it are added to ``fds`` (the caller closes
+    them). OSError when the sender went away or sent something else."""
+    msg, got, _flags, _addr = socket.recv_fds(conn, _HEADER.size, 3)
+    fds.extend(got)
+    if len(msg) != _HEADER.size or len(got) != 3:
+        raise OSError("bad request header")
+    (size,) = _HEADER.unpack(msg)
+    body = b""
+    while len(body) < size:
+        chunk = conn.recv(size - len(body))
+        if not chunk:
+            raise OSError("short request")
+        body += chunk
+    return json.loads(body)
 
 
 def _read_line(conn: socket.socket) -> dict | None:
@@ -404,17 +427,7 @@ def _accept(listener, waiting, children, import_env, identity, set_by_import, re
     conn.settimeout(10)
     fds: list[int] = []
     try:
-        msg, fds, _flags, _addr = socket.recv_fds(conn, _HEADER.size, 3)
-        if len(msg) != _HEADER.size or len(fds) != 3:
-            raise OSError("bad request header")
-        (size,) = _HEADER.unpack(msg)
-        body = b""
-        while len(body) < size:
-            chunk = conn.recv(size - len(body))
-            if not chunk:
-                raise OSError("short request")
-            body += chunk
-        request = json.loads(body)
+        request = _receive_request(conn, fds)
         why = refusal(request, import_env, identity, set_by_import)
         if why:
             _say(f"refused povstim {_shown(request['argv'])}: {why} (the job runs in its own process)")
@@ -633,12 +646,10 @@ class ReadyChildren:
             return None
         if (request.get("env") or {}).get("CUDA_VISIBLE_DEVICES") != self.visible:
             return None
-        body = json.dumps(request).encode()
         while self.idle:
             pid, chan = self.idle.pop(0)
             try:
-                socket.send_fds(chan, [_HEADER.pack(len(body))], fds)
-                chan.sendall(body)
+                _send_request(chan, request, fds)
             except OSError:  # it died while waiting (not reaped yet): the next one, or a fresh fork
                 self.died += 1
                 continue
@@ -674,24 +685,17 @@ class ReadyChildren:
 
 def _ready_child(chan: socket.socket, set_by_import: dict) -> None:
     """A ready child: start the CUDA driver, wait for a job on ``chan``, run it as _child does (never returns)."""
+    fds: list[int] = []
     try:
         os.setsid()  # its own process group, as a job's child: the server stops it with killpg (_terminate)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the server's handler, which would keep it waiting
         started = time.perf_counter()
         what = _start_cuda()
         _say(f"ready child {os.getpid()}: {what} in {time.perf_counter() - started:.2f}s; waiting for a job")
-        msg, fds, _flags, _addr = socket.recv_fds(chan, _HEADER.size, 3)
-        if len(msg) != _HEADER.size or len(fds) != 3:  # EOF: the server stopped
-            os._exit(0)
-        (size,) = _HEADER.unpack(msg)
-        body = b""
-        while len(body) < size:
-            chunk = chan.recv(size - len(body))
-            if not chunk:
-                os._exit(0)
-            body += chunk
+        request = _receive_request(chan, fds)
         chan.close()
-        request = json.loads(body)
+    except OSError:  # EOF: the server stopped
+        os._exit(0)
     except BaseException:  # noqa: BLE001 -- nothing to report to: the server counts the exit (ReadyChildren.gone)
         os._exit(1)
     _child(request, fds, set_by_import)
