@@ -15,7 +15,7 @@ import logging
 import os
 import sys
 
-from . import __version__, warm
+from . import __version__, hostmem, warm
 from .io import PovstimError
 
 # name -> (module, one-line help). Order is pipeline order.
@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage is None:
         parser.print_help()
         return 2
+    if args.stage in hostmem.STAGES:
+        # torch's CPU work reuses its freed blocks instead of faulting fresh pages in (povstim/hostmem.py)
+        hostmem.keep_freed_memory()
     try:
         module = importlib.import_module(STAGES[args.stage][0])
         return int(module.run(args) or 0)

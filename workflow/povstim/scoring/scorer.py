@@ -240,8 +240,9 @@ class Scorer:
             return got
 
     def _softmax_rows(self, n: int) -> int:
-        """Outputs per log-softmax chunk: about 4M fp32 logits (16 MB, under glibc's largest mmap threshold, so
-        reused rather than fresh pages) on a CPU; all ``n`` at once on a GPU, where one big kernel is best."""
+        """Outputs per log-softmax chunk: about 4M fp32 logits (16 MB, cache-sized; a score job keeps freed
+        blocks for the next chunk, povstim/hostmem.py) on a CPU; all ``n`` at once on a GPU, where one big kernel
+        is best."""
         if str(self.device).startswith("cuda") or n == 0:
             return max(n, 1)
         return max(1, SOFTMAX_CHUNK // max(int(self.model.config.vocab_size), 1))
