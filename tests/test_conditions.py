@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from povstim.conditions.build import build, split
+from povstim.conditions.build import split
 from povstim.io import PovstimError
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -132,7 +131,7 @@ def pretrained(tmp_path_factory):
                      "--dyck", json.dumps({"k": 4, "steps": 5}), "--vocab-size", "400", "--seed", "1",
                      "--out-dir", str(d / "ckpt"), "--threads", "1", "--no-progress"]) == 0
     train = write_corpus(d / "train.txt", 300, seed=1)
-    dev = write_corpus(d / "dev.txt", 30, seed=2)
+    write_corpus(d / "dev.txt", 30, seed=2)
     bpe.save(bpe.train_file(train, {"vocab_size": 350}), d / "tok.json")
     return d
 

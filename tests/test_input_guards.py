@@ -4,9 +4,6 @@ line), the exit status and that nothing half-written remains (issue 12, "Does no
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest

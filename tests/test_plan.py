@@ -86,6 +86,7 @@ def test_word_pools_name_the_top_k_that_fills_every_class(files, tmp_path, capsy
     ok = main(["benchmark", "--suite", "posh", "--params", json.dumps({**spec, "top_k_words": k}), *corpora,
                "--out-dir", str(tmp_path / "b1")])
     err_ok = capsys.readouterr().err
+    assert ok == 0, err_ok
     assert "no word of class" not in err_ok, err_ok
     bad = main(["benchmark", "--suite", "posh", "--params", json.dumps({**spec, "top_k_words": k - 1}), *corpora,
                 "--out-dir", str(tmp_path / "b2")])

@@ -165,7 +165,7 @@ def test_deterministic_for_a_seed(tmp_path):
     tasks = resolve_tasks(["main_verb_length"])
     a = write_data(tmp_path / "a", tasks, COUNTS, RATES, seed=3)
     b = write_data(tmp_path / "b", tasks, COUNTS, RATES, seed=3)
-    c = write_data(tmp_path / "c", tasks, COUNTS, RATES, seed=4)
+    write_data(tmp_path / "c", tasks, COUNTS, RATES, seed=4)
     assert a == b
     files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
     assert len(files) == 1 + 2 * 4  # manifest + two controls (train, test) + the task's four splits

@@ -15,8 +15,6 @@ CPU can check is everything around them:
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest

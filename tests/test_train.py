@@ -154,7 +154,6 @@ def test_sigkill_then_rerun_equals_uninterrupted(corpus, gpt2_run, tmp_path):
 
 
 def test_babyberta_mlm_trains_and_loads(corpus, tmp_path):
-    import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     # context 14: the corpus's longest sentences (up to 17 tokens with <s>, </s>) do not fit
