@@ -85,3 +85,4 @@ def test_another_c_library_is_left_alone(monkeypatch):
 
     monkeypatch.setattr(hostmem.sys, "platform", "darwin")
     assert hostmem.keep_freed_memory() is False
+

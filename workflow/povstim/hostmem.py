@@ -7,11 +7,11 @@ that). A CPU scoring job sits right at those thresholds: each chunk of the vocab
 (``scoring.scorer.SOFTMAX_CHUNK``) allocates 16 MB of logits and 16 MB of their log-softmax and frees both,
 32 MB at the top of the heap, so glibc trimmed it and the next chunk got the memory back from the kernel as
 fresh zeroed pages: thousands of page faults per chunk. Measured on the 2-core machine (2026-11-28): a 1-layer
-GPT-2 with a 32k vocabulary scoring 20,000 pairs spent 38 s of its 50 s in the kernel (median of 5 runs);
-with the thresholds fixed, 1 s of 33 s (docs/evaluation.md).
+GPT-2 with a 32k vocabulary scoring 20,000 pairs took 50 s with 38 s of system time (medians of 5 runs);
+with the thresholds fixed, 33 s with 1 s (docs/evaluation.md).
 
-:func:`keep_freed_memory` fixes both thresholds: blocks up to 32 MB (glibc's largest mmap threshold on 64-bit)
-come from the heap, and up to 1 GB free at its top stays there, so a chunk reuses the last chunk's memory.
+:func:`keep_freed_memory` fixes both thresholds: blocks up to 32 MB (where glibc's own mmap threshold stops rising
+on 64-bit) come from the heap, and up to 1 GB free at its top stays there, so a chunk reuses the last chunk's memory.
 Freed memory below 1 GB is not handed back until the process ends (each job is its own process, or a fork of
 the warm-start server that exits after its job); the measured jobs' peaks grew 2-4%.
 Only glibc has ``mallopt`` with these parameters; elsewhere (macOS, musl) nothing changes.
@@ -34,7 +34,9 @@ STAGES = frozenset({"score", "score-group"})
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 
-MMAP_THRESHOLD = 32 << 20  # glibc's ceiling on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX); larger values are refused
+# where glibc's own dynamic mmap threshold stops rising on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX): blocks above it
+# are mmapped, as before (the measured setting; larger ones were not tried)
+MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 1 << 30
 
 
@@ -61,6 +63,6 @@ def keep_freed_memory(mmap_threshold: int = MMAP_THRESHOLD, trim_threshold: int 
         return False
     done = bool(libc.mallopt(M_MMAP_THRESHOLD, int(mmap_threshold))) and bool(
         libc.mallopt(M_TRIM_THRESHOLD, int(trim_threshold)))
-    if not done:  # a value glibc refused: its own dynamic thresholds go on, as before
+    if not done:  # a value this glibc refuses; after a refused mmap threshold the trim threshold is not set
         log.debug("mallopt refused the thresholds (mmap %d, trim %d)", mmap_threshold, trim_threshold)
     return done
