@@ -87,3 +87,64 @@ def test_another_c_library_is_left_alone(monkeypatch):
     monkeypatch.setattr(hostmem.sys, "platform", "darwin")
     assert hostmem.keep_freed_memory() is False
 
+
+
+def test_povstim_hostmem_glibc_leaves_the_thresholds_to_glibc(monkeypatch, tmp_path, caplog):
+    from povstim import cli, hostmem
+
+    calls = []
+    monkeypatch.setattr(hostmem, "keep_freed_memory", lambda *thresholds: calls.append(thresholds) or True)
+    missing = str(tmp_path / "missing")
+    score = ["score", "--model", missing, "--suite", missing, "--out", missing + ".parquet"]
+    for value, fixed in (("glibc", 0), ("", 1), ("keep", 1), ("GLIBC ", 0), ("off", 0)):
+        monkeypatch.setenv(hostmem.ENV, value)
+        calls.clear()
+        assert cli.main(score) == 1  # the missing suite, after the CLI's set-up
+        assert len(calls) == fixed, value
+    assert "POVSTIM_HOSTMEM='off' is not one of keep, glibc" in caplog.text
+    calls.clear()
+    monkeypatch.delenv(hostmem.ENV)
+    assert cli.main(["check", missing]) == 1 and calls == []  # not a scoring stage
+
+
+TRAIN_SCRIPT = r"""
+import json, resource, sys
+import torch
+torch.set_num_threads(1)
+from transformers import GPT2Config, GPT2LMHeadModel
+from povstim import cli
+torch.manual_seed(0)
+model = GPT2LMHeadModel(GPT2Config(vocab_size=32768, n_positions=64, n_embd=32, n_layer=1, n_head=1,
+                                   bos_token_id=0, eos_token_id=0))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+batch = torch.randint(0, 32768, (16, 64))  # a demo-sized batch (16 x 64 tokens) of a 32k vocabulary
+
+def steps(n):
+    for _ in range(n):
+        opt.zero_grad()
+        model(input_ids=batch, labels=batch).loss.backward()
+        opt.step()
+
+got = {}
+for stage in json.loads(sys.argv[1]):
+    assert cli.main(stage) != 0
+    steps(2)  # the heap grows to hold what was mmapped before
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    steps(4)
+    got[stage[0]] = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+print(json.dumps(got))
+"""
+
+
+def test_a_train_job_reuses_its_freed_logits(tmp_path):
+    # a step's vocabulary logits and their gradients (134 MB each here) are over the scoring thresholds' 32 MB:
+    # `train` raises the mmap threshold (hostmem.STAGES), so they come from the heap and are reused
+    missing = str(tmp_path / "missing")
+    stages = [["check", missing], ["train", "--train", missing, "--dev", missing, "--tokenizer", missing,
+                                   "--arch", "{}", "--seed", "1", "--out-dir", str(tmp_path / "out")]]
+    env = {"PYTHONPATH": f"{REPO / 'workflow'}", "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
+    run = subprocess.run([sys.executable, "-c", TRAIN_SCRIPT, json.dumps(stages)], check=False,
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    assert got["train"] * 5 < got["check"], got

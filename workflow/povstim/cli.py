@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.stage is None:
         parser.print_help()
         return 2
-    if args.stage in hostmem.STAGES:
+    if args.stage in hostmem.STAGES and hostmem.wanted():
         # torch's CPU work reuses its freed blocks instead of faulting fresh pages in (povstim/hostmem.py)
-        hostmem.keep_freed_memory()
+        hostmem.keep_freed_memory(*hostmem.STAGES[args.stage])
     try:
         module = importlib.import_module(STAGES[args.stage][0])
         return int(module.run(args) or 0)
