@@ -25,7 +25,6 @@ glibc's own (and a user's ``GLIBC_TUNABLES``). Only glibc has ``mallopt`` with t
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import logging
 import os
 import sys
@@ -68,11 +67,11 @@ def _glibc():
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        version = libc.gnu_get_libc_version  # glibc only
+        # this process's own symbols (libc is loaded already; find_library would run ldconfig in a subprocess)
+        libc = ctypes.CDLL(None)
+        libc.gnu_get_libc_version  # noqa: B018 -- glibc only: an AttributeError elsewhere
     except (OSError, AttributeError):
         return None
-    version.restype = ctypes.c_char_p
     libc.mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     libc.mallopt.restype = ctypes.c_int
     return libc
