@@ -12,8 +12,8 @@ back from the kernel as fresh zeroed pages each time: thousands of page faults p
   50 s with 38 s of system time (medians of 5 runs); with the thresholds fixed, 33 s with 1 s.
 - A CPU training job: a step's vocabulary logits and their gradient are over 32 MB with a big vocabulary
   (134 MB for 16 x 64 tokens of a 32k vocabulary), so each was a fresh mmap: a 2 x 128 GPT-2 with a 32k
-  vocabulary took 53.3 s for 60 steps with 15.9 s of system time, and 38.6 s with 1.2 s with the training
-  thresholds, at a 33% higher peak (1,374 vs 1,031 MiB).
+  vocabulary took 52.2 s for 60 steps with 15.5 s of system time, and 40.0 s with 1.3 s with the training
+  thresholds, at a 39% higher peak (1,438 vs 1,033 MiB).
 
 :func:`keep_freed_memory` fixes both thresholds, per stage (:data:`STAGES`), so those blocks come from the heap
 and are reused; freed memory under the trim threshold is not handed back until the process ends (each job is
