@@ -1,11 +1,12 @@
-"""povstim/hostmem.py: a scoring job's freed blocks are reused, not returned to the OS and faulted in again.
+"""povstim/hostmem.py: a scoring or training job's freed blocks are reused, not returned to the OS and faulted in
+again.
 
-The check runs in a fresh interpreter (malloc's thresholds are per process, and pytest's own would change) and
+The scoring check runs in a fresh interpreter (malloc's thresholds are per process, and pytest's own would change) and
 scores real sentences with the prefix-tree scorer on a CPU, the way a `povstim score` job does, with a GPT-2 of a
 32k vocabulary: each chunk of its vocabulary head is 16 MB of logits and 16 MB of log-softmax
 (scoring/scorer.py). It counts the minor page faults of the scoring from getrusage, once after a CLI stage that
 leaves glibc's thresholds alone and once after `score`; each call fails on a missing file, after the CLI's own
-set-up, so what differs is what ``cli.main`` set up."""
+set-up, so what differs is what ``cli.main`` set up. The training check does the same around training steps."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import tiny_models as tiny
 from povstim.benchmarks import posh, words
 
@@ -41,6 +43,16 @@ for stage in json.loads(sys.argv[3]):  # each fails on its missing file, after t
 print(json.dumps(got))
 """
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc (Linux) only")
+
+
+def faults_after(script: str, stages: list[list[str]], *args: str) -> dict:
+    """What ``script`` prints, run in a fresh interpreter with the CLI calls ``stages`` (its last argument)."""
+    env = {"PYTHONPATH": f"{REPO / 'workflow'}", "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
+           "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run([sys.executable, "-c", script, *args, json.dumps(stages)], check=False,
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +82,7 @@ def test_a_score_job_reuses_its_freed_chunks_and_other_stages_keep_glibcs_thresh
     # back to the OS at every chunk (measured: 460,925 faults for 2,000 sentences, 12,041 with the fix); after
     # `score` (a CLI call that fails on its missing files) the thresholds are fixed and the chunks reuse it
     stages = [["check", missing], ["score", "--model", missing, "--suite", missing, "--out", missing + ".parquet"]]
-    env = {"PYTHONPATH": f"{REPO / 'workflow'}", "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1",
-           "HF_HUB_OFFLINE": "1"}
-    run = subprocess.run([sys.executable, "-c", SCRIPT, str(big_vocabulary / "model"),
-                          str(big_vocabulary / "sentences.json"), json.dumps(stages)],
-                         check=False, capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr
-    got = json.loads(run.stdout.strip().splitlines()[-1])
+    got = faults_after(SCRIPT, stages, str(big_vocabulary / "model"), str(big_vocabulary / "sentences.json"))
     assert got["score"]["faults"] * 5 < got["check"]["faults"], got
     assert got["score"]["total"] == got["check"]["total"]  # the same numbers, bit for bit: only the memory differs
 
@@ -86,7 +92,6 @@ def test_another_c_library_is_left_alone(monkeypatch):
 
     monkeypatch.setattr(hostmem.sys, "platform", "darwin")
     assert hostmem.keep_freed_memory() is False
-
 
 
 def test_povstim_hostmem_glibc_leaves_the_thresholds_to_glibc(monkeypatch, tmp_path, caplog):
@@ -142,9 +147,5 @@ def test_a_train_job_reuses_its_freed_logits(tmp_path):
     missing = str(tmp_path / "missing")
     stages = [["check", missing], ["train", "--train", missing, "--dev", missing, "--tokenizer", missing,
                                    "--arch", "{}", "--seed", "1", "--out-dir", str(tmp_path / "out")]]
-    env = {"PYTHONPATH": f"{REPO / 'workflow'}", "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
-    run = subprocess.run([sys.executable, "-c", TRAIN_SCRIPT, json.dumps(stages)], check=False,
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr
-    got = json.loads(run.stdout.strip().splitlines()[-1])
+    got = faults_after(TRAIN_SCRIPT, stages)
     assert got["train"] * 5 < got["check"], got
