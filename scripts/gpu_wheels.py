@@ -88,6 +88,7 @@ def closure(root: str, env: dict, also=()) -> dict[str, Pkg]:
     found: dict[str, tuple[str, str]] = {}
     direct: set[str] = {canonicalize_name(Requirement(x).name) for x in also}
     wants: dict[str, set[str]] = {}
+    missing: set[str] = set()
     todo = [(top.name, frozenset(top.extras), True)] + [
         (r.name, frozenset(r.extras), True) for r in map(Requirement, also)]
     while todo:
@@ -98,8 +99,8 @@ def closure(root: str, env: dict, also=()) -> dict[str, Pkg]:
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
-            raise SystemExit(f"gpu_wheels: {name} is required but not installed here; install povstim with "
-                             f"`pip install -e \".[test]\"` first") from None
+            missing.add(key)
+            continue
         found[key] = (dist.metadata["Name"], dist.version)
         for line in dist.requires or []:
             req = Requirement(line)
@@ -110,6 +111,10 @@ def closure(root: str, env: dict, also=()) -> dict[str, Pkg]:
                 if str(req.specifier):
                     wants.setdefault(dep, set()).add(str(req.specifier))
                 todo.append((req.name, frozenset(req.extras), False))
+    if missing:  # the versions to carry are the ones installed here
+        raise SystemExit(f"gpu_wheels: required on the target but not installed here: {', '.join(sorted(missing))} "
+                         f"(install povstim with `pip install -e \".[test]\"`; a target Python other than this one's "
+                         "may need more)")
     return {k: Pkg(n, v, k in direct, tuple(sorted(wants.get(k, ()))))
             for k, (n, v) in found.items() if k != canonicalize_name(top.name)}
 
