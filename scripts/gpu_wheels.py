@@ -77,7 +77,7 @@ def target_env(python_version: str) -> dict:
 class Pkg(NamedTuple):
     name: str
     version: str  # installed here
-    pinned: bool  # required by the root or one of ``also`` themselves
+    pinned: bool  # required by the root itself, or one of ``also``
     wants: tuple[str, ...] = ()  # the version specifiers the closure's requirements put on it
 
 
@@ -89,13 +89,18 @@ def closure(root: str, env: dict, also=()) -> dict[str, Pkg]:
     direct: set[str] = {canonicalize_name(Requirement(x).name) for x in also}
     wants: dict[str, set[str]] = {}
     missing: set[str] = set()
+    # the root's requirements are its pins; the packages of ``also`` are pinned themselves, their own requirements
+    # are transitive (checked against the target's versions)
     todo = [(top.name, frozenset(top.extras), True)] + [
-        (r.name, frozenset(r.extras), True) for r in map(Requirement, also)]
+        (r.name, frozenset(r.extras), False) for r in map(Requirement, also)]
+    asked: dict[str, set[str]] = {}  # the extras already followed per package ("" for its plain requirements)
     while todo:
         name, extras, is_root = todo.pop()
         key = canonicalize_name(name)
-        if key in found:
+        new = ({""} | set(extras)) - asked.get(key, set())
+        if not new or key in missing:
             continue
+        asked.setdefault(key, set()).update(new)
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
@@ -104,7 +109,8 @@ def closure(root: str, env: dict, also=()) -> dict[str, Pkg]:
         found[key] = (dist.metadata["Name"], dist.version)
         for line in dist.requires or []:
             req = Requirement(line)
-            if req.marker is None or any(req.marker.evaluate({**env, "extra": e}) for e in (extras or {""})):
+            # a requirement of an extra counts when that extra is asked for, the others whenever their markers hold
+            if req.marker is None or any(req.marker.evaluate({**env, "extra": e}) for e in new):
                 dep = canonicalize_name(req.name)
                 if is_root:
                     direct.add(dep)
@@ -269,12 +275,13 @@ def main(argv=None) -> int:
 
     if a.have is not None and not a.have.is_file():
         raise SystemExit(f"gpu_wheels: --have {a.have}: no such file")
-    found = closure(a.root, target_env(a.python_version), [x for x in a.also.split(",") if x])
+    also = [x for x in a.also.split(",") if x]
+    found = closure(a.root, target_env(a.python_version), also)
     have = read_have(a.have) if a.have is not None else {}
     wanted = choose(found, have, [t for t in a.trust.split(",") if t])
     for name, version, why in wanted:
         print(f"  {name}=={version}  ({why})")
-    print(f"{len(wanted)} of {len(found)} packages in {a.root}'s closure to carry")
+    print(f"{len(wanted)} of the {len(found)} packages {' and '.join([a.root, *also])} need there to carry")
     if a.dry_run or not wanted:
         return 0
     stale = [w for w in a.out.glob("*.whl")] if a.out.is_dir() else []

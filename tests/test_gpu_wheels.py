@@ -44,6 +44,28 @@ def test_closure_reads_this_environments_metadata_for_the_targets_python():
         gw.target_env("3.12.1")
 
 
+def test_closure_follows_extras_asked_for_later_and_markers(tmp_path, monkeypatch):
+    """Hand-made installed packages: root needs a and b; b needs a[x]; a's extra x needs c; d is for Python < 3.12
+    only; e is an extra of root nobody asks for."""
+    def dist(name, version, *requires):
+        info = tmp_path / f"{name}-{version}.dist-info"
+        info.mkdir()
+        info.joinpath("METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                                             + "".join(f"Requires-Dist: {r}\n" for r in requires))
+
+    dist("rootpkg", "1.0", "bpkg>=2", "apkg==1.0", "dpkg; python_version < '3.12'", "epkg; extra == 'dev'")
+    dist("apkg", "1.0", "cpkg<4; extra == 'x'")
+    dist("bpkg", "2.5", "apkg[x]>=0.5")
+    for name in ("cpkg", "dpkg", "epkg"):
+        dist(name, "3.0")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = gw.closure("rootpkg", gw.target_env("3.12"))
+    assert found == {"apkg": gw.Pkg("apkg", "1.0", True, ("==1.0", ">=0.5")), "bpkg": gw.Pkg("bpkg", "2.5", True, (">=2",)),
+                     "cpkg": gw.Pkg("cpkg", "3.0", False, ("<4",))}
+    assert set(gw.closure("rootpkg", gw.target_env("3.11"))) == {"apkg", "bpkg", "cpkg", "dpkg"}
+    assert set(gw.closure("rootpkg[dev]", gw.target_env("3.12"))) == {"apkg", "bpkg", "cpkg", "epkg"}
+
+
 def test_what_is_carried(tmp_path):
     P = gw.Pkg
     found = {"transformers": P("transformers", "5.24.0", True), "pandas": P("pandas", "3.1.1", True),
