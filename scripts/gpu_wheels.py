@@ -241,13 +241,22 @@ def other_models(keep):
     return lambda path: (m := folder.match(path)) is not None and m.group(1) not in keep
 
 
+def mib(wheels: list[Path]) -> float:
+    return sum(w.stat().st_size for w in wheels) / 2**20
+
+
+def items(text: str) -> list[str]:
+    """A comma-separated option's entries."""
+    return [x for x in text.split(",") if x]
+
+
 def fit(wheels: list[Path], max_mb: float, keep_models) -> None:
     """Slim wheels until the folder is under ``max_mb``: first what the target cannot use, then transformers'
     model folders other than ``keep_models`` (which can break a target package that imports one)."""
     for prefix, dropped, what in (("pulp-", other_platforms_solvers, "CBC binaries for other platforms"),
                                   ("transformers-", other_models(keep_models),
                                    f"model folders but {','.join(keep_models)}")):
-        if sum(w.stat().st_size for w in wheels) / 2**20 <= max_mb:
+        if mib(wheels) <= max_mb:
             return
         for w in wheels:
             if w.name.startswith(prefix):
@@ -275,30 +284,28 @@ def main(argv=None) -> int:
 
     if a.have is not None and not a.have.is_file():
         raise SystemExit(f"gpu_wheels: --have {a.have}: no such file")
-    also = [x for x in a.also.split(",") if x]
+    also = items(a.also)
     found = closure(a.root, target_env(a.python_version), also)
     have = read_have(a.have) if a.have is not None else {}
-    wanted = choose(found, have, [t for t in a.trust.split(",") if t])
+    wanted = choose(found, have, items(a.trust))
     for name, version, why in wanted:
         print(f"  {name}=={version}  ({why})")
     print(f"{len(wanted)} of the {len(found)} packages {' and '.join([a.root, *also])} need there to carry")
     if a.dry_run or not wanted:
         return 0
-    stale = [w for w in a.out.glob("*.whl")] if a.out.is_dir() else []
-    for w in stale:  # two versions of one package stop `pip install .whl/*.whl` there
+    for w in a.out.glob("*.whl"):  # two versions of one package stop `pip install .whl/*.whl` there
         w.unlink()
     for req in download(wanted, a.out, a.python_version, a.index_url):
         print(f"  {req}: no wheel on the index; built here (pure Python)")
     wheels = sorted(a.out.glob("*.whl"))
-    mib = sum(w.stat().st_size for w in wheels) / 2**20
     if a.max_mb is not None:
-        fit(wheels, a.max_mb, tuple(m for m in a.keep_models.split(",") if m))
-        mib = sum(w.stat().st_size for w in wheels) / 2**20
-    print(f"{len(wheels)} wheels, {mib:.1f} MiB in {a.out}")
-    if a.max_mb is not None and mib > a.max_mb:
+        fit(wheels, a.max_mb, tuple(items(a.keep_models)))
+    size = mib(wheels)
+    print(f"{len(wheels)} wheels, {size:.1f} MiB in {a.out}")
+    if a.max_mb is not None and size > a.max_mb:
         for w in sorted(wheels, key=lambda w: -w.stat().st_size)[:10]:
             print(f"  {w.stat().st_size / 2**20:6.1f} MiB  {w.name}")
-        print(f"gpu_wheels: {mib:.1f} MiB is over --max-mb {a.max_mb:g}; trust more of the target's packages "
+        print(f"gpu_wheels: {size:.1f} MiB is over --max-mb {a.max_mb:g}; trust more of the target's packages "
               "(--trust) or raise the bound", file=sys.stderr)
         return 1
     return 0
