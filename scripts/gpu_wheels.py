@@ -32,7 +32,8 @@ imports another dropped model folder then fails to import there: add the folder 
 
 Nothing is installed here. Wheels come from pip's configured index (``pip download --only-binary=:all:``); a
 package published as source only is built into a wheel here (``pip wheel``), which must come out pure Python,
-or the script stops and names it.
+or the script stops and names it. A local build here (a version like ``2.13.0+cpu``) is never carried: the script
+says to install the target's own.
 """
 
 from __future__ import annotations
@@ -164,6 +165,17 @@ def choose(found: dict[str, Pkg], have: dict, trust=TRUST) -> list[tuple[str, st
     return out
 
 
+def local_builds(wanted: list[tuple[str, str, str]]) -> tuple[list, list]:
+    """``wanted`` split into what an index can give and local builds (a version like torch's ``2.13.0+cpu``), which no
+    index has and which are this machine's builds anyway (a CPU torch): those must be installed on the target."""
+    def local(v):
+        try:
+            return Version(v).local is not None
+        except InvalidVersion:
+            return False
+    return [w for w in wanted if not local(w[1])], [w for w in wanted if local(w[1])]
+
+
 def _allows(specifier: str, version: str) -> bool:
     try:
         return SpecifierSet(specifier).contains(Version(version), prereleases=True)
@@ -288,9 +300,13 @@ def main(argv=None) -> int:
     found = closure(a.root, target_env(a.python_version), also)
     have = read_have(a.have) if a.have is not None else {}
     wanted = choose(found, have, items(a.trust))
+    wanted, yours = local_builds(wanted)
     for name, version, why in wanted:
         print(f"  {name}=={version}  ({why})")
     print(f"{len(wanted)} of the {len(found)} packages {' and '.join([a.root, *also])} need there to carry")
+    for name, version, why in yours:
+        print(f"gpu_wheels: not carried: {name} ({why}); {version} is this machine's own build, which no index has: "
+              f"install a {name} for the target there", file=sys.stderr)
     if a.dry_run or not wanted:
         return 0
     for w in a.out.glob("*.whl"):  # two versions of one package stop `pip install .whl/*.whl` there

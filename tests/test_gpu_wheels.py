@@ -91,6 +91,9 @@ def test_what_is_carried(tmp_path):
     # trusting nothing, pinned torch is carried; transitive nvidia-cublas at 13.1 is not (no requirement refuses it)
     assert [n for n, _, _ in gw.choose(found, have, trust=())] == ["huggingface_hub", "pandas", "torch",
                                                                    "transformers", "wonderwords"]
+    # a local build (this machine's CPU torch) is never fetched: no index has it, and the target needs its own
+    fetch, yours = gw.local_builds([("torch", "2.13.0+cpu", "missing"), ("pandas", "3.1.1", "missing")])
+    assert fetch == [("pandas", "3.1.1", "missing")] and yours == [("torch", "2.13.0+cpu", "missing")]
     # `pip list`'s own table reads the same
     table = tmp_path / "list.txt"
     table.write_text("Package    Version\n---------- -------\nidna       3.20\ntransformers 5.17.0\n")
