@@ -13,7 +13,8 @@ back from the kernel as fresh zeroed pages each time: thousands of page faults p
 - A CPU training job: a step's vocabulary logits and their gradient are over 32 MB with a big vocabulary
   (134 MB for 16 x 64 tokens of a 32k vocabulary), so each was a fresh mmap: a 2 x 128 GPT-2 with a 32k
   vocabulary took 52.2 s for 60 steps with 15.5 s of system time, and 40.0 s with 1.3 s with the training
-  thresholds, at a 39% higher peak (1,438 vs 1,033 MiB).
+  thresholds, at a 39% higher peak (1,438 vs 1,033 MiB): freed blocks stay resident and the heap fragments
+  (docs/training.md traces it).
 
 :func:`keep_freed_memory` fixes both thresholds, per stage (:data:`STAGES`), so those blocks come from the heap
 and are reused; freed memory under the trim threshold is not handed back until the process ends (each job is
