@@ -193,3 +193,70 @@ def test_bom_and_crlf_are_not_malformed(tmp_path):
     lines, stats = _clean_file(tmp_path, str(path))
     assert stats["malformed_lines"] == 0
     assert lines == ["The puppy sleeps under the kitchen table every afternoon.", "Does he ever chase the red ball?"]
+
+
+def test_header_without_colon_is_read_counted_and_warned_with_file_and_line(tmp_path, caplog):
+    # '@Languages eng' once dropped the whole transcript as another language's, silently.
+    lines, stats = _clean_file(tmp_path, "colonless_header.cha", languages=["eng"])
+    assert lines == ["Where did the little dog go?", "The dog is under the table."]
+    assert "other_language_transcript" not in stats["dropped"] and "dropped_transcripts" not in stats
+    where = {m["where"].rsplit("/", 1)[-1]: m["why"] for m in stats["malformed_examples"]}
+    assert where == {
+        "colonless_header.cha:3": "header @Languages without ':'; read as '@Languages:\\teng'",
+        "colonless_header.cha:7": "header without ':'; skipped",
+        "colonless_header.cha:9": "dependent tier without ':'; skipped",
+        "colonless_header.cha:13": "line after @End (line 12); skipped",
+    }
+    assert stats["malformed_lines"] == 4
+    assert any("colonless_header.cha:3" in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)
+    # The tier after @End is not an utterance: not read, not kept.
+    assert stats["lines_in"] == 3 and stats["dropped"] == {"child_speaker": 1}
+
+
+def test_file_cut_mid_utterance_drops_the_cut_utterance_and_says_so(tmp_path):
+    lines, stats = _clean_file(tmp_path, "cut_off.cha")
+    assert lines == ["Where did the little dog go?"]
+    assert stats["dropped"] == {"cut_off_utterance": 1}
+    [m] = stats["malformed_examples"]
+    assert m["where"].endswith("cut_off.cha:8") and "without @End" in m["why"] and "cut off" in m["why"]
+
+
+def test_transcript_dropped_for_its_header_is_named(tmp_path, caplog):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for name in ("no_languages.cha", "mini.cha", "italian.cha"):
+        (folder / name).write_text((FIXTURES / name).read_text())
+    _, stats = _clean_file(tmp_path, str(folder), languages=["eng"])
+    dropped = {d["file"].rsplit("/", 1)[-1]: d for d in stats["dropped_transcripts"]}
+    assert set(dropped) == {"no_languages.cha", "italian.cha"}
+    assert dropped["no_languages.cha"]["why"].startswith("no @Languages header")
+    assert dropped["no_languages.cha"]["utterances"] == 1
+    assert dropped["italian.cha"]["why"].startswith("line 3: @Languages: ita")
+    assert sum(d["utterances"] for d in dropped.values()) == stats["dropped"]["other_language_transcript"]
+    assert any("no_languages.cha" in r.getMessage() and r.levelname == "WARNING" for r in caplog.records)
+
+
+def test_real_transcript_with_damaged_header_end_and_tail(shared_data, tmp_path):
+    real = shared_data / "chat" / "aadah_childes" / "Bernstein" / "Interview" / "anne2.cha"
+    text = real.read_text(encoding="utf-8")
+    assert "@Languages:\teng\n" in text and text.rstrip().endswith("@End")
+    intact, intact_stats = _clean_file(tmp_path, str(real), languages=["eng"])
+    assert intact_stats["malformed_lines"] == 0 and len(intact) > 50
+
+    damaged = tmp_path / "anne2.cha"
+    damaged.write_text(text.replace("@Languages:\teng", "@Languages eng") + "*MOT:\tone more after the end .\n")
+    lines, stats = _clean_file(tmp_path, str(damaged), languages=["eng"])
+    assert lines == intact  # recovered, not dropped; the tier after @End not kept
+    whys = [(m["where"], m["why"]) for m in stats["malformed_examples"]]
+    n = len(text.splitlines())
+    assert whys == [("anne2.cha:4", "header @Languages without ':'; read as '@Languages:\\teng'"),
+                    (f"anne2.cha:{n + 1}", f"line after @End (line {n}); skipped")]
+
+    # Cut in the middle of the last adult utterance: the file has no @End and the utterance no terminator.
+    body = text[: text.rindex("\n*MOT:")]
+    last = text[text.rindex("\n*MOT:"):].split("\n")[1]
+    cut = tmp_path / "cut.cha"
+    cut.write_text(body + "\n" + last.rsplit(" ", 2)[0] + "\n")
+    lines, stats = _clean_file(tmp_path, str(cut), languages=["eng"])
+    assert stats["dropped"].get("cut_off_utterance") == 1
+    assert "without @End" in stats["malformed_examples"][-1]["why"]

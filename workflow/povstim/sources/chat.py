@@ -26,17 +26,27 @@ What it does (CHAT manual, MacWhinney 2000):
   is not a sentence).
 
 Lines that cannot be interpreted (a main tier of an undeclared speaker, a tier
-without ``:``, a continuation before any tier) are counted as malformed,
-reported with examples in the statistics, and skipped -- never fatal.
+without ``:``, a continuation before any tier, a header without ``:``, a line
+after ``@End``) are counted as malformed, reported with file:line examples in
+the statistics, and skipped -- never fatal. A header this reader uses
+(``@Languages``, ``@Participants``, ``@ID``) written without its ``:``
+(``@Languages eng``) is unambiguous and is read as if it had it, counted and
+warned with file:line: dropping it would silently drop the whole transcript
+(its utterances as another language's, or as undeclared speakers'). A file
+that ends without ``@End`` is counted; its last utterance, when it has no
+terminator, was cut off and is dropped (``cut_off_utterance``).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from .normalize import CleanStats
+
+log = logging.getLogger(__name__)
 
 # Roles whose speech is the learner's own or another child's (CHAT depfile roles).
 CHILD_ROLES = ("Target_Child", "Child", "Sibling", "Brother", "Sister", "Boy", "Girl", "Playmate", "Baby")
@@ -68,6 +78,12 @@ _CA_CHARS_RE = re.compile("[\u2191\u2193\u2192\u2198\u21d8\u221e\u2261\u223e\u20
                           "\u222c\u222e\u21bb\u03ab\u2206\u00a7\u2051\x00-\x08\x0b-\x1f]")
 # Form markers: mama@f, a@l, hao3@s:zho&eng, word@s$n.
 _WORD_MARKER_RE = re.compile(r"@[^\s,;]*")
+# Headers that take no value (CHAT manual): the only ones written without ':'.
+_BARE_HEADERS = {"@Begin", "@End", "@UTF8", "@Blank", "@New Episode", "@Bg", "@Eg"}
+# A header name before its ':' (names may hold spaces: '@Birth of CHI', '@Time Duration').
+_HEADER_NAME_RE = re.compile(r"@[A-Za-z][A-Za-z0-9 _-]*")
+# A header this reader uses, written without its ':' ('@Languages eng'): read as '@Languages:\teng'.
+_COLONLESS_HEADER_RE = re.compile(r"(@Languages|@Participants|@ID)[ \t]+([^:\s].*)$")
 
 
 def age_in_days(age: str) -> float | None:
@@ -99,6 +115,7 @@ class Utterance:
     speaker: str
     text: str  # the raw main tier, continuation lines joined
     line_no: int
+    cut_off: bool = False  # the file's last line, no terminator, no @End: the rest is missing
 
 
 @dataclass
@@ -107,6 +124,7 @@ class Transcript:
     participants: dict[str, Participant] = field(default_factory=dict)
     utterances: list[Utterance] = field(default_factory=list)
     languages: list[str] = field(default_factory=list)
+    languages_line: int | None = None  # the @Languages header's line (None: the transcript has none)
 
     @property
     def target_child_age_days(self) -> float | None:
@@ -147,13 +165,31 @@ def read_transcript(lines: Iterable[str], path: str, stats: CleanStats) -> Trans
             stats.malformed_line(f"{path}:{no}", line, "continuation line before any tier")
         else:
             logical.append((no, line))
+    ended = None  # the @End line
     for no, line in logical:
         where = f"{path}:{no}"
+        if ended is not None:
+            stats.malformed_line(where, line, f"line after @End (line {ended}); skipped")
+            continue
         head, sep, value = line.partition(":")
         if line.startswith("@"):
-            value = value.strip()
+            colonless = _COLONLESS_HEADER_RE.match(line)
+            if line.strip() in _BARE_HEADERS:
+                if line.strip() == "@End":
+                    ended = no
+                continue
+            if colonless:
+                head, value = colonless.group(1), colonless.group(2)
+                why = f"header {head} without ':'; read as '{head}:\\t{value.strip()}'"
+                stats.malformed_line(where, line, why)
+                log.warning("%s: %s", where, why)
+            elif not sep or not _HEADER_NAME_RE.fullmatch(head.rstrip()):
+                stats.malformed_line(where, line, "header without ':'; skipped")
+                continue
+            head, value = head.rstrip(), value.strip()
             if head == "@Languages":
                 tr.languages = [x.strip() for x in re.split(r"[,\s]+", value) if x.strip()]
+                tr.languages_line = no
             elif head == "@Participants":
                 tr.participants.update(_parse_participants(value, where, stats, line))
             elif head == "@ID":
@@ -169,9 +205,19 @@ def read_transcript(lines: Iterable[str], path: str, stats: CleanStats) -> Trans
                 continue
             tr.utterances.append(Utterance(speaker=head[1:].strip(), text=value.strip(), line_no=no))
         elif line.startswith("%"):
+            if not sep or not re.fullmatch(r"%[A-Za-z0-9]+", head.rstrip()):
+                stats.malformed_line(where, line, "dependent tier without ':'; skipped")
             continue
         else:
             stats.malformed_line(where, line, "line is not a header, tier or continuation")
+    if ended is None and logical:
+        last_no, last = logical[-1]
+        cut = bool(tr.utterances) and tr.utterances[-1].line_no == last_no and not _has_terminator(
+            tr.utterances[-1].text)
+        if cut:
+            tr.utterances[-1].cut_off = True
+        stats.malformed_line(f"{path}:{last_no}", last, "file ends without @End" + (
+            " in an utterance without terminator (cut off: the utterance is dropped)" if cut else ""))
     # @ID is the authoritative role (and the only place with ages); @Participants fills gaps.
     for code, (role, age, days) in ids.items():
         p = tr.participants.setdefault(code, Participant(code=code, role=role or "Unidentified"))
@@ -180,6 +226,12 @@ def read_transcript(lines: Iterable[str], path: str, stats: CleanStats) -> Trans
         p.age_years = age
         p.age_days = days
     return tr
+
+
+def _has_terminator(text: str) -> bool:
+    """Whether a main tier ends in a CHAT terminator (possibly glued to its last word)."""
+    tokens = _BULLET_RE.sub(" ", text).split()
+    return bool(tokens) and (tokens[-1] in _TERMINATORS or tokens[-1][-1] in ".?!\u2026")
 
 
 def _clean_word(word: str) -> str | None:
@@ -269,6 +321,9 @@ def adult_utterances(
             continue
         if p.is_child(child_roles):
             stats.drop("child_speaker")
+            continue
+        if utt.cut_off:
+            stats.drop("cut_off_utterance")
             continue
         words, terminator, reason = clean_main_tier(utt.text)
         if reason:

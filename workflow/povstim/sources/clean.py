@@ -98,6 +98,15 @@ def _members(paths: list[Path], spec: dict, fmt: str, bad_line: textfmt.BadLine 
                                         spec["encoding"], bad_line)
 
 
+def _dropped_transcript(stats: CleanStats, member: str, reason: str, why: str, utterances: int) -> None:
+    """A CHAT transcript left out whole for a header: named in the statistics (``dropped_transcripts``) and the log."""
+    stats.extra.setdefault("dropped_transcripts", []).append(
+        {"file": member, "reason": reason, "why": why, "utterances": utterances})
+    # A transcript without the header is suspicious; one in another language is what `languages:` asks for.
+    log.log(logging.WARNING if "no @Languages" in why else logging.INFO,
+            "source '%s': %s: transcript dropped (%s utterances, %s): %s", stats.source, member, utterances, reason, why)
+
+
 def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterator[tuple[str, str | None]]:
     """(text, terminator or None) pairs before normalisation; paragraphs already split."""
     bad_line = bad_line_handler(stats.source, spec, stats)
@@ -116,11 +125,16 @@ def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterat
             age = tr.target_child_age_days
             if languages and not languages.intersection(tr.languages):
                 skip = "other_language_transcript"
+                why = (f"line {tr.languages_line}: @Languages: {', '.join(tr.languages) or '(empty)'}"
+                       if tr.languages_line else "no @Languages header")
+                why += f", not in sources.{stats.source}.languages {sorted(languages)}"
             elif max_age is not None and age is not None and age > float(max_age):
                 skip = "child_too_old"
+                why = f"target child {age:.0f} days old (@ID) > sources.{stats.source}.max_age_days {max_age}"
             if skip:
                 stats.drop(skip, len(tr.utterances))
                 stats.lines_in += len(tr.utterances)
+                _dropped_transcript(stats, member, skip, why, len(tr.utterances))
                 continue
             utts = chat.adult_utterances(tr, stats, roles, where=member)
             if age_order:
@@ -229,4 +243,13 @@ def clean_source(
         name, stats.lines_in, stats.lines_out, stats.words, result["words_per_sentence"],
         100 * result["question_share"], stats.malformed, seconds,
     )
+    if stats.malformed:
+        log.warning("%s: %d malformed lines, counted and skipped or recovered (first: %s: %s); all counted in %s "
+                    "(malformed_examples)", name, stats.malformed, stats.malformed_examples[0]["where"],
+                    stats.malformed_examples[0]["why"], stats_path)
+    if result.get("dropped_transcripts"):
+        log.warning("%s: %d transcripts dropped whole for a header (%s), named in %s (dropped_transcripts)", name,
+                    len(result["dropped_transcripts"]),
+                    ", ".join(d["file"] for d in result["dropped_transcripts"][:5])
+                    + (", ..." if len(result["dropped_transcripts"]) > 5 else ""), stats_path)
     return result
