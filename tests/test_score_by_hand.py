@@ -105,3 +105,25 @@ def test_folder_without_config_is_not_a_model(blimp, tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert score(tmp_path / "empty", blimp, tmp_path / "s.parquet") == 1
     assert "no config.json" in capsys.readouterr().err
+
+
+def test_folder_without_tokenizer_files_names_the_folder(model, blimp, tmp_path, capsys):
+    # Once "nothing to score in sentence '...'": AutoTokenizer built an empty tokenizer from config.json alone.
+    bare = tmp_path / "bare"
+    shutil.copytree(model, bare, ignore=shutil.ignore_patterns("tokenizer*", "vocab*", "merges*", "special_tokens*"))
+    assert score(bare, blimp, tmp_path / "s.parquet") == 1
+    err = capsys.readouterr().err
+    assert f"model folder {bare}: the tokenizer is missing" in err and "nothing to score" not in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "s.parquet").exists()
+
+
+def test_missing_tokenizer_json_beside_its_config_names_the_file(model, blimp, tmp_path, capsys):
+    # Once a cut-off "Couldn't instantiate the backend tokenizer from one of: ".
+    half = tmp_path / "half"
+    shutil.copytree(model, half)
+    (half / "tokenizer.json").unlink()
+    assert (half / "tokenizer_config.json").is_file()
+    assert score(half, blimp, tmp_path / "s.parquet") == 1
+    err = capsys.readouterr().err
+    assert f"model folder {half}: tokenizer.json is missing" in err and "Couldn't instantiate" not in err
+    assert len(err.strip().splitlines()) == 1

@@ -98,6 +98,26 @@ def preload_and_freeze() -> None:
     gc.freeze()
 
 
+# The files one of transformers' tokenizers is built from (fast: tokenizer.json; slow: BPE vocab + merges, WordPiece
+# vocab, sentencepiece model). Without any of them AutoTokenizer builds an empty GPT-2 tokenizer from the config,
+# and every sentence has "nothing to score".
+TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "tokenizer.model", "spiece.model",
+                   "sentencepiece.bpe.model")
+
+
+def check_tokenizer_files(folder: Path) -> None:
+    """A model folder without its tokenizer is an error naming the folder and the missing file."""
+    if any((folder / f).is_file() for f in TOKENIZER_FILES):
+        return
+    fix = ("copy the tokenizer the model was trained with into it (results/<exp>/tokenizers/.../tokenizer.json, or "
+           "tokenizer.save_pretrained(folder))")
+    if (folder / "tokenizer_config.json").is_file():
+        raise PovstimError(f"model folder {folder}: tokenizer.json is missing (tokenizer_config.json is there, "
+                           f"but it only configures the tokenizer whose vocabulary is tokenizer.json); {fix}")
+    raise PovstimError(f"model folder {folder}: the tokenizer is missing (none of {', '.join(TOKENIZER_FILES)}, "
+                       f"no tokenizer_config.json); {fix}")
+
+
 def load(model: str | Path, device: str = "cpu", kind: str | None = None):
     """Load (model, tokenizer, kind) from a save_pretrained folder or a local hub name.
 
@@ -114,6 +134,7 @@ def load(model: str | Path, device: str = "cpu", kind: str | None = None):
         if not (path / "config.json").is_file():
             raise PovstimError(f"{path} is not a model folder: it has no config.json (give the folder that "
                                "`povstim train` or save_pretrained wrote)")
+        check_tokenizer_files(path)
     elif path.exists():
         raise PovstimError(f"--model {path} is a file; give the model's folder (config.json, model.safetensors, "
                            "tokenizer files)")
