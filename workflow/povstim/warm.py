@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib
 import json
 import os
 import select
@@ -243,8 +244,6 @@ def preload(modules=PRELOAD) -> list[str]:
     says False, so a job would silently train on the CPU. The raw device count is therefore watched while
     the libraries import; if any of them asks, the server does not start and every job runs in its own
     process as without a server."""
-    import importlib
-
     done, probed, restore = [], [], None
     try:
         for name in modules:
@@ -496,11 +495,11 @@ def _child(request: dict, fds: list[int], set_by_import: dict) -> None:
         _thread_limits(os.environ)
         for name in [m for m in sys.modules if m == "povstim" or m.startswith("povstim.")]:
             del sys.modules[name]  # the checkout's code as it is now, not as when the server started
-        import importlib
-
         importlib.invalidate_caches()
         sys.argv = ["povstim", *request["argv"]]
-        from povstim.cli import main
+        # The command line as the checkout has it now, imported by name after dropping every povstim module:
+        # this module sits below povstim.cli (which calls delegate) and never imports it itself
+        main = importlib.import_module("povstim.cli").main
 
         rc = int(main(list(request["argv"])) or 0)
     except SystemExit as exc:
@@ -603,7 +602,8 @@ def ready_count(env, cuda_build: bool | None = None, dev_dir: str = "/dev") -> i
         torch = sys.modules.get("torch")
         version = getattr(torch, "version", None)
         cuda_build = bool(getattr(version, "cuda", None) or getattr(version, "hip", None))
-    # no torch, no CUDA: reads CUDA_VISIBLE_DEVICES and /dev
+    # no torch, no CUDA: reads CUDA_VISIBLE_DEVICES and /dev. Imported here, not at the top: every command's
+    # client imports this module (povstim.cli), and devices would add the schema's imports to each start
     from .devices import gpu_visible
 
     return 1 if cuda_build and gpu_visible(env, dev_dir) else 0

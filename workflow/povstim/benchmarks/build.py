@@ -126,14 +126,14 @@ def select_paradigms(pairs: list, wanted: list[str], key: str, where: str) -> li
 
 
 def _pool_hint(message: str, vocabulary: str, stats, pos, counts: list, top_k: int, suite: str) -> str:
-    """How far to raise top_k_words when a word class is empty (from :func:`words.generator_report`)."""
+    """How far to raise top_k_words when a word class is empty (from :func:`posh.generator_report`)."""
     import re
 
-    from . import words
+    from . import posh, words
 
     if not re.search(r"no word of class '([^']+)'", message) or not counts:
         return ""
-    report = words.generator_report(words.build_lexicon(vocabulary, None, stats, pos), counts, top_k)
+    report = posh.generator_report(words.build_lexicon(vocabulary, None, stats, pos), counts, top_k)
     if report["k_needed"]:
         hint = f"top_k_words: {report['k_needed']} leaves no word class empty"
     else:

@@ -42,13 +42,15 @@ island template differ ("buy without buying the spoon").
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
 from ..io import PovstimError
 from .suite import POSH_CATEGORIES, Pair
-from .words import Lexicon, Verb, objects_for
+from .words import Lexicon, Verb, objects_for, pool_report, word_counts, word_ranks
 
 
 class _Retry(Exception):
@@ -518,3 +520,60 @@ def generate(
                     "lower pairs_per_paradigm"
                 )
     return out
+
+
+# --------------------------------------------------------------------------- can it be generated?
+
+def generator_report(lex: Lexicon, corpora: list, top_k_words: int) -> dict:
+    """Can POSH-BENCH be generated from ``corpora`` at ``top_k_words``, and which K would it need?
+
+    ``classes`` is :func:`words.pool_report`; ``empty`` the open classes with no word at this K;
+    ``generates`` asks the generator itself (a slot may need a particular verb form);
+    ``k_needed`` is the smallest K at which it finds a word for every slot (None: no K does).
+    ``lex``: the suite's word classes *without* a top-K restriction (``allowed`` None).
+    """
+    counts = [c if isinstance(c, Counter) else word_counts(c) for c in corpora]
+    if not counts:
+        raise PovstimError("a word-pool report needs at least one corpus")
+    ranks = [word_ranks(c) for c in counts]
+    classes = pool_report(lex, counts, top_k_words)
+    return {
+        "top_k": int(top_k_words),
+        "frequent_words": len(_allowed(ranks, top_k_words)),
+        "classes": classes,
+        "empty": sorted(c for c, row in classes.items() if row["available"] == 0),
+        "generates": _generates(lex, ranks, top_k_words),
+        "k_needed": _k_needed(lex, ranks),
+    }
+
+
+def _allowed(ranks: list[dict[str, int]], k: int) -> set[str]:
+    return set.intersection(*({w for w, r in rk.items() if r <= k} for rk in ranks))
+
+
+def _generates(lex: Lexicon, ranks: list[dict[str, int]], k: int) -> bool:
+    """Does POSH-BENCH find a word for every template slot at top-K ``k``? Asks the generator itself, with
+    one pair per template."""
+    per_paradigm = max(Counter(t.paradigm for t in TEMPLATES).values())
+    try:
+        generate(dataclasses.replace(lex, allowed=_allowed(ranks, k)), per_paradigm, 1)
+    except PovstimError as exc:
+        if "no word of class" in str(exc):
+            return False
+        raise
+    return True
+
+
+def _k_needed(lex: Lexicon, ranks: list[dict[str, int]]) -> int | None:
+    """The smallest top-K at which :func:`_generates` holds (binary search: more words never hurt)."""
+    hi = max(max(r.values()) for r in ranks)
+    if not _generates(lex, ranks, hi):
+        return None
+    lo = 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _generates(lex, ranks, mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..io import PovstimError, atomic_write, write_json
-
-REQUIRED = ("suite", "paradigm", "category", "item_id", "good", "bad")
+from .tasks import iter_jsonl, safe_file_name, validate_record  # noqa: F401 (importers read iter_jsonl here)
 
 # POSH-BENCH subcategories (Table 8/10 names) -> category (Table 10).
 POSH_CATEGORIES: dict[str, str] = {
@@ -96,14 +95,6 @@ class Pair:
         return obj
 
 
-def _safe_file_name(paradigm: str) -> str:
-    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", paradigm):
-        raise PovstimError(
-            f"paradigm name {paradigm!r} cannot be a file name: use letters, digits, '_', '-' or '.'"
-        )
-    return f"{paradigm}.jsonl"
-
-
 def write_suite(out_dir: str | Path, pairs: list[Pair], params: dict) -> dict:
     """Write one ``{paradigm}.jsonl`` per paradigm and ``manifest.json``; return the manifest.
 
@@ -120,7 +111,7 @@ def write_suite(out_dir: str | Path, pairs: list[Pair], params: dict) -> dict:
     counts = {}
     for paradigm in sorted(by_paradigm):
         items = by_paradigm[paradigm]
-        with atomic_write(out_dir / _safe_file_name(paradigm)) as fh:
+        with atomic_write(out_dir / safe_file_name(paradigm)) as fh:
             for p in items:
                 fh.write(json.dumps(p.to_json(), ensure_ascii=False, sort_keys=False))
                 fh.write("\n")
@@ -139,43 +130,8 @@ def write_suite(out_dir: str | Path, pairs: list[Pair], params: dict) -> dict:
     return manifest
 
 
-def _validate_record(obj, where: str) -> dict:
-    if not isinstance(obj, dict):
-        raise PovstimError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    if obj.get("task", "minimal_pair") != "minimal_pair":
-        # Other task kinds (multiple choice, completion): benchmarks/tasks.py.
-        from .tasks import validate_item
-
-        return validate_item(obj, where)
-    missing = [k for k in REQUIRED if k not in obj]
-    if missing:
-        raise PovstimError(f"{where}: missing field(s) {', '.join(missing)} (need {', '.join(REQUIRED)})")
-    for k in ("good", "bad"):
-        if not isinstance(obj[k], str) or not obj[k].strip():
-            raise PovstimError(f"{where}: field '{k}' must be a non-empty string")
-    obj["item_id"] = str(obj["item_id"])
-    return obj
-
-
-def iter_jsonl(path: str | Path):
-    """(line number, object) for each non-empty line of a JSONL file; errors name the file and line."""
-    path = Path(path)
-    try:
-        fh = open(path, encoding="utf-8")
-    except OSError as exc:
-        raise PovstimError(f"cannot read suite file {path}: {exc.strerror}") from None
-    with fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                yield n, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PovstimError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
-
-
 def read_jsonl(path: str | Path) -> list[dict]:
-    return [_validate_record(obj, f"{path}, line {n}") for n, obj in iter_jsonl(path)]
+    return [validate_record(obj, f"{path}, line {n}") for n, obj in iter_jsonl(path)]
 
 
 def read_suite(path: str | Path) -> list[dict]:

@@ -17,17 +17,19 @@ Every benchmark item has ``suite, paradigm, category, item_id`` and a ``task``
 Items may carry more fields (``test``, ``source``, ...); they are kept.
 
 A suite folder may also ship normative data, ``norms.json`` or ``norms.csv``
-(raw score -> age, :mod:`povstim.analysis.age`), copied along by the importer.
+(raw score -> age, :mod:`povstim.analysis.age`; read by :mod:`povstim.benchmarks.norms`), copied along by the importer.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import Counter
 from pathlib import Path
 
 from ..io import PovstimError, atomic_write, write_json
+from .norms import read_norms
 
 TASKS = ("minimal_pair", "multiple_choice", "completion")
 DEFAULT_TASK = "minimal_pair"
@@ -38,6 +40,8 @@ FIELDS = {
     "completion": ("prompt", "answers"),
 }
 NORMS_FILES = ("norms.json", "norms.csv")
+# the fields of a minimal pair (validate_record)
+REQUIRED = ("suite", "paradigm", "category", "item_id", "good", "bad")
 
 
 def task_of(item: dict) -> str:
@@ -94,6 +98,47 @@ def validate_item(obj, where: str) -> dict:
     return obj
 
 
+def validate_record(obj, where: str) -> dict:
+    if not isinstance(obj, dict):
+        raise PovstimError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    if obj.get("task", "minimal_pair") != "minimal_pair":
+        # Other task kinds (multiple choice, completion)
+        return validate_item(obj, where)
+    missing = [k for k in REQUIRED if k not in obj]
+    if missing:
+        raise PovstimError(f"{where}: missing field(s) {', '.join(missing)} (need {', '.join(REQUIRED)})")
+    for k in ("good", "bad"):
+        if not isinstance(obj[k], str) or not obj[k].strip():
+            raise PovstimError(f"{where}: field '{k}' must be a non-empty string")
+    obj["item_id"] = str(obj["item_id"])
+    return obj
+
+
+def iter_jsonl(path: str | Path):
+    """(line number, object) for each non-empty line of a JSONL file; errors name the file and line."""
+    path = Path(path)
+    try:
+        fh = open(path, encoding="utf-8")
+    except OSError as exc:
+        raise PovstimError(f"cannot read suite file {path}: {exc.strerror}") from None
+    with fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                yield n, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PovstimError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
+
+
+def safe_file_name(paradigm: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+", paradigm):
+        raise PovstimError(
+            f"paradigm name {paradigm!r} cannot be a file name: use letters, digits, '_', '-' or '.'"
+        )
+    return f"{paradigm}.jsonl"
+
+
 # --------------------------------------------------------------------------- import / write
 
 def import_suite(path: str | Path, suite: str, connective: str | None = None) -> tuple[list[dict], list[Path]]:
@@ -103,7 +148,6 @@ def import_suite(path: str | Path, suite: str, connective: str | None = None) ->
     ``connective`` fills multiple-choice items that have none (a suite-wide
     default, BaBIEs' *cioè*). Returns (items, norms files found next to them).
     """
-    from .suite import _validate_record, iter_jsonl
 
     path = Path(path)
     if path.is_dir():
@@ -122,7 +166,7 @@ def import_suite(path: str | Path, suite: str, connective: str | None = None) ->
                 obj["suite"] = suite
                 if task_of(obj) == "multiple_choice" and "connective" not in obj and connective is not None:
                     obj["connective"] = connective
-            items.append(_validate_record(obj, f"{f}, line {n}"))
+            items.append(validate_record(obj, f"{f}, line {n}"))
     if not items:
         raise PovstimError(f"suite {path} holds no items")
     seen = Counter((r["paradigm"], r["item_id"]) for r in items)
@@ -154,7 +198,6 @@ def import_items(suite: str, spec: dict) -> tuple[list[dict], list[Path], dict]:
 
 def write_items(out_dir: str | Path, items: list[dict], params: dict, norms: list[Path] = ()) -> dict:
     """One ``{paradigm}.jsonl`` per paradigm (items in input order), the norms file, ``manifest.json``."""
-    from .suite import _safe_file_name
 
     out_dir = Path(out_dir)
     if not items:
@@ -164,13 +207,11 @@ def write_items(out_dir: str | Path, items: list[dict], params: dict, norms: lis
         by_paradigm.setdefault(it["paradigm"], []).append(it)
     out_dir.mkdir(parents=True, exist_ok=True)
     for paradigm in sorted(by_paradigm):
-        with atomic_write(out_dir / _safe_file_name(paradigm)) as fh:
+        with atomic_write(out_dir / safe_file_name(paradigm)) as fh:
             for it in by_paradigm[paradigm]:
                 fh.write(json.dumps(it, ensure_ascii=False) + "\n")
     for f in norms:
         # Validate before copying: a bad norms table fails the benchmark job, not the analysis.
-        from ..analysis.age import read_norms
-
         read_norms(f)
         shutil.copyfile(f, out_dir / f.name)
     categories: dict[str, str] = {}

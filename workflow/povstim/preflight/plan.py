@@ -114,7 +114,8 @@ def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
 
 def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> dict:
     """Word pools per class of each generated suite, over the corpora at the largest size (as the rule builds them)."""
-    from ..benchmarks.words import build_lexicon, generator_report
+    from ..benchmarks.posh import generator_report
+    from ..benchmarks.words import build_lexicon
     from ..corpus.assemble import assemble
     from ..io import write_lines
 

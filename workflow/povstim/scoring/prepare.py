@@ -35,6 +35,27 @@ from ..io import PovstimError
 # otherwise hold every suite encoding at once (tens of MB each for a 20k-pair suite)
 KEEP = 8
 
+# Model types of other people's models (hub models) that are causal or masked LMs (model_kind).
+_HUB_CAUSAL = ("llama", "gpt_neox", "opt", "mistral", "qwen2")
+_HUB_MASKED = ("bert", "distilbert", "deberta", "deberta-v2", "electra", "xlm-roberta", "camembert")
+
+
+def model_kind(config) -> str:
+    """causal or masked: from the family registry for povstim's own models, else from the HF config."""
+    fam = families.for_model_type(config.model_type)
+    if fam is not None:
+        return fam.kind
+    archs = " ".join(getattr(config, "architectures", None) or [])
+    if "MaskedLM" in archs:
+        return "masked"
+    if "CausalLM" in archs or "LMHeadModel" in archs:
+        return "causal"
+    if getattr(config, "is_decoder", False) or config.model_type in _HUB_CAUSAL:
+        return "causal"
+    if config.model_type in _HUB_MASKED:
+        return "masked"
+    raise PovstimError(f"cannot tell whether model type {config.model_type!r} is causal or masked")
+
 
 @dataclass(frozen=True)
 class Framing:
@@ -160,8 +181,6 @@ class Preparations:
         framings its scorers will ask for, in the order they ask, ``derive(prepared, config)`` builds what they
         derive from each. Each is kept as soon as it is made, so the first scorer does not wait for the rest."""
         from transformers import AutoConfig, AutoTokenizer
-
-        from .scorer import model_kind
 
         def work():
             try:

@@ -31,7 +31,7 @@ from ..attention import unmasked_causal
 from ..io import PovstimError, progress
 from .matmul import mode_for as matmul_mode_for
 # batch_ids was defined here first; callers may still import it from this module
-from .prepare import Prepared, batch_ids, encode, framing, prepare, scored_positions  # noqa: F401
+from .prepare import Prepared, batch_ids, encode, framing, model_kind, prepare, scored_positions  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +48,6 @@ _HUB_SPLIT_HEADS = {
     "qwen2": ("model", "lm_head"),
     "bert": ("bert", "cls"),
 }
-_HUB_CAUSAL = ("llama", "gpt_neox", "opt", "mistral", "qwen2")
-_HUB_MASKED = ("bert", "distilbert", "deberta", "deberta-v2", "electra", "xlm-roberta", "camembert")
 
 
 @dataclass
@@ -57,23 +55,6 @@ class Scores:
     logp: np.ndarray  # float64, one per sentence (sum or mean per `reduction`)
     ntok: np.ndarray  # int64, number of scored tokens
     total: np.ndarray | None = None  # float64 sum of the token log-probs (whatever the reduction); None for baselines
-
-
-def model_kind(config) -> str:
-    """causal or masked: from the family registry for povstim's own models, else from the HF config."""
-    fam = families.for_model_type(config.model_type)
-    if fam is not None:
-        return fam.kind
-    archs = " ".join(getattr(config, "architectures", None) or [])
-    if "MaskedLM" in archs:
-        return "masked"
-    if "CausalLM" in archs or "LMHeadModel" in archs:
-        return "causal"
-    if getattr(config, "is_decoder", False) or config.model_type in _HUB_CAUSAL:
-        return "causal"
-    if config.model_type in _HUB_MASKED:
-        return "masked"
-    raise PovstimError(f"cannot tell whether model type {config.model_type!r} is causal or masked")
 
 
 def preload_and_freeze() -> None:

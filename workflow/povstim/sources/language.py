@@ -1,7 +1,8 @@
 """Per-language normalisation, casing and sentence splitting for the cleaners.
 
 English keeps the cleaners' original code path byte for byte (normalize.py);
-another language goes through here. Italian (``it``):
+another language goes through here. The splitting helpers both paths share (``squash``,
+``join_sentence_pieces``) live here too, below normalize.py, which dispatches to this module. Italian (``it``):
 
 * Unicode NFC, so an accent typed as a combining mark ("e" + U+0300) and the
   precomposed letter ("è") are one character, and one token for the tokenizer;
@@ -27,6 +28,7 @@ import unicodedata
 
 from .. import languages
 
+_SPACE_RE = re.compile(r"\s+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 # Words that end in an elision apostrophe and attach to the next word (Italian).
@@ -45,6 +47,29 @@ _IT_SENT_SPLIT_RE = re.compile(
     r"(?<=[.!?\u2026])([\"'\u201d\u2019\u00bb)\]]*)\s+"
     r"(?=[\"'\u201c\u2018\u00ab(\[\u2013\u2014-]?\s?[0-9A-Z\u00c0-\u00d6\u00d8-\u00de])"
 )
+
+
+def squash(text: str) -> str:
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def join_sentence_pieces(pieces: list[str], abbreviations: frozenset, not_initials: frozenset) -> list[str]:
+    """Sentences from ``re.split`` pieces of a sentence-end pattern with one group (text, closing group,
+    text, ...): a piece ending in an abbreviation or a single-letter initial continues the sentence."""
+    sentences: list[str] = []
+    buf = ""
+    for i in range(0, len(pieces), 2):
+        chunk = pieces[i] + (pieces[i + 1] if i + 1 < len(pieces) else "")
+        buf = f"{buf} {chunk}" if buf else chunk
+        last = buf.rsplit(" ", 1)[-1].rstrip(".").lower()
+        initial = len(last) == 1 and last.isalpha() and last not in not_initials
+        if i + 2 < len(pieces) and (last in abbreviations or initial):
+            continue
+        sentences.append(buf.strip())
+        buf = ""
+    if buf:
+        sentences.append(buf.strip())
+    return sentences
 
 
 def normalise(text: str, language: str) -> str:
@@ -68,8 +93,6 @@ def capitalise(text: str) -> str:
 
 def split_sentences(paragraph: str, language: str) -> list[str]:
     """Rule-based sentence splitting for written text in a language other than English."""
-    from .normalize import join_sentence_pieces, squash
-
     languages.get(language)
     paragraph = squash(unicodedata.normalize("NFC", paragraph))
     if not paragraph:

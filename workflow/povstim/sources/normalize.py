@@ -24,9 +24,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..io import PovstimError
+from .language import capitalise, join_sentence_pieces, normalise, squash
+from .language import split_sentences as split_other
 
 TERMINATORS = ".?!"
-_SPACE_RE = re.compile(r"\s+")
 # Spaces a tokenised source puts before punctuation ("dog , cat .").
 _SPACE_BEFORE_PUNCT_RE = re.compile(r"\s+([,;:.!?](?:\s|$))")
 _END_PUNCT_RE = re.compile(r"\s*([.?!]+)\s*$")
@@ -114,10 +115,6 @@ class Style:
         )
 
 
-def squash(text: str) -> str:
-    return _SPACE_RE.sub(" ", text).strip()
-
-
 def finish(text: str, style: Style, stats: CleanStats, terminator: str | None = None) -> str | None:
     """Normalise one utterance/sentence; return the line, or None (dropped, counted in stats).
 
@@ -130,8 +127,6 @@ def finish(text: str, style: Style, stats: CleanStats, terminator: str | None = 
         stats.drop("replacement_char" if "\ufffd" in text else "nul_bytes")
         return None
     if style.language != "en":
-        from .language import normalise
-
         text = normalise(text, style.language)
     text = _SPACE_BEFORE_PUNCT_RE.sub(r"\1", squash(text))
     m = _END_PUNCT_RE.search(text)
@@ -161,8 +156,6 @@ def finish(text: str, style: Style, stats: CleanStats, terminator: str | None = 
     if style.lowercase:
         text = text.lower()
     elif style.style == "posh" and style.language != "en":
-        from .language import capitalise
-
         text = capitalise(text)
     elif style.style == "posh":
         text = text[0].upper() + text[1:]
@@ -206,30 +199,9 @@ def looks_like_question(words: list[str]) -> bool:
 def split_sentences(paragraph: str, language: str = "en") -> list[str]:
     """Rule-based sentence splitting for written text (no model: fast and deterministic)."""
     if language != "en":
-        from .language import split_sentences as split_other
-
         return split_other(paragraph, language)
     paragraph = squash(paragraph)
     if not paragraph:
         return []
     # "Mr. Smith", "e.g. This", single initials "J. Smith" (but not the pronoun "I."): not a sentence end
     return join_sentence_pieces(_SENT_SPLIT_RE.split(paragraph), _ABBREVIATIONS, frozenset("i"))
-
-
-def join_sentence_pieces(pieces: list[str], abbreviations: frozenset, not_initials: frozenset) -> list[str]:
-    """Sentences from ``re.split`` pieces of a sentence-end pattern with one group (text, closing group,
-    text, ...): a piece ending in an abbreviation or a single-letter initial continues the sentence."""
-    sentences: list[str] = []
-    buf = ""
-    for i in range(0, len(pieces), 2):
-        chunk = pieces[i] + (pieces[i + 1] if i + 1 < len(pieces) else "")
-        buf = f"{buf} {chunk}" if buf else chunk
-        last = buf.rsplit(" ", 1)[-1].rstrip(".").lower()
-        initial = len(last) == 1 and last.isalpha() and last not in not_initials
-        if i + 2 < len(pieces) and (last in abbreviations or initial):
-            continue
-        sentences.append(buf.strip())
-        buf = ""
-    if buf:
-        sentences.append(buf.strip())
-    return sentences
