@@ -104,3 +104,31 @@ def test_plan_of_an_unreadable_source_says_what_is_missing(tmp_path, capsys):
     main(["plan", str(path)])
     out = capsys.readouterr().out
     assert "my_cds" in out and "missing" in out and "nope.txt does not exist" in out
+
+
+def test_plan_of_a_missing_file_is_an_error_naming_the_key_and_path(tmp_path, capsys):
+    # Once "unknown" and exit 0.
+    c = yaml.safe_load((REPO / "configs" / "own-data-template.yaml").read_text())
+    c["sources"]["my_cds"]["path"] = str(tmp_path / "nope.txt")
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(c))
+    assert main(["plan", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"sources.my_cds.path: {tmp_path / 'nope.txt'} does not exist" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_plan_of_an_empty_source_names_the_source_and_its_file(files, tmp_path, capsys):
+    # Once "assemble: word budget must be positive, got 0", naming no source.
+    empty = tmp_path / "empty.txt"
+    empty.write_text("hi\nok then\n")  # every line under min_words
+    path = config(tmp_path, files, ["2k"])
+    c = yaml.safe_load(path.read_text())
+    c["sources"]["my_cds"]["path"] = str(empty)
+    path.write_text(yaml.safe_dump(c))
+    assert main(["plan", str(path), "--json", str(tmp_path / "plan.json")]) == 1
+    captured = capsys.readouterr()
+    assert "word budget" not in captured.err
+    assert f"sources.my_cds.path: {empty}: cleaning keeps no lines (dropped: {{'under_3_words': 2}})" in captured.err
+    assert "my_cds" in captured.out and "empty" in captured.out  # the rest of the plan is still printed
+    assert json.loads((tmp_path / "plan.json").read_text())["sources"]["my_cds"]["status"] == "empty"

@@ -34,7 +34,7 @@ log = logging.getLogger("povstim.plan")
 class SourceCount:
     name: str
     kind: str
-    status: str = "ok"  # ok | not downloaded | missing | error
+    status: str = "ok"  # ok | not downloaded | missing | empty
     sentences: int = 0
     words: int = 0
     dropped: dict = field(default_factory=dict)
@@ -79,6 +79,11 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
         out.lines = list(clean_lines(name, spec, paths, stats))
         out.dropped = dict(sorted(stats.dropped.items()))
         out.malformed, out.malformed_examples = stats.malformed, stats.malformed_examples
+        if not out.lines:  # as `povstim clean` would fail: name the source, its key and its files
+            key = f"sources.{name}.path" if kind == "local" else f"sources.{name}"
+            why = f"dropped: {out.dropped}" if out.dropped else "no text in it"
+            out.status = "empty"
+            out.note = f"{key}: {', '.join(map(str, paths))}: cleaning keeps no lines ({why})"
     out.sentences = len(out.lines)
     out.words = sum(len(line.split()) for line in out.lines)
     return out

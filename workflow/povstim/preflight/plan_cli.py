@@ -32,6 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     from .. import config as cfg
+    from ..io import PovstimError
     from .plan import make_plan, render, write_json_report
 
     config = cfg.load(args.config)
@@ -40,6 +41,11 @@ def run(args) -> int:
     print(render(result), end="")
     if args.json:
         write_json_report(result, args.json)
+    # A source that is missing or cleans to nothing stops the run at its clean job: an error here too,
+    # naming its config key and files (a remote source not downloaded yet is only not counted yet).
+    broken = [s["note"] for s in result["sources"].values() if s["status"] in ("missing", "empty")]
+    if broken:
+        raise PovstimError("; ".join(broken))
     bad = [r for r in result["sizes"] if r["ok"] is False] or any(
         s.get("empty") or not s.get("generates", True) for s in result["suites"].values())
     return 3 if bad else 0
