@@ -135,7 +135,7 @@ def test_cli_with_spacy_on_a_hand_written_treebank(tmp_path):
     assert res["treebank"]["n_kept"] == 5 and res["n_sentences"] == 5
     assert res["parser"].startswith("spacy") and set(res["modes"]) == {"posh", "strict", "conservative"}
     assert res["reference_positives"] == {"question_formation": 2, "binding": 1}
-    # "That's what I think?": UD's free relative (acl:relcl on "what") is a complement clause to spaCy, so
+    # "That's what she wants?": UD's free relative (acl:relcl on "what") is a complement clause to spaCy, so
     # App. C's literal test misses it on the parse; the conservative free-relative cue finds it
     qf = {m: res["modes"][m]["per_phenomenon"]["question_formation"]["reference"] for m in res["modes"]}
     assert qf["posh"]["fn"] >= 1 and qf["posh"]["recall"] < 0.95

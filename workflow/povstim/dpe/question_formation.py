@@ -9,32 +9,35 @@ Three modes:
 - ``posh``: App. C literally, on whatever parse it is given;
 - ``strict``: the disambiguating evidence itself;
 - ``conservative``: App. C's decision as the *gold* tree would give it, from a
-  real parser's output. Measured on gold UD trees of adult CHILDES utterances,
-  the literal test on spaCy parses misses four in ten of App. C's removals,
-  mostly because UD annotates free relatives ("That's what I think") and
-  zero relatives ("the way you looked") as ``acl:relcl`` where the parser sees
-  a complement clause or nothing. This mode keeps App. C's interrogative test
-  and replaces "an ``nsubj`` before an ``acl:relcl``" by the union of four
-  cues, each named in ``dpe.tsv``'s ``rule`` column (see docs/filter.md for
-  what each costs):
+  real parser's output, recall first. UD annotates free relatives ("that is
+  what she wants"), zero relatives ("the hat he wore") and "that's why/where +
+  clause" as ``acl:relcl``; a parser trained on another scheme sees a
+  complement clause, an adverbial clause or nothing, so App. C's literal test
+  on its parse misses them. This mode keeps App. C's interrogative test (by
+  word form) and replaces "an ``nsubj`` before an ``acl:relcl``" by the union
+  of four analyses, each named in ``dpe.tsv``'s ``rule`` column:
 
-  ``qf_conservative_relcl``       App. C's test on the parse, with the parser's
-                                  relative clauses that UD would not call one set
-                                  aside (an inverted question, an infinitival, a
-                                  clause on a verb, an adverbial *when/if* clause);
-  ``qf_conservative_free_relative``  a nominal wh-clause in relative word order
-                                  ("what I think", "where it belongs");
-  ``qf_conservative_zero_relative``  a noun phrase followed by a clause with a
-                                  pronoun subject ("the day you got born");
-  ``qf_conservative_relativizer``  a noun followed by *that/who/which/whom/whose*
-                                  starting a clause.
+  ``qf_conservative_relcl``        App. C's literal test on the parse (so the
+                                   mode removes everything ``posh`` removes);
+  ``qf_conservative_wh_clause``    a wh-word followed by a clause in declarative
+                                   order (subject, then verb), not a question's
+                                   own wh-word nor a verb's embedded question;
+  ``qf_conservative_zero_relative``  a noun phrase followed directly by a clause
+                                   with a pronoun subject;
+  ``qf_conservative_relativizer``  a noun phrase followed by *that/who/which/
+                                   whom/whose* and a verb.
+
+  Every cue is a general pattern over closed word classes and tags: none names
+  a sentence and none has a part fitted to data (tests/test_dpe_no_dev_sentences.py
+  checks that no literal quotes the validation treebank). Measured out of sample
+  by ``filter_validation`` (cross-validated by transcript; docs/filter.md).
 """
 
 from __future__ import annotations
 
 from . import Context, Hit, Phenomenon, register
 from .surface import ends_with_question_mark, lower_words, norm
-from .tree import base_rel, children, has_rel, is_aux, is_word, low, subtree, word_tokens
+from .tree import base_rel, children, has_rel, is_aux, low, subtree, word_tokens
 from .words import AUX_FORMS, WH_WORDS
 from ..parse.conllu import Sentence, Token
 from ..parse.tokenize import words_only
@@ -131,180 +134,186 @@ def qf_strict_subject_relative_question(sent: Sentence, ctx: Context):
 
 
 # ----------------------------------------------------------------------- conservative
+#
+# Recall first (App. C errs on the side of over-filtering; BABY and BABY-F stay size-matched): the
+# union of App. C's own test on the parse and three surface analyses of the clause types UD annotates
+# as ``acl:relcl`` but a parser trained on another scheme often does not. Every cue is a general
+# structural pattern over closed word classes and tags; none has a part fitted to data.
 
-# Nominative pronouns that can open a zero or free relative ("the day *you* got born").
-SUBJECT_PRONOUNS = frozenset("i you he she we they it".split())
-# Words that open a noun phrase: a zero relative needs a real noun phrase before its
-# subject, not a vocative ("Honey you want more?").
-NP_OPENERS = frozenset(
-    "the a an this that these those my your his her its our their some any every no another each all other".split()
+# Nominative pronouns that can open a relative clause's subject; "your" is CHILDES orthography for
+# "you're" as often as a possessive, so it may open a clause too.
+SUBJECT_PRONOUNS = frozenset("i you he she we they it your ya".split())
+# Determiners: the word after one heads a noun phrase whatever the tagger calls it.
+DETERMINERS = frozenset(
+    "the a an this that these those my your his her its our their some any every no another each".split()
 )
-# Nominal heads that need no determiner ("anything you want", "all you hafta say").
+# Nominal heads that need no determiner and take zero or that-relatives.
 BARE_NOMINALS = frozenset(
     """anything something everything nothing anyone someone everyone anybody somebody everybody nobody
     all one ones else""".split()
 )
-# Relative pronouns/complementizers that start a relative clause after a noun. when/where
-# are left out: after a noun they mostly start adverbial clauses in child-directed speech.
+# Relativizers after a noun.
 RELATIVIZERS = frozenset("that who which whom whose".split())
-# Wh-words of nominal and locative free relatives ("what I think", "where it belongs");
-# when/how/why clauses are adverbial or embedded questions in UD.
-FREE_WH = frozenset("what whatever who whoever where wherever".split())
-# Verbs whose wh-complement is an embedded question (UD ccomp), not a free relative.
-QUESTION_EMBEDDERS = frozenset(
-    """know knows knew wonder wonders wondered ask asks asked tell tells told guess remember
-    forget forgot understand decide care mean see saw look watch show showed explain figure find
-    check""".split()
-)
-# "..., I wonder." / "..., you know": a final parenthetical, not a relative clause.
+# Wh-words of free relatives and of "that's what/where/why ..." clauses, which UD annotates as
+# acl:relcl on the wh-word. when/how clauses are adverbial (advcl) or manner complements in UD.
+FREE_WH = frozenset("what whatever who whoever whom where wherever why".split())
+# Verbs of a final parenthetical ("..., you know", "..., I guess"): a pronoun + one of these ending
+# the utterance is a comment clause, not a relative.
 PARENTHETICALS = frozenset("know think guess wonder see mean bet suppose say".split())
-# Subordinators of adverbial clauses the parser sometimes attaches to a noun as a relcl.
-ADVERBIAL_OPENERS = frozenset("when if because cause while".split())
 
 
-def _finite(t: Token) -> bool:
-    if t.upos == "AUX":
+def _verbal(t: Token) -> bool:
+    """A verb or auxiliary by UPOS or Penn tag, or a progressive the tagger called a noun (-ing)."""
+    if t.upos in ("VERB", "AUX") or t.xpos.startswith(("VB", "MD")):
         return True
-    if t.upos == "VERB" and t.xpos not in ("VBG", "VBN", "VB"):
+    f = low(t)
+    return len(f) > 4 and f.endswith("ing") and t.upos in ("NOUN", "ADJ")
+
+
+def _nominal(ws: list[Token], i: int) -> bool:
+    """``ws[i]`` can head a noun phrase: a noun, name or number by tag, an indefinite pronoun, or any
+    word right after a determiner (a noun the tagger read as a verb)."""
+    t = ws[i]
+    if t.upos in ("NOUN", "PROPN", "NUM") or t.xpos.startswith("NN") or low(t) in BARE_NOMINALS:
         return True
-    return t.feat("VerbForm") == "Fin"
+    # "the/that + base verb": a noun tagged as a verb ("that bark"); "that + 3rd-person verb" is a
+    # pronoun subject and its verb ("that means")
+    return i > 0 and low(ws[i - 1]) in DETERMINERS and (t.upos == "X" or t.xpos in ("VB", "VBP"))
 
 
-def _finite_after(ws: list[Token], j: int, span: int = 3) -> int | None:
-    """Index of a finite verb among the ``span`` words from ``ws[j]`` ("you hafta say": two words on)."""
-    for k in range(j, min(len(ws), j + span)):
-        if _finite(ws[k]):
-            return k
+def _subject_end(ws: list[Token], j: int) -> int | None:
+    """Where a subject starting at ``ws[j]`` ends (exclusive): a personal pronoun, or an optional
+    determiner, adjectives and a noun (compounds included); None if no subject starts there."""
+    if j >= len(ws):
+        return None
+    if low(ws[j]) in SUBJECT_PRONOUNS or (ws[j].upos == "PRON" and low(ws[j]) not in WH_WORDS):
+        return j + 1
+    k = j + (low(ws[j]) in DETERMINERS)
+    while k < len(ws) and ws[k].upos == "ADJ":
+        k += 1
+    if k < len(ws) and (ws[k].upos in ("NOUN", "PROPN") or ws[k].xpos.startswith("NN")):
+        while k + 1 < len(ws) and ws[k + 1].upos in ("NOUN", "PROPN"):
+            k += 1
+        return k + 1
     return None
 
 
-def _inverted(ws: list[Token]) -> bool:
-    """A wh-phrase, then an auxiliary, then a noun phrase: a question's word order, never a relative's."""
-    for i, t in enumerate(ws):
-        if low(t) not in WH_WORDS:
-            continue
-        j = i + 1
-        if j < len(ws) and low(t) in ("whose", "what", "which") and ws[j].upos in ("NOUN", "PROPN", "ADJ"):
-            j += 1  # "whose ball is that", "what song does she sing"
-        return j + 1 < len(ws) and ws[j].upos == "AUX" and ws[j + 1].upos in ("PRON", "PROPN", "DET", "NOUN")
-    return False
+def _clause_at(ws: list[Token], j: int, span: int = 3) -> tuple[int, int] | None:
+    """A clause in declarative order starting at ``ws[j]``: a subject, then a verb among the next
+    ``span`` words. Returns (subject index, verb index)."""
+    e = _subject_end(ws, j)
+    if e is None:
+        return None
+    for k in range(e, min(len(ws), e + span)):
+        if _verbal(ws[k]):
+            return j, k
+    return None
 
 
-def _opens_np(ws: list[Token], i: int) -> bool:
-    """A determiner among the three words before ``ws[i]``."""
-    return any(low(w) in NP_OPENERS for w in ws[max(0, i - 3):i])
+def _inverted_after(ws: list[Token], i: int) -> bool:
+    """``ws[i]`` (a wh-word or relativizer), an optional noun, then an auxiliary and a subject: the
+    word order of a question, never of a relative clause."""
+    j = i + 1
+    if j < len(ws) and ws[j].upos in ("NOUN", "PROPN", "ADJ") and low(ws[i]) in WH_WORDS:
+        j += 1
+    return j + 1 < len(ws) and ws[j].upos == "AUX" and _subject_end(ws, j + 1) is not None
 
 
 def qf_conservative_relcl(sent: Sentence) -> tuple[Token, ...] | None:
-    """App. C's test on the parse, counting only the parser's relative clauses UD would call one."""
-    kids = children(sent)
-    by_id = {t.id: t for t in sent.tokens}
+    """App. C's own test on the parse: some ``nsubj`` before some ``acl:relcl`` (the literal rule,
+    so conservative mode removes everything ``posh`` removes on the same parse)."""
     subj = next((t for t in sent.tokens if base_rel(t) == "nsubj"), None)
     if subj is None:
         return None
-    for t in sent.tokens:
-        if not has_rel(t, "acl:relcl") or t.id <= subj.id:
-            continue
-        clause = [w for w in subtree(t, kids) if is_word(w)]
-        deps = kids.get(t.id, [])
-        head = by_id.get(t.head)
-        if _inverted(clause):
-            continue  # "Mommy who's that?", "Me what did I do?": a question misattached as a relative
-        if any(low(d) == "to" and d.upos == "PART" for d in deps) and not any(base_rel(d) == "nsubj" for d in deps):
-            continue  # "the place to cry": an infinitival, UD acl
-        if head is not None and (head.upos in ("VERB", "AUX") or low(head) in WH_WORDS):
-            continue  # a relative clause modifies a noun phrase, not a verb nor a wh-word ("Who who takes ...?")
-        if clause and low(clause[0]) in ADVERBIAL_OPENERS:
-            continue  # "DW's still up when Arthur gets home": an adverbial clause
-        return (subj, t)
-    return None
+    rel = next((t for t in sent.tokens if has_rel(t, "acl:relcl") and t.id > subj.id), None)
+    return (subj, rel) if rel is not None else None
 
 
-def qf_conservative_free_relative(sent: Sentence) -> tuple[Token, ...] | None:
-    """A nominal wh-clause in relative word order: wh-word, a subject, a finite verb ("what I think").
+def qf_conservative_wh_clause(sent: Sentence) -> tuple[Token, ...] | None:
+    """A free relative: a wh-word followed by a clause in declarative order (subject, then verb).
 
-    UD annotates such free relatives as ``acl:relcl`` on the wh-word; parsers trained
-    on other schemes call them complement clauses.
+    UD annotates these ("that's what she likes", "put it where it goes") as ``acl:relcl`` on the
+    wh-word. Not counted: the wh-word of a question (inverted order after it, or the first word of
+    an utterance ending in "?": an auxiliary-less question), and a wh-clause that is a verb's
+    complement (after a verb, or a verb and its pronoun object: an embedded question, UD ``ccomp``).
     """
     ws = word_tokens(sent)
+    question = ends_with_question_mark(sent.text)
     for i, t in enumerate(ws):
-        if low(t) not in FREE_WH:
+        if low(t) not in FREE_WH or _inverted_after(ws, i):
             continue
-        if any(low(w) in QUESTION_EMBEDDERS for w in ws[max(0, i - 2):i]):
-            continue  # "Tell us what you did": an embedded question (UD ccomp)
-        if ends_with_question_mark(sent.text) and not any(w.upos in ("VERB", "AUX") for w in ws[:i]):
-            continue  # "What you got?", "Mommy where Sally go?": a main question that dropped its auxiliary
-        if _inverted(ws[i:]):
-            continue  # "What song does she sing": a question
-        j = i + 1
-        if j < len(ws) and low(ws[j]) in NP_OPENERS - {"that", "this"} and j + 1 < len(ws):
-            j += 1  # "where the bear lives"
-        if j < len(ws) and (low(ws[j]) in SUBJECT_PRONOUNS or ws[j].upos in ("NOUN", "PROPN")):
-            k = _finite_after(ws, j + 1)
-            if k is not None:
-                return Hit((t, ws[j], ws[k]), "qf_conservative_free_relative")
+        if question and all(low(w) == low(t) or w.upos == "INTJ" for w in ws[:i]):
+            continue  # the question's own wh-word (after interjections or a repetition of itself)
+        prev = ws[i - 1] if i else None
+        if prev is not None and (prev.upos == "VERB" or (prev.upos == "PRON" and i >= 2 and ws[i - 2].upos == "VERB")):
+            continue
+        c = _clause_at(ws, i + 1)
+        if c is not None:
+            return Hit((t, ws[c[0]], ws[c[1]]), "qf_conservative_wh_clause")
     return None
 
 
 def qf_conservative_zero_relative(sent: Sentence) -> tuple[Token, ...] | None:
-    """A noun phrase directly followed by a clause with a pronoun subject and a finite verb
-    ("the day you got born", "anything you want", "that sound your making")."""
+    """A noun phrase (not the utterance's first word, which may be a vocative) directly followed by
+    a clause with a pronoun subject: a relative without a relativizer."""
     ws = word_tokens(sent)
-    for i, t in enumerate(ws[1:], 1):
-        f = low(t)
-        # "your" + -ing: the CHILDES spelling of "you're" ("that sound your making")
-        your_ing = f == "your" and i + 1 < len(ws) and low(ws[i + 1]).endswith("ing")
-        if f not in SUBJECT_PRONOUNS and not your_ing:
+    for i in range(1, len(ws) - 1):
+        if not _nominal(ws, i) or low(ws[i + 1]) not in SUBJECT_PRONOUNS:
             continue
-        prev = ws[i - 1]
-        pf = low(prev)
-        if pf in BARE_NOMINALS:
-            pass
-        elif prev.upos in ("NOUN", "PROPN", "ADJ") or prev.xpos.startswith("NN"):
-            if not _opens_np(ws, i - 1):
-                continue  # "Honey you want more?": a vocative, no noun phrase
-        elif prev.upos == "VERB" and prev.xpos in ("VB", "VBP") and i >= 2 and low(ws[i - 2]) in NP_OPENERS:
-            pass  # "that sound your making": a noun the tagger calls a verb
-        else:
+        c = _clause_at(ws, i + 1)
+        if c is None:
             continue
-        if your_ing:
-            return Hit((prev, t, ws[i + 1]), "qf_conservative_zero_relative")
-        k = _finite_after(ws, i + 1)
-        if k is None:
-            continue
-        if low(ws[k]) in PARENTHETICALS and k == len(ws) - 1:
-            continue  # "Why did Daddy make that suggestion I wonder."
-        if ws[k].upos == "AUX" and (k + 1 >= len(ws) or ws[k + 1].upos not in ("VERB", "AUX", "ADV", "PART")):
-            continue  # "in the car they're what?": a run-on copula clause, not a relative
-        return Hit((prev, t, ws[k]), "qf_conservative_zero_relative")
+        if c[1] == len(ws) - 1 and c[1] == c[0] + 1 and low(ws[c[1]]) in PARENTHETICALS:
+            continue  # a final comment clause ("..., you know")
+        if all(w.upos == "INTJ" for w in ws[:i]) and ws[i].upos in ("PROPN", "NOUN"):
+            continue  # a vocative: a bare name or noun after nothing but interjections
+        v = c[1]
+        if ws[v].upos == "AUX" and (v + 1 >= len(ws) or not (_verbal(ws[v + 1]) or ws[v + 1].upos in ("ADV", "PART"))):
+            continue  # pronoun + copula + a predicate: a second main clause run on, not a relative
+        return Hit((ws[i], ws[c[0]], ws[c[1]]), "qf_conservative_zero_relative")
     return None
 
 
 def qf_conservative_relativizer(sent: Sentence) -> tuple[Token, ...] | None:
-    """A noun (or anything/something/...) followed by a relativizer that opens a clause."""
+    """A noun phrase followed by *that/who/which/whom/whose* and a verb within four words (a relative
+    clause the parser attached elsewhere); not a determiner *that* before a noun, not an inverted
+    question after a vocative."""
     ws = word_tokens(sent)
-    for i, t in enumerate(ws[1:], 1):
-        if low(t) not in RELATIVIZERS or i + 1 >= len(ws):
+    for i in range(2, len(ws) - 1):
+        t = ws[i]
+        if low(t) not in RELATIVIZERS or not _nominal(ws, i - 1):
             continue
-        prev, nxt = ws[i - 1], ws[i + 1]
-        if not (prev.upos in ("NOUN", "PROPN") or low(prev) in BARE_NOMINALS):
+        if low(t) == "that" and ws[i + 1].upos in ("NOUN", "ADJ", "NUM"):
             continue
-        if low(t) == "that" and nxt.upos in ("NOUN", "ADJ", "NUM"):
-            continue  # "give the doggy that bone": a determiner
-        if not (low(prev) in BARE_NOMINALS or _opens_np(ws, i - 1)) and _inverted(ws[i:]):
-            continue  # "Mommy who's that?": a vocative and a question
-        return Hit((prev, t), "qf_conservative_relativizer")
+        if _inverted_after(ws, i):
+            continue
+        k = next((k for k in range(i + 1, min(len(ws), i + 5)) if _verbal(ws[k])), None)
+        if k is not None:
+            return Hit((ws[i - 1], t, ws[k]), "qf_conservative_relativizer")
     return None
 
 
+def conservative_interrogative(sent: Sentence) -> bool:
+    """App. C (ii) by form: final "?", a wh-word anywhere, or an auxiliary form among the first two
+    words whatever the tagger calls it (the surface pre-test's own condition)."""
+    ws = word_tokens(sent)
+    return (ends_with_question_mark(sent.text) or any(low(t) in WH_WORDS for t in ws)
+            or any(low(t) in AUX_FORMS for t in ws[:2]))
+
+
+CONSERVATIVE_CUES = (qf_conservative_relcl, qf_conservative_wh_clause, qf_conservative_zero_relative,
+                     qf_conservative_relativizer)
+
+
 def qf_conservative(sent: Sentence, ctx: Context):
-    """App. C's interrogative test AND a relative clause found by any of four cues (module docstring)."""
-    if len(word_tokens(sent)) < 3 or posh_interrogative(sent) is None:
+    """App. C's interrogative test AND a relative clause found by any of four analyses (module docstring)."""
+    if len(word_tokens(sent)) < 3 or not conservative_interrogative(sent):
         return None
-    hit = qf_conservative_relcl(sent)
-    if hit:
-        return Hit(hit, "qf_conservative_relcl")
-    return qf_conservative_free_relative(sent) or qf_conservative_zero_relative(sent) or qf_conservative_relativizer(sent)
+    for cue in CONSERVATIVE_CUES:
+        hit = cue(sent)
+        if hit:
+            return hit if isinstance(hit, Hit) else Hit(hit, cue.__name__)
+    return None
 
 
 def sanity(words: list[str], text: str) -> bool:

@@ -1,0 +1,104 @@
+"""Issue 43: no cue, word list or fixture of the DPE filter quotes a sentence of the gold treebank the
+filter is validated on (the UD_English-CHILDES dev split).
+
+Rules fitted to the very sentences they are measured on report in-sample numbers; the filter's cues are
+general structural patterns instead. This test collects every string literal (docstrings included) of
+``workflow/povstim/dpe/**`` and ``workflow/povstim/filter/**`` (with :mod:`ast`), every quoted span
+inside them, and the texts of the DPE test fixtures, and fails if one of at least three words equals a
+dev utterance, is contained in one, or contains a whole dev utterance of at least three words.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = [REPO / "workflow" / "povstim" / "dpe", REPO / "workflow" / "povstim" / "filter"]
+FIXTURES = [REPO / "tests" / "fixtures" / "conllu"]
+QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|'([^']{8,})'")
+
+
+def words(text: str) -> tuple[str, ...]:
+    """Lowercased words; apostrophes kept inside words, everything else a separator."""
+    text = text.lower().replace("’", "'")
+    return tuple(re.findall(r"[a-z0-9]+(?:'[a-z]+)?", text))
+
+
+def literal_units(path: Path) -> list[tuple[str, str]]:
+    """(where, text) for each string literal of a module and each quoted span inside one."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            where = f"{path.relative_to(REPO)}:{node.lineno}"
+            out.append((where, node.value))
+            out.extend((where, next(g for g in m.groups() if g)) for m in QUOTED.finditer(node.value))
+    return out
+
+
+def fixture_units(path: Path) -> list[tuple[str, str]]:
+    out = []
+    for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("#") and "=" in line:
+            out.append((f"{path.relative_to(REPO)}:{k}", line.split("=", 1)[1]))
+            out.extend((f"{path.relative_to(REPO)}:{k}", next(g for g in m.groups() if g))
+                       for m in QUOTED.finditer(line))
+        elif line and line[0].isdigit():
+            pass  # token lines: the sentence is in its # text comment
+    return out
+
+
+def all_units() -> list[tuple[str, str]]:
+    units = []
+    for pkg in PACKAGES:
+        for path in sorted(pkg.rglob("*.py")):
+            units.extend(literal_units(path))
+    for folder in FIXTURES:
+        for path in sorted(folder.rglob("*.conllu")):
+            units.extend(fixture_units(path))
+    return units
+
+
+def contains(big: tuple[str, ...], small: tuple[str, ...]) -> bool:
+    n = len(small)
+    return any(big[i:i + n] == small for i in range(len(big) - n + 1))
+
+
+def collisions(units, utterances: set[tuple[str, ...]]) -> list[str]:
+    long_utts = [u for u in utterances if len(u) >= 3]
+    bad = []
+    for where, text in units:
+        w = words(text)
+        if len(w) < 3:
+            continue
+        if w in utterances:
+            bad.append(f"{where}: {text!r} is a dev utterance")
+            continue
+        hit = next((u for u in long_utts if (len(w) <= len(u) and contains(u, w))
+                    or (len(u) <= len(w) and contains(w, u))), None)
+        if hit is not None:
+            bad.append(f"{where}: {text[:80]!r} overlaps the dev utterance {' '.join(hit)!r}")
+    return bad
+
+
+def test_the_check_has_teeth():
+    utts = {words("Is that the cup you wanted?"), words("Where did it go?")}
+    units = [("a", "the cup you wanted"), ("b", 'e.g. "Is that the cup you wanted?" and more'),
+             ("c", "A docstring quoting Where did it go? whole."), ("d", "the cup"), ("e", "a cup you wanted")]
+    got = collisions(units, utts)
+    assert [g.split(":")[0] for g in got] == ["a", "b", "c"], got
+    assert collisions(literal_units(Path(__file__)), {words("quoting where did it go whole")})  # ast finds literals
+
+
+def test_no_dpe_cue_word_list_or_fixture_quotes_a_dev_sentence(shared_data):
+    from povstim.parse.conllu import read_file
+
+    dev = read_file(shared_data / "ud_childes" / "en_childes-ud-dev.conllu")
+    utterances = {words(s.text) for s in dev}
+    units = all_units()
+    assert len(units) > 100  # the modules' literals and the fixtures were read
+    bad = collisions(units, utterances)
+    assert not bad, "\n".join(bad)
