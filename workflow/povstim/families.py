@@ -48,6 +48,12 @@ class Family:
     model_types: tuple[str, ...]
     # position ids start after this many reserved positions (RoBERTa: padding_idx + 1 = 2)
     position_offset: int = 0
+    # causal: right-padded rows need no attention-mask tensor (padding only follows each row's last real
+    # token, which causal attention never shows it), so SDPA's own causal masking is used (povstim/attention.py)
+    unmasked_padding: bool = False
+    # masked: the forward passes a prepared 4D boolean mask on as is (transformers' create_bidirectional_mask),
+    # so the scorer builds it on the host and spares a device sync per forward (scoring/fast.py)
+    host_padding_mask: bool = False
     # the module paths of (body, LM head) when the head can be applied to the body's hidden
     # states alone (the scorer then computes vocabulary logits only where a score is needed)
     split_head: tuple[str, str] | None = None
@@ -57,6 +63,12 @@ class Family:
     tree_attention: bool = False
     # called before a model of this family is built or loaded (custom Auto-class registration)
     register_auto: Callable[[], None] | None = None
+    # bias name -> the family an arch of this family trains with that bias block (gpt2 + bias.recency:
+    # gpt2-recency); povstim.train.params.effective_arch reads it
+    variants: dict = field(default_factory=dict)
+    # a variant's plain family, whose weights it shares (the Dyck phase trains it); an arch names a
+    # variant only with the bias block that makes it one
+    base: str | None = None
     description: str = ""
     extras: dict = field(default_factory=dict)
 
@@ -92,6 +104,16 @@ def for_model_type(model_type: str) -> Family | None:
         if model_type in fam.model_types:
             return fam
     return None
+
+
+# Position offsets of hub model types no povstim family saves as (RoBERTa-like: positions after padding_idx)
+_HUB_POSITION_OFFSETS = {"xlm-roberta": 2, "camembert": 2}
+
+
+def position_offset(model_type: str) -> int:
+    """Reserved positions before a model's first position id: its family's, else a known hub type's, else 0."""
+    fam = for_model_type(model_type)
+    return fam.position_offset if fam is not None else _HUB_POSITION_OFFSETS.get(model_type, 0)
 
 
 def register_auto_classes() -> None:
@@ -166,7 +188,9 @@ register(Family(
     tokenizer_frame="none",
     model_types=("gpt2",),
     split_head=("transformer", "lm_head"),
+    unmasked_padding=True,
     tree_attention=True,
+    variants={"recency": "gpt2-recency"},
     description="GPT-2 causal LM (POSH-BENCH Table 5; defaults: gpt2-mini)",
 ))
 
@@ -212,6 +236,7 @@ register(Family(
     model_types=("roberta",),
     position_offset=2,
     split_head=("roberta", "lm_head"),
+    host_padding_mask=True,  # tested: RoBERTa, BabyBERTa's family
     description="RoBERTa masked LM (BabyBERTa: 8 layers x 256, FFN 1024)",
 ))
 
@@ -239,7 +264,7 @@ def _gpt2_recency_auto():
     register_auto()
 
 
-# An arch with `family: gpt2` and a `bias.recency` block trains this family (povstim.biases.resolve).
+# An arch with `family: gpt2` and a `bias.recency` block trains this family (povstim.train.params.effective_arch).
 register(Family(
     name="gpt2-recency",
     kind=CAUSAL,
@@ -251,5 +276,7 @@ register(Family(
     model_types=("gpt2-recency",),
     split_head=("transformer", "lm_head"),
     register_auto=_gpt2_recency_auto,
+    variants={"recency": "gpt2-recency"},
+    base="gpt2",
     description="GPT-2 with the dynamic recency bias r^t * b_i in every attention head (Mita et al. 2025; POSH §7)",
 ))

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import families
 from ..io import PovstimError
 
 log = logging.getLogger(__name__)
@@ -113,8 +114,8 @@ def load(model_dir: str | Path, device: str = "cpu") -> Classifier:
         raise PovstimError(f"{name}: already has a classification head; povstim probe fine-tunes a pretrained LM")
     head = tuple(sorted({k.rsplit(".", 1)[0] for k in missing}))
     max_len = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
-    if config.model_type in ("roberta", "xlm-roberta") and max_len:
-        max_len -= 2  # RoBERTa positions start after the padding index
+    if max_len:
+        max_len -= families.position_offset(config.model_type)  # e.g. RoBERTa's start after the padding index
     model.to(device)
     return Classifier(model, tokenizer, kind, head, int(pad), max_len, device)
 

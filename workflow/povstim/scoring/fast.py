@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import families
 from .scorer import Scorer
 
 
-# Masked model types whose forward builds its attention mask with transformers' create_bidirectional_mask,
-# which passes a prepared 4D mask on as is (tested: RoBERTa, BabyBERTa's family); others get the 2D mask
-HOST_PADDING_MODELS = frozenset({"roberta"})
 
 
 class FastScorer(Scorer):
@@ -106,7 +104,10 @@ class FastScorer(Scorer):
         side by side); the result stays on the device."""
         t_ids, t_mask, t_rows, t_cols, t_tgts = self._send([tid, mask, rows, cols, tgts], cuda)
         cfg = self.model.config
-        if cfg.model_type in HOST_PADDING_MODELS and cfg._attn_implementation == "sdpa":
+        fam = families.for_model_type(cfg.model_type)
+        # a family whose forward passes a prepared 4D mask on as is (families.Family.host_padding_mask);
+        # others get the 2D mask
+        if fam is not None and fam.host_padding_mask and cfg._attn_implementation == "sdpa":
             # Given a padding mask, transformers (5.24) asks the device whether it has any padding (`.all()`,
             # a host sync per forward) to drop it when there is none. The host knows: no mask when no row is
             # padded, else the [B, 1, T, T] boolean mask transformers would build, which it passes on as is.

@@ -178,10 +178,8 @@ class Scorer:
         self.body = self.head = None
         if body_head and hasattr(model, body_head[0]) and hasattr(model, body_head[1]):
             self.body, self.head = getattr(model, body_head[0]), getattr(model, body_head[1])
-        cfg = model.config
-        # right-padded rows of a causal GPT-2: padding only follows each row's last real token, which causal
-        # attention never shows it, so SDPA's own causal masking needs no mask tensor (povstim/attention.py)
-        self.unmasked = kind == "causal" and cfg.model_type == "gpt2"
+        # right-padded causal rows whose family needs no mask tensor (families.Family.unmasked_padding)
+        self.unmasked = kind == "causal" and fam is not None and fam.unmasked_padding
 
     # ------------------------------------------------------------------ helpers
     def _encode(self, sentences: list[str]) -> list[list[int]]:
