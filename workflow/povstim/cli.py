@@ -46,7 +46,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "guardrails": ("povstim.analysis.guardrails_cli", "checks a reviewer would ask for: undertrained models, "
                    "equal training tokens, lexical preferences, below-chance results"),
     "figures": ("povstim.figures.cli", "draw the paper's figures from the analysis outputs"),
-    "release": ("povstim.analysis.release_cli", "POSH Tables 3/8/12 and Figures 1-3 from published per-model accuracies"),
+    "release": ("povstim.figures.release_cli", "POSH Tables 3/8/12 and Figures 1-3 from published per-model accuracies"),
 }
 
 

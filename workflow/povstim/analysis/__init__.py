@@ -8,11 +8,10 @@ Modules:
     curves    learning curves: accuracy per model x training step
     bayes     the Bambi mixed-effects logistic regressions: POSH Table 12 and the three-level
               BABY-F/BABY/WIKI model with pairwise contrasts
-    released  published per-model accuracy files -> counts (``povstim release``)
+    released  published per-model accuracy files -> counts (``povstim release``: figures/release_cli.py)
     formula   the model formula language (fixed effects, interactions, group terms)
     pipeline  the analysis settings and the whole ``povstim analyze`` run
     prewarm   the Bayesian model compiled into PyTensor's cache on idle CPUs before ``analyze`` needs it
     cli       ``povstim analyze`` (arguments and files only)
-    release_cli  ``povstim release`` (arguments and files only)
     prewarm_cli  ``povstim analyze-prewarm`` (arguments only; a Snakemake run starts it)
 """

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..conditions.order import condition_order
 from .tidy import size_words
 
 LEVELS = ["paradigm", "category", "overall"]
@@ -263,15 +264,6 @@ def _model_label(df: pd.DataFrame) -> pd.Series:
     several = "arch" in df.columns and (df.groupby("size")["arch"].nunique() > 1).any()
     cond = df["condition"].str.upper()
     return (df["arch"] + " " + cond) if several else cond
-
-
-# POSH's order in Tables 3 and 8; other conditions follow alphabetically.
-KNOWN_CONDITIONS = ["baby-f", "baby", "wiki"]
-
-
-def condition_order(conditions) -> list[str]:
-    conds = list(dict.fromkeys(str(c) for c in conditions))
-    return [c for c in KNOWN_CONDITIONS if c in conds] + sorted(c for c in conds if c not in KNOWN_CONDITIONS)
 
 
 def _models_at(d: pd.DataFrame, size) -> list[str]:

@@ -12,6 +12,8 @@ OUT/figures/ (fig1_children, fig2_accuracy, fig3_posterior). ``--config`` is a Y
 ``release:`` and ``analysis:`` sections (workflow/schemas/config/) set how the files are read and
 analysed; flags override it. configs/release/posh-bench.yaml reads the POSH-BENCH authors'
 posh_results/ folder (docs/analysis.md, "Published results").
+
+It sits with the figures, above the analysis whose tables it writes: the one command that does both.
 """
 
 from __future__ import annotations
@@ -64,8 +66,8 @@ def _config_sections(path: str | None) -> dict:
 
 
 def settings(args):
-    from .pipeline import analysis_settings
-    from .released import release_settings
+    from ..analysis.pipeline import analysis_settings  # pandas: only when the command runs, not for --help
+    from ..analysis.released import release_settings
 
     doc = _config_sections(args.config)
     where = args.config or "--params"
@@ -77,9 +79,9 @@ def settings(args):
 
 
 def run(args) -> int:
-    from ..figures.draw import draw_analysis
-    from .pipeline import counts_analysis
-    from .released import read_released
+    from ..analysis.pipeline import counts_analysis  # pandas: only when the command runs, not for --help
+    from ..analysis.released import read_released
+    from .draw import draw_analysis
 
     t0 = time.perf_counter()
     rel, ana = settings(args)

@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from ..conditions.order import KNOWN_CONDITIONS, condition_order  # noqa: E402,F401 (figures call style.condition_order)
 from ..io import atomic_path  # noqa: E402
 
 # Colour-blind safe (Okabe-Ito) colours with distinct luminance, plus redundant markers/dashes.
@@ -21,7 +22,7 @@ PALETTE = ["#000000", "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
 DASHES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1)), (0, (3, 1)), (0, (6, 2))]
 # Fixed styles for the paper's condition names so BABY-F looks the same in every figure.
-KNOWN = ["baby-f", "baby", "wiki"]  # = analysis.tables.KNOWN_CONDITIONS
+KNOWN = KNOWN_CONDITIONS
 
 RC = {
     "font.size": 8,
@@ -46,12 +47,6 @@ RC = {
 
 def apply() -> None:
     plt.rcParams.update(RC)
-
-
-def condition_order(conditions) -> list[str]:
-    from ..analysis.tables import condition_order as order
-
-    return order(conditions)
 
 
 def condition_style(condition: str, order: list[str]) -> dict:
