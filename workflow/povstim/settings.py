@@ -60,16 +60,6 @@ def validator(schema: dict, fill: bool = True):
     return cls(schema)
 
 
-def section_schema(name: str) -> dict:
-    """The schema of one top-level config section (its defaults included)."""
-    from .schema import load_schema
-
-    root = load_schema()
-    if name not in root.get("properties", {}):
-        raise PovstimError(f"no config section {name!r} in the schema")
-    return root["properties"][name]
-
-
 def section(name: str, given: dict | None = None, where: str = "--params") -> dict:
     """``given`` (a section, maybe partial) validated, with the schema's defaults filled in.
 

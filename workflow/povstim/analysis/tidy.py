@@ -212,7 +212,3 @@ def _as_bool(v) -> bool:
     if s in ("false", "0", "no", "n", "f"):
         return False
     raise PovstimError(f"cannot read filtered value {v!r} as true/false")
-
-
-def ordered_sizes(sizes: Iterable) -> list[str]:
-    return sorted({str(s) for s in sizes}, key=size_words)

@@ -11,8 +11,6 @@ filter_audit        DPE sentences removed per rule and size
 
 from __future__ import annotations
 
-import math
-
 import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
@@ -219,10 +217,6 @@ def filter_audit(audit: pd.DataFrame):
         ax.legend(title="size", frameon=False)
     fig.tight_layout()
     return fig
-
-
-def _nan_to_none(x):
-    return None if (isinstance(x, float) and math.isnan(x)) else x
 
 
 # ---- POSH Figure 1: children beside models ---------------------------------------------------

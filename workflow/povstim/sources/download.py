@@ -25,7 +25,6 @@ and it is all this needs.
 
 from __future__ import annotations
 
-import hashlib
 import http.client
 import json
 import logging
@@ -262,7 +261,3 @@ def download_source(source: str, spec: dict, out_dir: Path, progress_stream=None
 
 def read_manifest(out_dir: Path) -> dict:
     return json.loads((Path(out_dir) / "manifest.json").read_text())
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()

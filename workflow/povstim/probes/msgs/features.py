@@ -52,10 +52,6 @@ class Task:
         return (f"{self.linguistic}_control", f"{self.surface}_control")
 
 
-def kind_of(feature: str) -> str:
-    return "linguistic" if feature in LINGUISTIC else "surface"
-
-
 def parse_task(name: str) -> Task:
     """A task from its name; ValueError naming the unknown part."""
     if name.endswith("_control"):

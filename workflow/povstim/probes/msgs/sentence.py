@@ -102,8 +102,3 @@ def realize(clauses: list[Clause], dets: dict[tuple[int, int], str], fronted: in
     else:
         out[0] = out[0][:1].upper() + out[0][1:]
     return " ".join(out) + "."
-
-
-def word_count(sentence: str) -> int:
-    """Words of a rendered sentence (punctuation is not a word): the length feature's measure."""
-    return len(sentence.rstrip(".").split())
