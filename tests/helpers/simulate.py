@@ -1,7 +1,7 @@
 """Item scores simulated from known coefficients, in the exact item-score schema.
 
 Used by the tests (every analysis path, parameter recovery), the notebook test and
-scripts/bench_analysis.py. The data-generating model is the Table 12 model with the same
+scripts/speed_analysis.py. The data-generating model is the Table 12 model with the same
 coding as bayes.py: size z-scored over items, categories sum-coded with the last level
 (Wanna) as the implicit reference, filtered +1/-1, source baby +1 / wiki -1.
 """

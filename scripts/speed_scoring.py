@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark `povstim score` against minicons on the same model and pairs (CPU).
 
-    .venv/bin/python scripts/bench_scoring.py [--pairs 1000] [--pll-pairs 300] [--threads 1]
+    .venv/bin/python scripts/speed_scoring.py [--pairs 1000] [--pll-pairs 300] [--threads 1]
 
 Measures, each in a fresh subprocess (so peak RSS is per method):
   causal  ours (batched across pairs, BOS prepended)  vs  minicons

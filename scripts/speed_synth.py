@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Throughput of the synthetic generator (sentences/s) and of corpus assembly (words/s).
 
-    .venv/bin/python scripts/bench_synth.py [--sentences 40000] [--repeat 3]
+    .venv/bin/python scripts/speed_synth.py [--sentences 40000] [--repeat 3]
 
 Times are best-of-N CPU seconds of this process. Generation is timed writing both outputs (text + gold CoNLL-U) to a temp dir,
 as `povstim synth` does; assembly is timed in memory on the generated text

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark the MSGS probe stage on CPU: data generation and fine-tuning throughput.
 
-    .venv/bin/python scripts/bench_probes.py [--model DIR] [--threads 1] [--train 1000] [--epochs 1]
+    .venv/bin/python scripts/speed_probes.py [--model DIR] [--threads 1] [--train 1000] [--epochs 1]
 
 Generation: all 29 tasks at 1000 / 200 / 500 / 200 examples (train / test / control
 train / control test), written to a temporary folder: sentences per second.

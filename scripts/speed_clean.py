@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Cleaning throughput (lines/s) on the real data in ../shared/data.
 
-    .venv/bin/python scripts/bench_clean.py [--repeat 3] [--data ../shared/data]
+    .venv/bin/python scripts/speed_clean.py [--repeat 3] [--data ../shared/data]
 
 Times `povstim clean`'s library entry point (no process start-up) on the
 AO-CHILDES childes-db CSVs and on the CHAT transcripts, and prints input

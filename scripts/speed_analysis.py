@@ -6,9 +6,9 @@ x 9 paradigms x 500 items = 148,500 observations. We simulate that design from k
 (tests/helpers/simulate.py), aggregate it to binomial cells (297 of them; the same likelihood) and
 fit ``(size + category) * filtered + source + (1|seed) + (1|phenomenon)`` with Bambi.
 
-    .venv/bin/python scripts/bench_analysis.py                       # POSH sampling: 4 chains x 1000+1000
-    .venv/bin/python scripts/bench_analysis.py --sampler nutpie
-    .venv/bin/python scripts/bench_analysis.py --family bernoulli --items 50   # item-level, smaller
+    .venv/bin/python scripts/speed_analysis.py                       # POSH sampling: 4 chains x 1000+1000
+    .venv/bin/python scripts/speed_analysis.py --sampler nutpie
+    .venv/bin/python scripts/speed_analysis.py --family bernoulli --items 50   # item-level, smaller
 
 Prints one JSON line per run: wall time of design + compile + sampling, the CPU seconds of this process and
 its sampler processes (robust to other jobs sharing the machine), and the diagnostics.

@@ -8,7 +8,7 @@ steps, so start-up and imports are not counted). Runs alternate between the
 two trainers and the median of --repeats runs is reported, which makes the
 comparison fair on a shared machine.
 
-    .venv/bin/python scripts/bench_train.py [--steps 60] [--threads 1] [--repeats 3]
+    .venv/bin/python scripts/speed_train.py [--steps 60] [--threads 1] [--repeats 3]
 """
 
 from __future__ import annotations

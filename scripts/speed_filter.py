@@ -7,7 +7,7 @@ each mode's rules, how many sentences the prefilter spared from parsing, and how
 many sentences each mode (posh, strict, conservative) removes, per phenomenon
 and per rule, with the removal rate over all utterances.
 
-    .venv/bin/python scripts/bench_filter.py [--spacy-n 0 = all] [--stanza-model-dir DIR] [--out bench.json]
+    .venv/bin/python scripts/speed_filter.py [--spacy-n 0 = all] [--stanza-model-dir DIR] [--out bench.json]
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark multiple-choice scoring: every option of many items batched vs one call per option (CPU).
 
-    PYTHONPATH=workflow .venv/bin/python scripts/bench_tasks.py [--items 200] [--threads 1]
+    PYTHONPATH=workflow .venv/bin/python scripts/speed_tasks.py [--items 200] [--threads 1]
 
 Items are 4-option BaBIEs-style items ("stimulus cioè option") built from the Italian demo
 text (data/demo/it, cleaned with the Italian profile): the stimulus is one utterance, the

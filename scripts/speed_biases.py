@@ -11,7 +11,7 @@ pre-pretraining itself is timed too (tokens/s on Dyck symbols).
 The corpus is synthetic English with gold parses (the TPT supervision needs a parse of
 every sentence), as in configs/exp3-demo.yaml.
 
-    .venv/bin/python scripts/bench_biases.py [--arch tiny|mini] [--steps 120] [--threads 1] [--repeats 3]
+    .venv/bin/python scripts/speed_biases.py [--arch tiny|mini] [--steps 120] [--threads 1] [--repeats 3]
 """
 
 from __future__ import annotations
