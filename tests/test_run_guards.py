@@ -64,6 +64,55 @@ def test_cross_field_arch_error_stops_the_dry_run_before_any_job(tmp_path):
     assert cli.main(["check", str(path)]) == 1
 
 
+def test_schema_errors_name_file_line_and_key_in_check_and_in_snakemake(tmp_path, capsys):
+    # The README promises file, line and key; schema errors once named only the file and the key.
+    config = yaml.safe_load(TINY.read_text())
+    config["seeds"] = "one"
+    config["training"]["lrate"] = 0.1
+    path = tmp_path / "c.yaml"
+    text = yaml.safe_dump(config, sort_keys=False)
+    path.write_text(text)
+    lines = text.splitlines()
+    seeds = lines.index("seeds: one") + 1
+    lrate = next(i for i, line in enumerate(lines, 1) if line.strip() == "lrate: 0.1")
+    want = [f"{path}:{seeds}: config key 'seeds': 'one' is not of type 'array'",
+            f"{path}:{lrate}: unknown config key 'training.lrate'"]
+    assert cli.main(["check", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert all(w in err for w in want), err
+    proc = snakemake(tmp_path, "-n", "--configfile", str(path))
+    out = proc.stdout + proc.stderr
+    want = [w.replace(str(path), "c.yaml") for w in want]  # the Snakefile names config files relative to the run
+    assert proc.returncode != 0 and all(w in out for w in want), out[-3000:]
+    assert "Job stats" not in out and not (tmp_path / "results").exists()
+
+
+def test_cross_section_error_names_the_line_of_the_key_it_names(tmp_path, capsys):
+    config = yaml.safe_load(TINY.read_text())
+    corpus = next(iter(config["corpora"]))
+    config["corpora"][corpus]["mixture"] = {"nope": 1.0}
+    path = tmp_path / "c.yaml"
+    text = yaml.safe_dump(config, sort_keys=False)
+    path.write_text(text)
+    line = next(i for i, x in enumerate(text.splitlines(), 1) if x.strip() == "mixture:")
+    assert cli.main(["check", str(path)]) == 1
+    assert f"{path}:{line}: corpora.{corpus}.mixture names source 'nope'" in capsys.readouterr().err
+
+
+def test_key_locator_prefers_the_last_configfile_and_falls_back_to_the_section(tmp_path):
+    from povstim import config as cfg
+
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    a.write_text("experiment: x\ntraining:\n  lr: 1\n  epochs: 2\nsizes: [1k, 2k]\n")
+    b.write_text("# an override\ntraining:\n  lr: 3\n")
+    locate = cfg.key_locator([str(a), str(b)])
+    assert locate(("training", "lr")) == f"{b}:3"  # the later file wins, as in Snakemake
+    assert locate(("training", "epochs")) == f"{a}:4"
+    assert locate(("sizes", 1)) == f"{a}:5"
+    assert locate(("training", "warmup")) == f"{b}:2"  # not set anywhere: its section
+    assert locate(("nothing",)) is None
+
+
 def test_check_reports_a_valid_config(capsys):
     assert cli.main(["check", str(TINY)]) == 0
     assert "OK: experiment 'tiny'" in capsys.readouterr().out

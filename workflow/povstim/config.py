@@ -3,6 +3,7 @@ filled in, plus the cross-section checks a JSON schema cannot express, all befor
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +23,29 @@ def validate(config: dict, source: str = "config") -> dict:
     schema = load_schema()
     errors = list(validator(schema, fill=True).iter_errors(config))
     if errors:
-        raise PovstimError(describe_errors(errors, schema, source))
-    check_references(config, source)
+        # `source` names the config file(s) ("a.yaml, b.yaml" from the Snakefile): a bad key's line is found there
+        files = [f for f in source.split(", ") if Path(f).is_file()]
+        raise PovstimError(describe_errors(errors, schema, source, key_locator(files) if files else None))
+    try:
+        check_references(config, source)
+    except PovstimError as exc:
+        raise PovstimError(_with_line(str(exc), config, source)) from None
     return config
+
+
+def _with_line(message: str, config: dict, source: str) -> str:
+    """A cross-section error "SOURCE: corpora.baby.mixture names ..." as "FILE:LINE: corpora.baby.mixture names ...":
+    the line of the first config key it names (or of its nearest enclosing key in the file)."""
+    files = [f for f in source.split(", ") if Path(f).is_file()]
+    if not files or not message.startswith(f"{source}: "):
+        return message
+    rest = message[len(source) + 2:]
+    locate = key_locator(files)
+    for m in re.finditer(r"(?<![\w.-])[A-Za-z_][\w-]*(?:\.[\w-]+)*", rest):
+        path = tuple(m.group().split("."))
+        if path[0] in config and (where := locate(path)):
+            return f"{where}: {rest}"
+    return message
 
 
 def check_references(config: dict, source: str = "config") -> None:
@@ -121,6 +142,48 @@ def check_references(config: dict, source: str = "config") -> None:
     from . import biases
 
     biases.check_config(config, source)  # Exp. 3 bias blocks: unknown bias, r, Dyck k, TPT parses
+
+
+def key_lines(path: str | Path) -> dict[tuple, int]:
+    """The line (1-based) of every key and list item of a YAML file, by its path ('sources', 'eve', 'kind');
+    empty when the file cannot be read as YAML (its own error names the line)."""
+    try:
+        root = yaml.compose(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    lines: dict[tuple, int] = {}
+
+    def walk(node, at: tuple) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    here = (*at, yaml.safe_load(key.value) if key.tag.endswith(":int") else key.value)
+                    lines.setdefault(here, key.start_mark.line + 1)
+                    walk(value, here)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                lines.setdefault((*at, i), item.start_mark.line + 1)
+                walk(item, (*at, i))
+
+    walk(root, ())
+    return lines
+
+
+def key_locator(files: list[str]):
+    """``locate(path) -> "file:line"`` of a config key: the last file that sets it (later --configfile files win),
+    else the nearest enclosing key that a file sets (a missing required key: its section); None at the top level."""
+    tables = [(f, key_lines(f)) for f in files]
+
+    def locate(path: tuple) -> str | None:
+        path = tuple(path)
+        while path:
+            for f, lines in reversed(tables):
+                if path in lines:
+                    return f"{f}:{lines[path]}"
+            path = path[:-1]
+        return None
+
+    return locate
 
 
 def load_yaml(path: str | Path) -> dict[str, Any]:

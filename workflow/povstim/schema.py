@@ -87,7 +87,10 @@ def _subschema_at(schema: dict, path) -> dict:
     return node if isinstance(node, dict) else {}
 
 
-def _describe(error: jsonschema.ValidationError, schema: dict, source: str) -> str:
+def _describe(error: jsonschema.ValidationError, schema: dict, source: str, locate=None) -> str:
+    def at(path) -> str:  # "file:line" of the key when the caller can find it in its file(s), else the source
+        return (locate(tuple(path)) if locate else None) or source
+
     where = _path_str(error.absolute_path)
     if error.validator == "additionalProperties":
         # The schema that closed the object (it may be an if/then branch) lists what is allowed.
@@ -98,15 +101,17 @@ def _describe(error: jsonschema.ValidationError, schema: dict, source: str) -> s
             full = f"{where}.{key}" if error.absolute_path else key
             hint = difflib.get_close_matches(key, allowed, n=1)
             tip = f" (did you mean '{hint[0]}'?)" if hint else ""
-            msgs.append(f"unknown config key '{full}'{tip}; allowed here: {', '.join(allowed)}")
+            msgs.append(f"{at([*error.absolute_path, key])}: unknown config key '{full}'{tip}; allowed here: "
+                        f"{', '.join(allowed)}")
         if msgs:
-            return f"{source}: " + "; ".join(msgs)
-    return f"{source}: config key '{where}': {error.message}"
+            return "; ".join(msgs)
+    return f"{at(error.absolute_path)}: config key '{where}': {error.message}"
 
 
-def describe_errors(errors, schema: dict, source: str) -> str:
-    """One message naming each bad key (at most five), shallowest first."""
+def describe_errors(errors, schema: dict, source: str, locate=None) -> str:
+    """One message naming each bad key (at most five), shallowest first; ``locate(path)`` gives a key's
+    "file:line" (None where it cannot), which then replaces ``source``."""
     errors = sorted(errors, key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
-    return "\n".join(_describe(e, schema, source) for e in errors[:5])
+    return "\n".join(_describe(e, schema, source, locate) for e in errors[:5])
 
 
