@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from povstim import devices
-from povstim.devices import acquire_gpu, lock_dir, resolve_device, visible_slots
+from povstim.devices import precision, slots, threads
+from povstim.devices.slots import acquire_gpu, lock_dir, resolve_device, visible_slots
 from povstim.io import PovstimError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ CLAIM = textwrap.dedent(
     torch = types.ModuleType("torch")
     torch.cuda = types.SimpleNamespace(is_available=lambda: True, device_count=lambda: 8, set_device=lambda i: None)
     sys.modules["torch"] = torch
-    from povstim.devices import resolve_device
+    from povstim.devices.slots import resolve_device
     print(resolve_device(sys.argv[1]), flush=True)
     sys.stdin.readline()          # hold the GPU until told to stop
     """
@@ -157,7 +157,7 @@ def test_in_process_claim_is_held_and_reused(monkeypatch, tmp_path):
         with pytest.raises(PovstimError, match="stayed busy"):
             acquire_gpu(["3"], tmp_path, wait=0.1, poll=0.05)
     finally:
-        devices.release_gpu()
+        slots.release_gpu()
         other.release()
     acquire_gpu(["3"], tmp_path, wait=0.1).release()
 
@@ -182,7 +182,7 @@ def test_a_jobs_cuda_start_up_is_timed_in_its_parts(monkeypatch, tmp_path):
     try:
         assert resolve_device("auto", parts=parts) == "cuda:0"
     finally:
-        devices.release_gpu()
+        slots.release_gpu()
     assert set(parts) == {"driver", "slot", "torch"}
     assert 0.3 <= parts["driver"] < 0.45 and 0.15 <= parts["torch"] < 0.3 and parts["slot"] < 0.1, parts
     cpu = {}
@@ -248,7 +248,7 @@ def test_snakemake_gpu_jobs_land_on_distinct_gpus(tmp_path):
             torch = types.ModuleType("torch")  # a fake CUDA, as in CLAIM
             torch.cuda = types.SimpleNamespace(is_available=lambda: True, device_count=lambda: 2, set_device=lambda i: None)
             sys.modules["torch"] = torch
-            from povstim.devices import resolve_device
+            from povstim.devices.slots import resolve_device
             device = resolve_device("auto")
             start = time.time()
             time.sleep(1.5)
@@ -294,8 +294,8 @@ def test_snakemake_gpu_jobs_land_on_distinct_gpus(tmp_path):
 
 
 def test_a_runs_jobs_let_idle_threads_sleep_unless_the_user_said_otherwise():
-    assert devices.job_environment({}) == {"OMP_WAIT_POLICY": "PASSIVE"}
-    assert devices.job_environment({"OMP_WAIT_POLICY": "ACTIVE"}) == {}  # the user's choice stands
+    assert threads.job_environment({}) == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert threads.job_environment({"OMP_WAIT_POLICY": "ACTIVE"}) == {}  # the user's choice stands
 
 
 @pytest.mark.parametrize("requested, device, cap, expected", [
@@ -310,13 +310,13 @@ def test_a_runs_jobs_let_idle_threads_sleep_unless_the_user_said_otherwise():
     ("bf16", "cuda:0", (9, 0), "bf16"),
 ])
 def test_training_precision_follows_the_gpus_tensor_cores(requested, device, cap, expected):
-    from povstim.devices import train_precision
+    from povstim.devices.precision import train_precision
 
     assert train_precision(requested, device, cap) == expected
 
 
 def test_bf16_where_it_would_be_emulated_is_an_error_naming_the_key():
-    from povstim.devices import train_precision
+    from povstim.devices.precision import train_precision
 
     with pytest.raises(PovstimError, match=r"training\.precision bf16 .*compute capability 8\.0.*has 7\.5"):
         train_precision("bf16", "cuda:0", (7, 5))
@@ -328,11 +328,10 @@ def test_bf16_where_it_would_be_emulated_is_an_error_naming_the_key():
 
 def test_3xtf32_scoring_needs_the_same_tensor_cores(monkeypatch):
     """scoring.matmul: 3xtf32 asks the same question of the GPU as training's bf16 (one place: devices)."""
-    from povstim import devices
     from povstim.scoring import matmul
 
-    assert matmul.tf32_capable("cpu") is False and devices.capability("cpu") is None
+    assert matmul.tf32_capable("cpu") is False and precision.capability("cpu") is None
     for cap, fast in (((9, 0), True), ((8, 0), True), ((7, 5), False), ((7, 0), False)):
-        monkeypatch.setattr(devices, "capability", lambda device, cap=cap: cap)  # no GPU here: its answer
+        monkeypatch.setattr(precision, "capability", lambda device, cap=cap: cap)  # no GPU here: its answer
         assert matmul.tf32_capable("cuda:0") is fast
         assert (matmul.mode_for("3xtf32", "cuda:0") is not None) is fast

@@ -20,8 +20,10 @@ import pytest
 import yaml
 
 from povstim import config as povstim_config
-from povstim import devices, plan
-from povstim.devices import GpuSettings, acquire_gpu, share_slots
+from povstim import plan
+from povstim.devices import sharing, slots
+from povstim.devices.sharing import GpuSettings, share_slots
+from povstim.devices.slots import acquire_gpu
 from povstim.io import PovstimError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,15 +35,15 @@ JOB = textwrap.dedent(
     torch = types.ModuleType("torch")
     torch.cuda = types.SimpleNamespace(is_available=lambda: True, device_count=lambda: 8, set_device=lambda i: None)
     sys.modules["torch"] = torch
-    from povstim import devices
-    device = devices.resolve_device("auto")
+    from povstim.devices import sharing, slots
+    device = slots.resolve_device("auto")
     start = time.time()
     print(device, flush=True)
     if sys.argv[2] == "stdin":
         sys.stdin.readline()
     else:
         time.sleep(float(sys.argv[2]))
-    slot = devices._held
+    slot = slots._held
     json.dump({"device": device, "share": slot.share, "slot": slot.slot, "start": start, "end": time.time()},
               open(sys.argv[1], "w"))
     """
@@ -66,7 +68,7 @@ def test_small_jobs_fill_one_gpu_then_the_next(tmp_path):
     held = [acquire_gpu(["4", "7"], tmp_path, share=3) for _ in range(4)]
     # first fit: three slots of GPU 4, then GPU 7 (which stays free for big jobs as long as possible)
     assert [(h.device_id, h.slot, h.share) for h in held] == [("4", 0, 3), ("4", 1, 3), ("4", 2, 3), ("7", 0, 3)]
-    assert devices.shared_holders(tmp_path, "4") == 3 and devices.shared_holders(tmp_path, "7") == 1
+    assert slots.shared_holders(tmp_path, "4") == 3 and slots.shared_holders(tmp_path, "7") == 1
     # a big job finds no GPU without small jobs on it
     with pytest.raises(PovstimError, match="all 2 GPU"):
         acquire_gpu(["4", "7"], tmp_path, wait=0.2, poll=0.05)
@@ -81,15 +83,15 @@ def test_small_jobs_fill_one_gpu_then_the_next(tmp_path):
     assert (again.device_id, again.slot) == ("4", 0)
     for h in (big, again, held[1], held[2]):
         h.release()
-    assert devices.shared_holders(tmp_path, "4") == 0
+    assert slots.shared_holders(tmp_path, "4") == 0
 
 
 def test_share_comes_from_the_environment(monkeypatch):
-    assert devices.share_from_env({}) == 1
-    assert devices.share_from_env({"POVSTIM_GPU_SHARE": "8"}) == 8
+    assert slots.share_from_env({}) == 1
+    assert slots.share_from_env({"POVSTIM_GPU_SHARE": "8"}) == 8
     for bad in ("0", "-2", "many"):
         with pytest.raises(PovstimError, match="POVSTIM_GPU_SHARE"):
-            devices.share_from_env({"POVSTIM_GPU_SHARE": bad})
+            slots.share_from_env({"POVSTIM_GPU_SHARE": bad})
 
 
 def test_a_waiting_big_job_stops_small_ones_joining(tmp_path):
@@ -142,18 +144,18 @@ def test_many_processes_contend(tmp_path):
 # --- which jobs are small --------------------------------------------------------------------------
 
 def test_parameter_count_matches_transformers():
-    """devices.model_params (no torch) against the models transformers builds."""
+    """sharing.model_params (no torch) against the models transformers builds."""
     from transformers import GPT2Config, GPT2LMHeadModel, RobertaConfig, RobertaForMaskedLM
 
     arch = {"n_layer": 3, "n_embd": 48, "n_head": 4, "n_inner": 100}
     gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=300, n_positions=40, n_embd=48, n_layer=3, n_head=4, n_inner=100))
-    assert devices.model_params(arch, 300, 40) == sum(p.numel() for p in gpt2.parameters())
+    assert sharing.model_params(arch, 300, 40) == sum(p.numel() for p in gpt2.parameters())
     roberta = RobertaForMaskedLM(RobertaConfig(vocab_size=300, max_position_embeddings=42, hidden_size=48,
                                                num_hidden_layers=3, num_attention_heads=4, intermediate_size=100,
                                                type_vocab_size=1))
     n = sum(p.numel() for p in roberta.parameters())
     # RoBERTa adds a token-type row, an LM-head transform (d x d + bias + LayerNorm) and an output bias
-    assert devices.model_params(arch, 300, 42) == n - (48 + 48 * 48 + 48 + 2 * 48 + 300)
+    assert sharing.model_params(arch, 300, 42) == n - (48 + 48 * 48 + 48 + 2 * 48 + 300)
 
 
 def _config(path, **changes):
@@ -167,7 +169,7 @@ def _config(path, **changes):
 @pytest.fixture
 def gpu_dev(tmp_path):
     (tmp_path / "nvidia0").touch()
-    return {"env": {devices.NVIDIA_SMI_ENV: ""}, "dev_dir": str(tmp_path)}  # GPUs unknown (none asked)
+    return {"env": {sharing.NVIDIA_SMI_ENV: ""}, "dev_dir": str(tmp_path)}  # GPUs unknown (none asked)
 
 
 def test_recipes_small_share_big_keep_their_gpu(gpu_dev):
@@ -197,9 +199,9 @@ def test_recipes_small_share_big_keep_their_gpu(gpu_dev):
 
 def test_memory_estimate_grows_with_the_job():
     arch = {"n_layer": 12, "n_embd": 768, "n_head": 12, "n_inner": 3072}
-    small = devices.train_memory_gb(arch, 32768, 512, 4)
-    big = devices.train_memory_gb(arch, 32768, 512, 32)
-    assert devices.CONTEXT_GB < small < big
+    small = sharing.train_memory_gb(arch, 32768, 512, 4)
+    big = sharing.train_memory_gb(arch, 32768, 512, 32)
+    assert sharing.CONTEXT_GB < small < big
     # GPT-2 small at the paper's batch: weights + AdamW alone are ~2 GiB; the estimate is well above
     assert 12 < big < 40
     assert share_slots(GpuSettings(slots=8, memory_gb=80), 9.9) == 8
@@ -211,13 +213,13 @@ def test_fp32_training_is_estimated_wider(gpu_dev):
     """precision: fp32 (a GPU before Ampere, or asked for) keeps fp32 activations: twice bf16's bytes, so a
     model that shares an 80-GB GPU in bf16 gets one of its own in fp32."""
     arch = {"n_layer": 4, "n_embd": 256, "n_head": 4, "n_inner": 1024}
-    bf16 = devices.train_memory_gb(arch, 8192, 128, 16, precision="bf16")
-    fp32 = devices.train_memory_gb(arch, 8192, 128, 16, precision="fp32")
-    assert devices.train_memory_gb(arch, 8192, 128, 16) == bf16  # auto: estimated as bf16 (no GPU asked)
+    bf16 = sharing.train_memory_gb(arch, 8192, 128, 16, precision="bf16")
+    fp32 = sharing.train_memory_gb(arch, 8192, 128, 16, precision="fp32")
+    assert sharing.train_memory_gb(arch, 8192, 128, 16) == bf16  # auto: estimated as bf16 (no GPU asked)
     # hand-computed (Korthikanti et al. 2022): per token and layer 34·d + 5·a·T bytes in bf16 vs 66·d + 9·a·T in fp32
-    tokens, n = 16 * 128, devices.model_params(arch, 8192, 128)
+    tokens, n = 16 * 128, sharing.model_params(arch, 8192, 128)
     extra = tokens * 4 * ((66 - 34) * 256 + (9 - 5) * 4 * 128) + tokens * 8192 * 2 - 2 * n
-    assert fp32 - bf16 == pytest.approx(extra / devices.GIB)
+    assert fp32 - bf16 == pytest.approx(extra / sharing.GIB)
     posh = _config("configs/posh.yaml")
     assert plan.train_gpu_share(posh, "gpt2-mini", **gpu_dev) == 8
     posh["archs"]["gpt2-mini"]["training"] = {**(posh["archs"]["gpt2-mini"].get("training") or {}), "precision": "fp32"}
@@ -298,31 +300,31 @@ def fake_nvidia_smi(tmp_path, *lines, rc=0) -> str:
 
 def test_gpu_inventory_reads_nvidia_smi(tmp_path):
     smi = fake_nvidia_smi(tmp_path, H100, T4)
-    gpus = devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi})
+    gpus = sharing.gpu_inventory({sharing.NVIDIA_SMI_ENV: smi})
     assert [(g.index, g.name, g.capability) for g in gpus] == [(0, "NVIDIA H100 80GB HBM3", (9, 0)), (1, "Tesla T4", (7, 5))]
     assert gpus[0].memory_gb == pytest.approx(79.65, abs=0.01) and gpus[1].memory_gb == 15.0
     # CUDA_VISIBLE_DEVICES by index or by UUID; a MIG instance (memory unknown here), or none: nothing known
-    assert [g.index for g in devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": "1"})] == [1]
+    assert [g.index for g in sharing.gpu_inventory({sharing.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": "1"})] == [1]
     uuid = "GPU-1d2c3b4a-0000-0000-0000-000000000001"
-    assert [g.index for g in devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": uuid})] == [0]
-    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": "MIG-0a1b"}) == ()
-    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": ""}) == ()
+    assert [g.index for g in sharing.gpu_inventory({sharing.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": uuid})] == [0]
+    assert sharing.gpu_inventory({sharing.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": "MIG-0a1b"}) == ()
+    assert sharing.gpu_inventory({sharing.NVIDIA_SMI_ENV: smi, "CUDA_VISIBLE_DEVICES": ""}) == ()
     # no nvidia-smi, one that fails, or a driver too old for compute_cap: the GPUs are unknown
-    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: ""}) == ()
-    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: str(tmp_path / "missing")}) == ()
+    assert sharing.gpu_inventory({sharing.NVIDIA_SMI_ENV: ""}) == ()
+    assert sharing.gpu_inventory({sharing.NVIDIA_SMI_ENV: str(tmp_path / "missing")}) == ()
     failing = tmp_path / "failing"
     failing.mkdir()
-    assert devices.gpu_inventory({devices.NVIDIA_SMI_ENV: fake_nvidia_smi(failing, "NVIDIA-SMI has failed", rc=9)}) == ()
-    assert devices.parse_inventory('Field "compute_cap" is not a valid field to query.') == ()
+    assert sharing.gpu_inventory({sharing.NVIDIA_SMI_ENV: fake_nvidia_smi(failing, "NVIDIA-SMI has failed", rc=9)}) == ()
+    assert sharing.parse_inventory('Field "compute_cap" is not a valid field to query.') == ()
 
 
 def test_a_smaller_or_older_gpu_changes_what_shares(tmp_path, gpu_dev):
     """The `gpus:` defaults describe an 80-GB Ampere-or-later GPU. On a T4 (15 GiB, compute capability 7.5) small
     jobs share by its memory, and precision auto (fp32 there) is estimated fp32-wide; an H100 changes nothing."""
-    h100 = {**gpu_dev["env"], devices.NVIDIA_SMI_ENV: fake_nvidia_smi(tmp_path, H100)}
+    h100 = {**gpu_dev["env"], sharing.NVIDIA_SMI_ENV: fake_nvidia_smi(tmp_path, H100)}
     t4_dir = tmp_path / "t4"
     t4_dir.mkdir()
-    t4 = {**gpu_dev["env"], devices.NVIDIA_SMI_ENV: fake_nvidia_smi(t4_dir, T4.replace("1, ", "0, ", 1))}
+    t4 = {**gpu_dev["env"], sharing.NVIDIA_SMI_ENV: fake_nvidia_smi(t4_dir, T4.replace("1, ", "0, ", 1))}
     posh = _config("configs/posh.yaml")
     demo = _config("config.yaml")
     dev = gpu_dev["dev_dir"]

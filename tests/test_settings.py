@@ -20,7 +20,7 @@ from povstim.analysis.guardrails import GuardrailSettings
 from povstim.analysis.pipeline import AnalysisSettings
 from povstim.analysis.released import ReleaseSettings
 from povstim.conditions.build import SplitSettings
-from povstim.devices import GpuSettings
+from povstim.devices.sharing import GpuSettings
 from povstim.filter.settings import FilterSettings
 from povstim.filter.validate import ValidationSettings
 from povstim.io import PovstimError

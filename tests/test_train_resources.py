@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from povstim import plan
-from povstim.devices import job_gpus
+from povstim.devices.slots import job_gpus
 from povstim.tokenizer.study import study_corpora
 
 

@@ -233,7 +233,7 @@ def load_stanza(model_dir, device: str = "auto", batch_size: int = 256, language
         import stanza
     except ImportError:  # pragma: no cover
         raise PovstimError("parser.backend is 'stanza' but stanza is not installed: pip install stanza==1.15.0") from None
-    from ..devices import resolve_device
+    from ..devices.slots import resolve_device
 
     dev = resolve_device(device)
     try:

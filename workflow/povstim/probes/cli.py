@@ -86,7 +86,7 @@ def _generate(args) -> int:
 def _run(args) -> int:
     import torch
 
-    from ..devices import resolve_device
+    from ..devices.slots import resolve_device
     from .run import probe_model, write_rows
 
     s = _settings(args)

@@ -159,7 +159,7 @@ def TF32x3():
 
 def tf32_capable(device: str) -> bool:
     """Whether ``device`` is a CUDA GPU with TF32 tensor cores (compute capability 8.0 and later)."""
-    from ..devices import capability, tensor_core_dtypes
+    from ..devices.precision import capability, tensor_core_dtypes
 
     return tensor_core_dtypes(capability(device))
 

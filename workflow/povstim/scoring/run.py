@@ -107,7 +107,7 @@ def _derive(settings: ScoringSettings):
 def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, settings, meta):
     import pandas as pd
 
-    from ..devices import resolve_device
+    from ..devices.slots import resolve_device
     from .items import holds_final_model, item_frame
     from .scorer import load
     from .tree import TreeScorer

@@ -1,0 +1,15 @@
+"""Devices, one concern a module:
+
+* :mod:`.slots` — which torch device a job runs on, and the GPU slot (a lock file) it holds;
+* :mod:`.precision` — what a GPU's tensor cores take (``training.precision`` on a device);
+* :mod:`.sharing` — which jobs share a GPU: memory estimates and the machine's GPUs (nvidia-smi);
+* :mod:`.threads` — how a run's CPU jobs share the cores.
+
+Import from the module that holds the concern, so a stage's code hash (povstim.codehash) covers
+what it uses and no more.
+"""
+
+# TEMPORARY (removed before landing): the names the training modules still import from the package
+from .precision import capability, train_precision  # noqa: E402,F401
+from .slots import held_gpu, resolve_device  # noqa: E402,F401
+from .threads import job_environment  # noqa: E402,F401
