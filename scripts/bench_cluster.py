@@ -23,7 +23,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow"))
 
-from povstim.devices import acquire_gpu  # noqa: E402
+from povstim.devices.slots import acquire_gpu  # noqa: E402
 
 
 def bench_allocator(rounds: int = 2000) -> None:
