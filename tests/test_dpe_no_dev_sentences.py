@@ -14,7 +14,6 @@ import ast
 import re
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = [REPO / "workflow" / "povstim" / "dpe", REPO / "workflow" / "povstim" / "filter"]

@@ -49,6 +49,7 @@ MODES = ("posh", "strict", "conservative")
 RuleFn = Callable[[Sentence, "Context"], "tuple[Token, ...] | None"]
 SurfaceFn = Callable[[list[str], str], bool]
 SanityFn = Callable[[list[str], str], bool]
+FitFn = Callable[[list[Sentence], "list[Sentence | None]", list[bool]], dict]
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,16 @@ class Context:
     """What rules may consult besides the parse: the animate nouns of the strict binding rule."""
 
     animate_nouns: frozenset[str] = ANIMATE_NOUNS
+    # Parameters a phenomenon's ``fit`` learned from data (phenomenon -> its parameters). Empty in the
+    # pipeline; filter_validation fills it per cross-validation fold from the training folds only.
+    fitted: dict = field(default_factory=dict, compare=False, hash=False)
 
     @classmethod
     def with_nouns(cls, extra=()) -> "Context":
         return cls(ANIMATE_NOUNS | frozenset(w.lower() for w in extra))
+
+    def with_fitted(self, fitted: dict) -> "Context":
+        return Context(self.animate_nouns, dict(fitted))
 
 
 @dataclass(frozen=True)
@@ -71,6 +78,11 @@ class Phenomenon:
     languages: tuple[str, ...] = ("en",)
     description: str = ""
     extras: dict = field(default_factory=dict)
+    # A rule with parts learned from data (a word list, a threshold) declares how to learn them:
+    # ``fit(gold_trees, parses, reference) -> parameters`` (``reference[i]``: the reference rules fire on
+    # gold tree i), read by its rules from ``ctx.fitted[name]``. filter_validation fits it on the training
+    # folds only and measures it on the held-out fold. None: the rules have no fitted parts.
+    fit: FitFn | None = None
 
 
 class Hit(tuple):

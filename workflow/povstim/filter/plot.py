@@ -28,7 +28,7 @@ def validation_figure(result: dict):
         for k, (what, hatch) in enumerate((("recall", ""), ("precision", "//"))):
             vals = []
             for mode in modes:
-                v = result["modes"][mode]["per_phenomenon"][phen]["reference"][what]
+                v = result["modes"][mode]["per_phenomenon"][phen]["cross_validated"]["reference"][what]
                 vals.append(np.nan if v is None else v)
             bars = ax.bar(x + (k - 0.5) * width, vals, width, label=what, color=style.PALETTE[1 + k],
                           edgecolor="black", linewidth=0.5, hatch=hatch)
@@ -38,18 +38,19 @@ def validation_figure(result: dict):
                                 fontsize=6, xytext=(0, 1), textcoords="offset points")
         ax.axhline(fl["recall_floor"], color="#D55E00", linestyle="--", linewidth=0.9,
                    label=f"recall floor {fl['recall_floor']}")
-        if fl["precision_floor"]:
-            ax.axhline(fl["precision_floor"], color="#D55E00", linestyle=":", linewidth=0.9,
-                       label=f"precision floor {fl['precision_floor']}")
+        pf = fl["precision_floor"].get(phen, 0.0) if isinstance(fl["precision_floor"], dict) else fl["precision_floor"]
+        if pf:
+            ax.axhline(pf, color="#D55E00", linestyle=":", linewidth=0.9, label=f"precision floor {pf}")
         labels = [f"{m}{' *' if m == fl['mode'] else ''}" for m in modes]
         ax.set_xticks(x, labels)
         ax.set_ylim(0, 1.12)
         n_ref = result["reference_positives"][phen]
         ax.set_title(f"{phen.replace('_', ' ')} ({n_ref} reference positives)")
         if c == 0:
-            ax.set_ylabel(f"vs {result['reference']} rules on gold trees")
+            ax.set_ylabel(f"cross-validated, vs {result['reference']} rules on gold trees")
     axes[0][0].legend(frameon=False, loc="upper left", fontsize=6)
-    head = f"DPE filter on {result['parser']} parses of {result['n_sentences']} gold-tree sentences (* = filter.mode)"
+    head = (f"DPE filter on {result['parser']} parses of {result['n_sentences']} gold-tree sentences, "
+            f"{result['cv']['folds']}-fold cross-validated by transcript (* = filter.mode)")
     if fl["ok"]:
         fig.suptitle(head, fontsize=8)
     else:

