@@ -120,6 +120,7 @@ WARM_START = {}
 
 
 onstart:
+    povstim_runs.watch_interrupts()  # a Ctrl-C is then told apart from a failed job in onerror
     _changed = povstim_runs.overwrite_warning(RESULTS, config)
     if _changed:
         print(_changed, file=sys.stderr)
@@ -157,4 +158,9 @@ onerror:
     povstim_prewarm.stop(WARM_START.pop("prewarm", None))
     if "server" in WARM_START:
         WARM_START.pop("server").stop()
-    print(povstim_runs.end_line(EXPERIMENT, False, log), file=sys.stderr)
+    _interrupted = povstim_runs.interrupted()
+    print(povstim_runs.end_line(EXPERIMENT, False, log, _interrupted), file=sys.stderr)
+    if _interrupted:
+        # Snakemake reports a Ctrl-C as a failed run (exit 1, "At least one job did not complete"); leave with
+        # 130 as every povstim command does. SystemExit passes Snakemake's handlers; its locks are still removed.
+        raise SystemExit(povstim_runs.INTERRUPTED_EXIT)

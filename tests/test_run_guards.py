@@ -199,6 +199,51 @@ def test_ctrl_c_in_any_stage_is_one_line_and_exit_130(monkeypatch, capsys):
     assert err == ["povstim check: interrupted (Ctrl-C); unfinished outputs were not written"]
 
 
+def test_end_line_of_an_interrupted_run_says_so_and_blames_no_cause():
+    line = runs.end_line("mine", False, ".snakemake/log/x.log", interrupted=True)
+    assert "interrupted (Ctrl-C)" in line and "FAILED" not in line and "Fix the cause" not in line
+    assert "FAILED" in runs.end_line("mine", False, None)
+    assert "Snakemake's log: a.log)" in runs.end_line("mine", False, ["a.log"])  # not "['a.log']"
+
+
+def test_watch_interrupts_remembers_a_sigint_and_still_raises(monkeypatch):
+    monkeypatch.setattr(runs, "_INTERRUPTS", [])
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        runs.watch_interrupts()
+        assert not runs.interrupted()
+        with pytest.raises(KeyboardInterrupt):
+            signal.raise_signal(signal.SIGINT)
+        assert runs.interrupted()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.slow
+def test_ctrl_c_under_snakemake_says_interrupted_and_exits_130(tmp_path):
+    # Once exit 1 and "FAILED ... Fix the cause". Synchronised on Snakemake's own marker of a running job,
+    # not on time: the Ctrl-C lands while a job runs, however slow the machine.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    log = tmp_path / "snakemake.err"
+    with open(log, "w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none",
+             "--cores", "1", "--configfile", str(TINY)],
+            cwd=tmp_path, stdout=err, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        incomplete = tmp_path / ".snakemake" / "incomplete"
+        while proc.poll() is None and not (incomplete.is_dir() and any(incomplete.iterdir())):
+            time.sleep(0.2)
+        assert proc.poll() is None, log.read_text()[-3000:]
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal sends: the whole process group
+        rc = proc.wait()
+    out = log.read_text()
+    assert rc == 130, out[-3000:]
+    assert "povstim: run of experiment 'tiny' interrupted (Ctrl-C)" in out
+    assert "FAILED" not in out and "Fix the cause" not in out
+    locks = tmp_path / ".snakemake" / "locks"
+    assert not locks.exists() or not any(locks.iterdir())  # the rerun is not refused
+
+
 def test_truncated_posterior_is_never_summarised():
     import numpy as np
     import arviz as az

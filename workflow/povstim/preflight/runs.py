@@ -8,12 +8,15 @@
   (``results/<experiment>/config.yaml``), so the report and a later rerun can name it.
 * :func:`stale_lock_hint`: after a SIGKILL Snakemake's lock stays behind and the rerun is refused; when
   no other snakemake runs in the folder, say so and give the one command that removes it.
-* :func:`end_line`: one line at the end of a run: what failed and where its logs are.
+* :func:`end_line`: one line at the end of a run: what failed and where its logs are, or that the run was
+  interrupted (:func:`watch_interrupts` remembers a Ctrl-C of the Snakemake process: Snakemake itself
+  reports it as a failed run, exit 1).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import yaml
@@ -197,10 +200,47 @@ def guardrail_lines(result: dict, where: str | Path, limit: int = 4) -> list[str
     return lines
 
 
-def end_line(experiment: str, ok: bool, snakemake_log: str | None) -> str:
+_INTERRUPTS: list[int] = []
+# The exit status of a run stopped by Ctrl-C (128 + SIGINT), as `povstim` commands and shells give it.
+INTERRUPTED_EXIT = 130
+
+
+def watch_interrupts() -> None:
+    """Remember a Ctrl-C (SIGINT) of this process, then let it act as before (KeyboardInterrupt): Snakemake
+    catches it, cancels the jobs and calls ``onerror`` like for a failed job; :func:`interrupted` tells the two
+    apart. Only in the main thread; a SIGINT that is ignored (a run under nohup) stays ignored."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        return
+
+    def remember(signum, frame):
+        _INTERRUPTS.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGINT, remember)
+    except ValueError:  # not the main thread
+        pass
+
+
+def interrupted() -> bool:
+    """Whether this process got a Ctrl-C since :func:`watch_interrupts`."""
+    return bool(_INTERRUPTS)
+
+
+def end_line(experiment: str, ok: bool, snakemake_log: str | list | None, interrupted: bool = False) -> str:
+    if isinstance(snakemake_log, (list, tuple)):  # Snakemake 9 passes its log files as a list
+        snakemake_log = ", ".join(map(str, snakemake_log)) or None
     if ok:
         return (f"povstim: run of experiment '{experiment}' finished: results in results/{experiment}/, logs in "
                 f"logs/{experiment}/; report: povstim report results/{experiment}/{RECORD}")
+    if interrupted:
+        return (f"povstim: run of experiment '{experiment}' interrupted (Ctrl-C): finished jobs are kept, the "
+                f"running ones were stopped and their unfinished outputs removed (job logs: logs/{experiment}/; "
+                f"Snakemake's log: {snakemake_log or '.snakemake/log/'}). Run the same command again to go on.")
     return (f"povstim: experiment '{experiment}' FAILED: the failed job and its log are named above "
             f"(job logs: logs/{experiment}/; Snakemake's log: {snakemake_log or '.snakemake/log/'}). "
             "Fix the cause and run the same command again: finished jobs are kept.")
