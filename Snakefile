@@ -24,7 +24,8 @@ WORKFLOW_DIR = Path(workflow.basedir) / "workflow"
 sys.path.insert(0, str(WORKFLOW_DIR))
 
 from povstim import config as povstim_config, plan  # noqa: E402
-from povstim.io import PovstimError, code_hash  # noqa: E402
+from povstim.io import PovstimError  # noqa: E402
+from povstim import codehash  # noqa: E402
 from povstim.preflight import runs as povstim_runs  # noqa: E402
 from povstim import warm as povstim_warm  # noqa: E402
 from povstim.analysis import prewarm as povstim_prewarm  # noqa: E402

@@ -51,7 +51,7 @@ rule analyze:
         archs=as_json(bias_plan.arch_meta(config)),
         out_dir=lambda wc, output: os.path.dirname(output.accuracy),
         suite_dirs=lambda wc, input: f"--suite-dirs {' '.join(input.suites)}" if input.suites else "",
-        code=code("analysis"),
+        code=stage_code("analyze"),
     # one MCMC chain per core (POSH's 4 chains at once; analysis.chains); the sampler is told the same number,
     # so the job uses what it holds (Snakemake caps it at --cores); the draws do not depend on it
     threads: lambda wc: int(config["analysis"].get("chains", 4))
@@ -98,8 +98,7 @@ rule figures:
         study=lambda wc, input: f"--tokenizer-study {' '.join(input.study)}" if input.study else "",
         # The whole config is shown in the report; figures are cheap to redraw.
         config=as_json(config),
-        code=code("figures", "figures/children_table7.yaml", "analysis/tidy.py", "analysis/tables.py",
-                  "analysis/curves.py", "dpe"),
+        code=stage_code("figures", "figures/children_table7.yaml"),
     # figures are drawn several at once (one forked process each; same files): the job ends the DAG, so
     # the cores are otherwise idle (Snakemake scales this down to --cores)
     threads: 8
@@ -161,7 +160,7 @@ rule guardrails:
         models=" ".join(model_dir(m) for m in MODELS),
         suites=" ".join(f"{RESULTS}/benchmarks/{suite}" for suite in SUITES),
         out_dir=lambda wc, output: os.path.dirname(output.json),
-        code=code("analysis/guardrails.py", "analysis/guardrails_cli.py"),
+        code=stage_code("guardrails"),
     log:
         f"{LOGS}/analyze/guardrails.log",
     benchmark:

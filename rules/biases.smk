@@ -34,7 +34,7 @@ rule dyck_corpus:
         dyck_corpus=one_of(DYCK["corpora"]),
     params:
         spec=lambda wc: as_json(DYCK["corpora"][wc.dyck_corpus]),
-        code=code("formal/dyck.py", "formal/cli.py"),
+        code=stage_code("dyck"),
     log:
         f"{LOGS}/dyck/corpus/{{dyck_corpus}}.log",
     benchmark:
@@ -66,7 +66,7 @@ rule dyck_pretrain:
         vocab=lambda wc: DYCK["models"][wc.dyck_model]["vocab_size"],
         seed=lambda wc: DYCK["models"][wc.dyck_model]["seed"],
         out_dir=lambda wc, output: os.path.dirname(output.config),
-        code=code("formal", "train", "biases", "families.py", "attention.py"),
+        code=stage_code("dyck"),
     resources:
         gpu=lambda wc: plan.train_gpus(config, dyck_arch(wc.dyck_model)),
         gpu_share=lambda wc: plan.train_gpu_share(config, dyck_arch(wc.dyck_model)),
@@ -104,7 +104,7 @@ rule tpt_parse:
     params:
         parser=lambda wc: as_json({**config["parser"], "backend": wc.backend}),
         language=plan.language(config),
-        code=code("parse", "dpe"),
+        code=stage_code("parse"),
     resources:
         gpu=lambda wc: devices.job_gpus(config["parser"]["device"]) if wc.backend == "stanza" else 0,
     log:
@@ -160,7 +160,7 @@ rule train_biased:
         extra=biased_train_flags,
         out_dir=lambda wc, output: os.path.dirname(output.config),
         meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
-        code=code("train", "biases", "families.py", "attention.py", "parse/conllu.py"),
+        code=stage_code("train"),
     resources:
         gpu=lambda wc: plan.train_gpus(config, wc.arch),
         gpu_share=lambda wc: plan.train_gpu_share(config, wc.arch),

@@ -10,10 +10,15 @@ LOGS = f"logs/{EXPERIMENT}"
 BENCH = f"benchmarks/{EXPERIMENT}"
 
 
-def code(*modules):
-    """Hash of the named povstim modules/subpackages plus the shared helpers. (The schema is not hashed:
+# the import lists of the parsed sources, kept between DAG builds (a DAG build then parses only edited files)
+codehash.use_cache(".snakemake/povstim/codehash-imports.json")
+
+
+def stage_code(stage, *data, exclude=()):
+    """Hash of what `povstim <stage>` can execute of the package (its import closure, povstim/codehash.py)
+    plus the data files it reads (`data`: paths relative to workflow/povstim). (The schema is not hashed:
     rules pass complete, defaulted sections in params, so a changed default reruns through params.)"""
-    return code_hash(PKG / "io.py", PKG / "settings.py", *(PKG / m for m in modules))
+    return codehash.stage_hash(stage, *data, exclude=exclude, root=PKG)
 
 
 def as_json(obj):

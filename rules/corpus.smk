@@ -9,7 +9,7 @@ rule synth:
         source=one_of(SYNTHETIC_SOURCES),
     params:
         spec=lambda wc: as_json(config["sources"][wc.source]),
-        code=code("synth", "lexicon.py", "parse/conllu.py", "sources/spec.py"),
+        code=stage_code("synth"),
     log:
         f"{LOGS}/synth/{{source}}.log",
     benchmark:
@@ -34,7 +34,7 @@ rule assemble:
         mixture=lambda wc: as_json(plan.mixture(config, wc.corpus, wc.size)),
         seed=lambda wc: config["corpora"][wc.corpus]["seed"],
         tolerance=lambda wc: as_json(config["corpora"][wc.corpus]["size_tolerance"]),
-        code=code("corpus"),
+        code=stage_code("assemble"),
     log:
         f"{LOGS}/assemble/{{corpus}}/{{size}}.log",
     benchmark:

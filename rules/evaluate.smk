@@ -11,7 +11,7 @@ rule word_stats:
     output:
         f"{RESULTS}/parse/{{corpus}}/{{size}}/words.tsv",
     params:
-        code=code("benchmarks/wordstats.py", "benchmarks/stats_cli.py", "parse/conllu.py"),
+        code=stage_code("word-stats"),
     log:
         f"{LOGS}/word_stats/{{corpus}}/{{size}}.log",
     benchmark:
@@ -34,7 +34,7 @@ rule benchmark:
         corpora=lambda wc, input: " ".join(f"--corpus {p}" for p in input.corpora),
         stats=lambda wc, input: " ".join(f"--word-stats {p}" for p in input.stats),
         # kind suite: the suite's own files count as code (editing an item reruns it)
-        code=lambda wc: code("benchmarks", "lexicon.py") + plan.suite_files_hash(config, wc.suite, REPO_DIR),
+        code=lambda wc: stage_code("benchmark") + plan.suite_files_hash(config, wc.suite, REPO_DIR),
     log:
         f"{LOGS}/benchmark/{{suite}}.log",
     benchmark:
@@ -99,7 +99,7 @@ rule score:
         # decides how many models a job scores, so it is left out (changing it reruns nothing)
         scoring=lambda wc: as_json({k: v for k, v in plan.scoring_for(config, wc.suite).items() if k != "group"}),
         jobs=score_jobs,
-        code=code("scoring", "families.py", "attention.py"),
+        code=stage_code("score-group"),
     threads: 2
     resources:
         # a job of small models shares a GPU (gpu=0, gpu_share=gpus.slots; povstim.devices)
@@ -135,7 +135,7 @@ rule score_baseline:
         meta=lambda wc: as_json(
             {"arch": wc.baseline, "condition": wc.condition, "size": wc.size, "seed": 0}
         ),
-        code=code("scoring"),
+        code=stage_code("score"),
     log:
         f"{LOGS}/score/{{baseline}}/{{condition}}/{{size}}/seed0/{{suite}}.log",
     benchmark:

@@ -24,7 +24,9 @@ rule parse:
         filter=as_json({"rules": DPE_RULES}),
         n_shards=N_SHARDS,
         language=plan.language(config),
-        code=code("parse") + dpe.surface_hash(DPE_RULES),
+        # the parse's closure without the dpe package, which it imports whole: only the surface
+        # pre-tests decide what it parses (see the top of this file)
+        code=stage_code("parse", exclude=("dpe",)) + dpe.surface_hash(DPE_RULES),
     log:
         f"{LOGS}/parse/{{corpus}}/{{size}}/{{shard}}.log",
     benchmark:
@@ -60,7 +62,7 @@ rule filter:
     params:
         filter=as_json(config["filter"]),
         audit_dir=subpath(output.summary, parent=True),
-        code=code("filter", "dpe", "parse"),
+        code=stage_code("filter"),
     # the rules run in forked processes (same outputs for any number; Snakemake scales this down to --cores)
     threads: 4
     log:
@@ -109,7 +111,7 @@ if VALIDATION:
             parser=as_json(config["parser"]),
             # the path travels as the input; the rest of the section as params
             validation=as_json({k: v for k, v in VALIDATION.items() if k != "treebank"}),
-            code=code("filter", "dpe", "parse"),
+            code=stage_code("filter-validation"),
         log:
             f"{LOGS}/filter/validation.log",
         benchmark:
@@ -137,7 +139,7 @@ rule condition:
         # why a `filter: true` condition is built unfiltered (no DPE rules for its language)
         not_filtered=lambda wc: plan.filter_note(config, wc.condition) or "",
         split=as_json(config["split"]),
-        code=code("conditions", "dpe/audit.py"),
+        code=stage_code("condition"),
     log:
         f"{LOGS}/condition/{{condition}}/{{size}}.log",
     benchmark:
@@ -161,7 +163,7 @@ rule condition_table:
     output:
         f"{RESULTS}/corpus/conditions.tsv",
     params:
-        code=code("conditions"),
+        code=stage_code("condition"),
     log:
         f"{LOGS}/condition/table.log",
     benchmark:

@@ -15,11 +15,9 @@ MSGS_DIR = f"{RESULTS}/probes/msgs"
 MSGS_DATA_KEYS = ("tasks", "inoculation", "items", "seed")
 # threads only changes speed, so editing it reruns nothing (the CLI gets --threads).
 MSGS_RUN = {k: v for k, v in MSGS.items() if k != "threads"}
-MSGS_CODE_DATA = ("probes/msgs", "probes/settings.py", "lexicon.py")
-MSGS_CODE_RUN = MSGS_CODE_DATA + (
-    "probes/finetune.py", "probes/run.py", "probes/lbs.py", "probes/cli.py",
-    "scoring/scorer.py", "scoring/items.py", "devices.py", "families.py", "attention.py",
-)
+# The three rules run `povstim probe <generate|run|summarize>`, one process (probes/cli.py) whose import
+# closure holds all three: they share one code hash (editing the summary's code reruns the fine-tuning too).
+MSGS_CODE = stage_code("probe")
 # One LBS table per trained model.
 MSGS_LBS_FILES = [f"{MSGS_DIR}/{m.path}/lbs.parquet" for m in MODELS]
 
@@ -32,7 +30,7 @@ rule probe_data:
         directory(f"{MSGS_DIR}/data"),
     params:
         msgs=as_json({k: MSGS[k] for k in MSGS_DATA_KEYS}),
-        code=code(*MSGS_CODE_DATA),
+        code=MSGS_CODE,
     log:
         f"{LOGS}/probe/data.log",
     benchmark:
@@ -55,7 +53,7 @@ rule probe:
         meta=lambda wc: as_json(
             {"arch": wc.arch, "condition": wc.condition, "size": wc.size, "seed": int(wc.seed)}
         ),
-        code=code(*MSGS_CODE_RUN),
+        code=MSGS_CODE,
     threads: int(MSGS["threads"])
     resources:
         gpu=lambda wc: devices.job_gpus(MSGS["device"]),
@@ -97,10 +95,7 @@ rule probe_summary:
     params:
         msgs=as_json({"gate": MSGS["gate"]}),
         out_dir=MSGS_DIR,
-        code=code(
-            "probes/figures.py", "probes/lbs.py", "probes/run.py", "probes/cli.py", "probes/settings.py",
-            "probes/msgs/features.py", "figures/style.py", "analysis/tidy.py", "analysis/tables.py",
-        ),
+        code=MSGS_CODE,
     log:
         f"{LOGS}/probe/summary.log",
     benchmark:

@@ -11,7 +11,7 @@ rule download:
     params:
         spec=lambda wc: as_json(download_spec(wc.source)),
         out_dir=lambda wc, output: os.path.dirname(output[0]),
-        code=code("sources"),
+        code=stage_code("download"),
     log:
         f"{LOGS}/download/{{source}}.log",
     benchmark:
@@ -36,7 +36,7 @@ rule clean:
         input_dir=lambda wc, input: (
             f"--input-dir {os.path.dirname(input.manifest)}" if "manifest" in input.keys() else ""
         ),
-        code=code("sources"),
+        code=stage_code("clean"),
     log:
         f"{LOGS}/clean/{{source}}.log",
     benchmark:

@@ -11,7 +11,7 @@ rule tokenizer:
         f"{RESULTS}/tokenizers/{{condition}}/{{size}}/tokenizer.json",
     params:
         tok=as_json(config["tokenizer"]),
-        code=code("tokenizer"),
+        code=stage_code("tokenize"),
     log:
         f"{LOGS}/tokenizer/{{condition}}/{{size}}.log",
     benchmark:
@@ -38,7 +38,7 @@ rule train:
         out_dir=lambda wc, output: os.path.dirname(output.config),
         # recorded in train_summary.json, so `povstim score` on the folder labels its rows by itself
         meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
-        code=code("train", "biases", "families.py", "attention.py", "tokenizer/bpe.py", "parse/conllu.py"),
+        code=stage_code("train"),
     resources:
         # 1 only when the job will use a GPU alone (povstim.devices.job_gpus); a small job holds
         # none and shares a GPU with up to gpus.slots - 1 others (gpu_share, povstim.devices)
@@ -82,7 +82,7 @@ rule vocab_study:
             f"--corpus {c} {s} {RESULTS}/corpus/{c}/{s}/train.txt" for c, s in VOCAB_STUDY_CORPORA
         ),
         out_dir=lambda wc, output: os.path.dirname(output.table),
-        code=code("tokenizer"),
+        code=stage_code("vocab-study"),
     log:
         f"{LOGS}/tokenizer/vocab_study.log",
     benchmark:
