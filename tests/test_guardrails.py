@@ -144,7 +144,7 @@ def test_cli_writes_json_csv_html_and_all_pass_on_a_healthy_run(tmp_path, caplog
     assert code == 0
     result = json.loads((out / "guardrails.json").read_text())
     assert result["fired"] == [] and result["n_models"] == 2
-    assert "All 5 guardrails pass" in (out / "guardrails.html").read_text()
+    assert "All 6 guardrails pass" in (out / "guardrails.html").read_text()
     assert (out / "guardrails.csv").read_text().strip() == "check,scope,detail,advice"
 
 
@@ -166,7 +166,7 @@ def test_cli_fires_on_the_planted_faults_and_logs_them(tmp_path, caplog):
     assert len(result["checks"]["undertrained"]["findings"]) == 2
     assert "GUARDRAIL lexical_preference: posh/principle_a_command" in caplog.text
     html = (out / "guardrails.html").read_text()
-    assert "4 of 5 guardrails fired" in html
+    assert "4 of 6 guardrails fired" in html
 
 
 def _manifest(solved: list[dict]) -> dict:
@@ -221,4 +221,129 @@ def test_items_of_other_task_kinds_have_no_contrasting_word():
              {"suite": "babies-it", "paradigm": "accordo", "item_id": "3", "task": "minimal_pair",
               "good": "La mela è rossa.", "bad": "La mela è rosso."}]
     assert G.contrast_words(items).to_dict("records") == [
-        {"suite": "babies-it", "paradigm": "accordo", "item_id": "3", "word": "rossa"}]
+        {"suite": "babies-it", "paradigm": "accordo", "item_id": "3", "word": "rossa", "other": "rosso",
+         "contrast": "rossa|rosso"}]
+
+
+# ---- issue 42: "still learning" = falling beyond its noise; lexical preference within one word pair ----
+
+def _curve(steps: int, every: int, loss) -> list[tuple[int, float]]:
+    return [(step, loss(step)) for step in range(every, steps + 1, every)]
+
+
+def test_slow_steady_decline_fires_below_the_old_relative_threshold(tmp_path):
+    # 2000 steps, evaluated every 50: the last 20% (after step 1600) holds 8 evaluations plus the one at
+    # 1600. The loss falls linearly 3.000 -> 2.985 over those 400 steps: 0.5%, below the 1% of the old rule,
+    # with +-0.0005 of alternating noise. Slope by hand: -0.015/400 = -3.75e-5 per step (the alternating
+    # noise is nearly orthogonal to the line); its residual SD ~0.0005 gives a standard error ~1.6e-6, so
+    # the upper bound (t_0.95,7 = 1.895) is ~-3.4e-5 < 0: still learning.
+    def loss(step):
+        base = 3.0 if step <= 1600 else 3.0 - 0.015 * (step - 1600) / 400
+        return base + (0.0005 if (step // 50) % 2 else -0.0005)
+    dev = _curve(2000, 50, loss)
+    run = G.read_run(model_dir(tmp_path, "gpt2", "baby", "50k", 1, steps=2000, best=2000, dev=dev))
+    (f,) = G.check_undertrained([run], SETTINGS)
+    assert f.data["test"] == "slope" and f.data["evaluations"] == 9
+    assert f.data["slope_per_step"] == pytest.approx(-3.75e-5, rel=0.1)
+    assert f.data["slope_upper"] < 0
+    # the relative fall is what the old rule measured: steps 1600 and 2000 both carry -0.0005 of noise,
+    # (2.9995 - 2.9845) / 2.9995 = 0.50%: it would not fire
+    assert f.data["gain"] == pytest.approx(0.015 / 2.9995, abs=1e-4)
+    assert f.data["gain"] < SETTINGS.still_learning
+
+
+def test_noisy_plateau_does_not_fire_even_when_the_last_step_is_best(tmp_path):
+    # a plateau at 2.70 with +-0.02 of noise; the last evaluation happens to be the lowest (2.66), so the
+    # relative fall from the window's start (2.72 -> 2.66 = 2.2%) is above the old 1%: the old rule fired.
+    window = [2.72, 2.68, 2.71, 2.69, 2.72, 2.68, 2.71, 2.69, 2.66]  # steps 1600, 1650, ..., 2000
+    dev = [(s, 2.70) for s in range(50, 1600, 50)] + list(zip(range(1600, 2001, 50), window))
+    run = G.read_run(model_dir(tmp_path, "gpt2", "baby", "50k", 1, steps=2000, best=2000, dev=dev))
+    assert G.still_learning(run, SETTINGS.window) == pytest.approx((2.72 - 2.66) / 2.72)
+    # by hand: x = 0..8 (x 50 steps), y mean 2.6956; Sxy = -0.37 -> slope -0.37/60 per 50 steps
+    # = -1.23e-4 per step; SSR ~0.0039, se = sqrt(0.0039 / 7 / 150000) = 6.1e-5; upper = -1.23e-4 +
+    # 1.895 x 6.1e-5 = -7e-6 ... close to 0, so check the fit itself before the verdict
+    # by hand, steps x = 1600 + 50 k (k = 0..8): Sxx = 50^2 x 60 = 150,000; y mean 2.69556;
+    # Sxy = 50 x sum((k - 4)(y - mean)) = 50 x -0.22 = -11.0 -> slope -11 / 150,000 = -7.33e-5 per step;
+    # residual SS 0.0026156 -> se = sqrt(0.0026156 / 7 / 150,000) = 4.99e-5; t_0.95,7 = 1.8946:
+    # upper bound -7.33e-5 + 1.8946 x 4.99e-5 = +2.12e-5 >= 0 -> the slope could be 0: a plateau
+    slope, upper = G.loss_slope(G.window_points(run, SETTINGS.window), SETTINGS.confidence)
+    assert slope == pytest.approx(-11 / 150_000, rel=1e-6)
+    assert upper == pytest.approx(2.12e-5, abs=0.01e-5)
+    assert G.check_undertrained([run], SETTINGS) == []
+
+
+def test_loss_slope_by_hand():
+    # y = 3 - 0.001 x exactly: slope -0.001, no residual, the bound is the slope itself
+    slope, upper = G.loss_slope([(0, 3.0), (100, 2.9), (200, 2.8)], 0.95)
+    assert slope == pytest.approx(-0.001) and upper == pytest.approx(-0.001)
+    # (0, 1), (1, 0), (2, 1): slope 0, residuals 1/3, -2/3, 1/3 -> SSR 2/3, se = sqrt(2/3 / 1 / 2) = 0.577;
+    # t_0.95,1 = 6.314: upper = 3.645
+    slope, upper = G.loss_slope([(0, 1.0), (1, 0.0), (2, 1.0)], 0.95)
+    assert slope == pytest.approx(0.0, abs=1e-12) and upper == pytest.approx(6.3138 * (1 / 3) ** 0.5, rel=1e-3)
+    assert G.loss_slope([(0, 1.0), (1, 0.0)], 0.95) is None
+
+
+def test_lexical_check_does_not_compare_words_of_different_pairs():
+    # BLiMP/Zorro style: every pair has its own words. 20 pairs good 'boycotting' / bad 'boycotted' the
+    # model gets right, 20 pairs good 'biked' / bad 'biking' it gets wrong. The old check split accuracy by
+    # the good word alone (boycotting 100%, biked 0%) and fired; no word pair here comes in both orders,
+    # so nothing is compared.
+    pairs, rows = [], []
+    for i in range(40):
+        good, bad = ("boycotting", "boycotted") if i < 20 else ("biked", "biking")
+        pairs.append({"suite": "blimp", "paradigm": "p", "item_id": str(i),
+                      "good": f"The man was {good} it.", "bad": f"The man was {bad} it."})
+        rows.append({**MODEL, "suite": "blimp", "paradigm": "p", "item_id": str(i), "correct": i < 20})
+    words = G.contrast_words(pairs)
+    assert set(words["contrast"]) == {"boycotted|boycotting", "biked|biking"}
+    assert G.check_lexical_preference(pd.DataFrame(rows), pairs, SETTINGS) == []
+
+
+def test_lexical_check_fires_within_one_pair_among_others():
+    # herself/himself in both orders (20 each: always 'herself' -> 100% / 0%), plus 20 unrelated pairs
+    # ('that'/'whether', one order only) that must not enter the comparison
+    items, pairs = _binding_items(MODEL, lambda i, good: "herself")
+    extra_pairs = [{"suite": "posh", "paradigm": "principle_a_command", "item_id": f"w{i}",
+                    "good": "I know that he left.", "bad": "I know whether he left."} for i in range(20)]
+    extra = pd.DataFrame([{**MODEL, "suite": "posh", "paradigm": "principle_a_command", "item_id": f"w{i}",
+                           "correct": True} for i in range(20)])
+    (f,) = G.check_lexical_preference(pd.concat([items, extra]), pairs + extra_pairs, SETTINGS)
+    assert "100% correct when 'herself' is right and 0% when 'himself'" in f.detail
+
+
+def _condition(root: Path, condition: str, size: str, stats: dict) -> Path:
+    d = root / condition / size
+    d.mkdir(parents=True)
+    (d / "condition.json").write_text(json.dumps(stats))
+    return d / "condition.json"
+
+
+def test_reinsert_shortfall_fires_below_the_share_of_the_configured_rate(tmp_path):
+    # BABY at 150k: 0.002 configured, 6 targeted sentences of 86 needed -> measured 6/21500 = 0.00028,
+    # 14% of the rate (< 80%); binding 0.0007 measured 0.00065 = 93%: fine. BABY-F has no reinsert.
+    short = _condition(tmp_path, "baby", "150k", {
+        "reinsert_config": {"question_formation": 0.002, "binding": 0.0007},
+        "dpe_rate_targeted": {"question_formation": 6 / 21500, "binding": 0.00065},
+        "reinsert_shortfall": {"question_formation": {"needed": 86, "available": 6}}})
+    babyf = _condition(tmp_path, "baby-f", "150k", {"reinsert_config": {}, "dpe_rate_targeted": {}})
+    conds = [G.read_condition(p) for p in (short, babyf)]
+    (f,) = G.check_reinsert_shortfall(conds, SETTINGS)
+    assert f.scope == "baby/150k/question_formation"
+    assert f.data == {"phenomenon": "question_formation", "configured": 0.002, "measured": round(6 / 21500, 6),
+                      "needed": 86, "available": 6}
+    assert "14% of the configured 0.002" in f.detail
+    # at a share of 0.1 the 14% passes
+    assert G.check_reinsert_shortfall(conds, build(G.GuardrailSettings, "guardrails", {"reinsert_share": 0.1})) == []
+
+
+def test_cli_reads_condition_stats(tmp_path):
+    items, pairs = _binding_items(MODEL, lambda i, good: good)
+    items.to_parquet(tmp_path / "items.parquet")
+    cond = _condition(tmp_path, "baby", "50k", {"reinsert_config": {"binding": 0.001},
+                                                 "dpe_rate_targeted": {"binding": 0.0}})
+    out = tmp_path / "g"
+    assert main(["guardrails", "--items", str(tmp_path / "items.parquet"), "--conditions", str(cond),
+                 str(tmp_path / "missing" / "condition.json"), "--out-dir", str(out)]) == 0
+    result = json.loads((out / "guardrails.json").read_text())
+    assert result["fired"] == ["reinsert_shortfall"]
+    assert result["settings"]["reinsert_share"] == 0.8

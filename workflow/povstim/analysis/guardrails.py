@@ -3,15 +3,21 @@
 Each check looks at what the run produced and reports *findings* -- never changes a result:
 
 * ``undertrained``: a model's best step is its last step and its dev loss was still falling when
-  training stopped (relative improvement over the last ``window`` of the steps above
-  ``still_learning``). Its scores describe a model in mid-training, not what the data teaches.
+  training stopped: over the last ``window`` of the steps (with the last evaluation at or before its
+  start) the least-squares slope of the dev loss against the step is negative beyond its noise (its
+  one-sided ``confidence`` upper bound is below 0), however small the fall -- a linear learning-rate
+  decay flattens the tail, so a model falling 0.5% per window is still learning. A window with fewer
+  than ``min_evals`` evaluations cannot separate a decline from noise; there the relative fall must
+  exceed ``still_learning``. Its scores describe a model in mid-training, not what the data teaches.
 * ``equal_tokens``: the sizes of an arch x condition saw the same number of training tokens (equal
   steps x batch). Then "size" only changes how often each sentence repeats, not how much text the
   model learned from.
 * ``lexical_preference``: in a substitution paradigm (the two sentences differ in one word, e.g.
-  *herself*/*himself*), the model picks the same word whichever is grammatical: its accuracy on the
-  items whose correct word is A is ~100% and on those whose correct word is B ~0% (spread at least
-  ``lexical_spread``). The paradigm's accuracy (often exactly 50%) then measures a lexical bias, not
+  *herself*/*himself*), the model picks the same word whichever is grammatical: among the pairs that
+  swap the same two words, its accuracy on those whose good word is A is ~100% and on those whose good
+  word is B ~0% (spread at least ``lexical_spread``). Only the two orders of one word pair are compared:
+  BLiMP/Zorro items with other words in every pair (*boycotting* in one, *biking* in another) are never
+  compared across items. The paradigm's accuracy (often exactly 50%) then measures a lexical bias, not
   the structure.
 * ``baseline_solves``: a corpus baseline solves the paradigm (accuracy at least ``baseline_solves``):
   the word-frequency baseline computed when the suite was generated (its ``manifest.json``) or a
@@ -21,6 +27,9 @@ Each check looks at what the run produced and reports *findings* -- never change
   sentence). Stars in Tables 3/8 mark significance in either direction, so these are listed apart.
   The direction comes from chisq.csv's ``direction`` column when the tables provide one (hook for the
   tables' own marking), else from the accuracy and ``alpha``.
+* ``reinsert_shortfall``: a condition with ``reinsert`` rates (BABY) whose measured rate of targeted
+  (disambiguating) evidence is below ``reinsert_share`` of the configured rate (its condition.json):
+  the corpus held too little evidence to put back, so BABY vs BABY-F compares less than the config says.
 
 Outputs: ``guardrails.json`` (every check, fired or not, with its findings), ``guardrails.csv`` (one row
 per finding) and ``guardrails.html`` (the report's Guardrails page); each finding is also logged as a
@@ -36,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
+from scipy import stats
 
 from ..io import PovstimError, atomic_write, write_json
 
@@ -49,12 +59,15 @@ class GuardrailSettings:
     """The ``guardrails:`` section (defaults: workflow/schemas/config/guardrails.schema.yaml)."""
 
     still_learning: float
+    min_evals: int
+    confidence: float
     window: float
     equal_tokens: float
     lexical_spread: float
     min_items: int
     alpha: float
     baseline_solves: float
+    reinsert_share: float
 
 
 @dataclass
@@ -75,6 +88,7 @@ CHECKS = {
     "lexical_preference": "Paradigms decided by a constant lexical preference",
     "baseline_solves": "Paradigms a corpus baseline solves without structure",
     "below_chance": "Results significantly below chance",
+    "reinsert_shortfall": "Conditions with less reinserted evidence than configured",
 }
 
 
@@ -139,20 +153,65 @@ def still_learning(run: Run, window: float) -> float | None:
     return (ref - end) / ref if ref > 0 else None
 
 
+def window_points(run: Run, window: float) -> list[tuple[int, float]]:
+    """The evaluations of the last ``window`` of the steps, led by the last one at or before its start."""
+    cut = run.steps * (1.0 - window)
+    earlier = [p for p in run.dev if p[0] <= cut]
+    return earlier[-1:] + [p for p in run.dev if p[0] > cut]
+
+
+def loss_slope(points: list[tuple[int, float]], confidence: float) -> tuple[float, float] | None:
+    """Least-squares slope of the dev loss per step and its one-sided ``confidence`` upper bound
+    (Student t with n - 2 degrees of freedom); None with fewer than 3 points."""
+    n = len(points)
+    if n < 3:
+        return None
+    xs = [float(x) for x, _ in points]
+    ys = [float(y) for _, y in points]
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return None
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    resid = [y - (my + slope * (x - mx)) for x, y in zip(xs, ys)]
+    se = (sum(r * r for r in resid) / (n - 2) / sxx) ** 0.5
+    return slope, slope + float(stats.t.ppf(confidence, n - 2)) * se
+
+
 def check_undertrained(runs: list[Run], s: GuardrailSettings) -> list[Finding]:
     out = []
     for run in runs:
+        if run.best_step != run.steps or run.stop_reason == "early_stopping":
+            continue
         gain = still_learning(run, s.window)
-        if run.best_step == run.steps and run.stop_reason != "early_stopping" and gain is not None \
-                and gain > s.still_learning:
-            out.append(Finding(
-                "undertrained", run.label,
-                f"best step {run.best_step} is the last step; the dev loss fell {gain:.1%} over the last "
-                f"{s.window:.0%} of training (to {run.dev[-1][1]:.3f})",
-                "train longer (training.max_steps or training.epochs) until the dev loss levels off or early "
-                "stopping ends the run",
-                {"gain": round(gain, 4), "best_step": run.best_step, "steps": run.steps},
-            ))
+        if gain is None:
+            continue
+        points = window_points(run, s.window)
+        fit = loss_slope(points, s.confidence) if len(points) >= s.min_evals else None
+        if fit is not None:
+            slope, upper = fit
+            if not upper < 0:
+                continue  # a plateau: the slope could be 0 (or positive) within its noise
+            per = 1000 if run.steps >= 2000 else 100
+            detail = (f"best step {run.best_step} is the last step; over the last {s.window:.0%} of training "
+                      f"({len(points)} evaluations) the dev loss fell {gain:.2%} (to {run.dev[-1][1]:.3f}), "
+                      f"a slope of {slope * per:+.4f} per {per} steps whose {s.confidence:.0%} upper bound "
+                      f"({upper * per:+.4f}) is below 0: still falling beyond its noise")
+            data = {"gain": round(gain, 4), "best_step": run.best_step, "steps": run.steps,
+                    "slope_per_step": float(f"{slope:.4g}"), "slope_upper": float(f"{upper:.4g}"),
+                    "evaluations": len(points), "test": "slope"}
+        elif gain > s.still_learning:
+            detail = (f"best step {run.best_step} is the last step; the dev loss fell {gain:.1%} over the last "
+                      f"{s.window:.0%} of training (to {run.dev[-1][1]:.3f})")
+            data = {"gain": round(gain, 4), "best_step": run.best_step, "steps": run.steps}
+        else:
+            continue
+        out.append(Finding(
+            "undertrained", run.label, detail,
+            "train longer (training.max_steps or training.epochs) until the dev loss levels off or early "
+            "stopping ends the run",
+            data,
+        ))
     return out
 
 
@@ -196,7 +255,8 @@ def _words(sentence: str) -> list[str]:
 
 
 def contrast_words(pairs: list[dict]) -> pd.DataFrame:
-    """suite, paradigm, item_id, word (the good sentence's word) for pairs that differ in exactly one word."""
+    """suite, paradigm, item_id, word (the good sentence's word), other (the bad sentence's) and contrast
+    (the two words, sorted, "a|b") for pairs that differ in exactly one word."""
     rows = []
     for p in pairs:
         if "good" not in p or "bad" not in p:  # other task kinds (multiple choice, completion): no pair
@@ -204,33 +264,43 @@ def contrast_words(pairs: list[dict]) -> pd.DataFrame:
         good, bad = _words(p["good"]), _words(p["bad"])
         if len(good) != len(bad):
             continue
-        diff = [g for g, b in zip(good, bad) if g != b]
-        if len(diff) == 1:
+        diff = [(g.lower(), b.lower()) for g, b in zip(good, bad) if g != b]
+        if len(diff) == 1 and diff[0][0] != diff[0][1]:  # a case-only difference is no word contrast
+            word, other = diff[0]
             rows.append({"suite": p["suite"], "paradigm": p["paradigm"], "item_id": str(p["item_id"]),
-                         "word": diff[0].lower()})
-    return pd.DataFrame(rows, columns=["suite", "paradigm", "item_id", "word"])
+                         "word": word, "other": other, "contrast": "|".join(sorted((word, other)))})
+    return pd.DataFrame(rows, columns=["suite", "paradigm", "item_id", "word", "other", "contrast"])
 
 
 def check_lexical_preference(items: pd.DataFrame, pairs: list[dict], s: GuardrailSettings) -> list[Finding]:
-    """Per model x paradigm: accuracy split by the good sentence's contrasting word."""
+    """Per model x paradigm x word pair: accuracy when one word of the pair is the good one vs the other.
+
+    Items are compared only with items that swap the same two words (*herself*/*himself* and
+    *himself*/*herself*), never with items of other words (BLiMP/Zorro: each pair has its own)."""
     words = contrast_words(pairs)
     if words.empty or items.empty:
         return []
     df = items.assign(item_id=items["item_id"].astype(str)).merge(words, on=["suite", "paradigm", "item_id"])
     if df.empty:
         return []
-    acc = (df.groupby(["suite", "paradigm", *MODEL_KEYS, "word"])["correct"]
+    acc = (df.groupby(["suite", "paradigm", *MODEL_KEYS, "contrast", "word"])["correct"]
            .agg(acc="mean", n="size").reset_index())
     acc = acc[acc["n"] >= s.min_items]
     out = []
     for (suite, paradigm), g in acc.groupby(["suite", "paradigm"]):
         flagged, models = [], 0
         for key, m in g.groupby(list(MODEL_KEYS)):
-            if len(m) < 2:
+            # both orders of one word pair, each with enough items; the widest spread of the model's pairs
+            spreads = []
+            for _, c in m.groupby("contrast"):
+                if len(c) == 2:
+                    hi, lo = c.loc[c["acc"].idxmax()], c.loc[c["acc"].idxmin()]
+                    spreads.append((hi["acc"] - lo["acc"], hi, lo))
+            if not spreads:
                 continue
             models += 1
-            hi, lo = m.loc[m["acc"].idxmax()], m.loc[m["acc"].idxmin()]
-            if hi["acc"] - lo["acc"] >= s.lexical_spread:
+            spread, hi, lo = max(spreads, key=lambda t: t[0])
+            if spread >= s.lexical_spread:
                 flagged.append((dict(zip(MODEL_KEYS, key)), hi, lo))
         if not flagged:
             continue
@@ -305,16 +375,56 @@ def check_baseline_solves(manifests: list[dict], items: pd.DataFrame, s: Guardra
     return out
 
 
+# ---- conditions ------------------------------------------------------------------------------------
+
+def read_condition(path: str | Path) -> dict:
+    """A ``{condition}/{size}/condition.json`` written by ``povstim condition``, with its condition and size."""
+    p = Path(path)
+    try:
+        stats = json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise PovstimError(f"{p}: cannot read condition statistics ({exc})") from None
+    return {**stats, "condition": p.parent.parent.name, "size": p.parent.name}
+
+
+def check_reinsert_shortfall(conditions: list[dict], s: GuardrailSettings) -> list[Finding]:
+    """Conditions (BABY) whose measured targeted-evidence rate is below ``reinsert_share`` x the configured one."""
+    out = []
+    for c in sorted(conditions, key=lambda c: (c["condition"], _size_key(c["size"]))):
+        measured = c.get("dpe_rate_targeted") or {}
+        for phen, rate in sorted((c.get("reinsert_config") or {}).items()):
+            rate = float(rate)
+            got = float(measured.get(phen, 0.0))
+            if rate <= 0 or got >= s.reinsert_share * rate:
+                continue
+            short = (c.get("reinsert_shortfall") or {}).get(phen)
+            pool = (f": it needed {short['needed']} targeted sentences and the filter removed {short['available']}"
+                    if short else "")
+            out.append(Finding(
+                "reinsert_shortfall", f"{c['condition']}/{c['size']}/{phen}",
+                f"measured {phen} rate {got:.5f} is {got / rate:.0%} of the configured {rate:g}{pool} "
+                f"(below {s.reinsert_share:.0%})",
+                "read BABY vs BABY-F as a smaller dose than configured; more or larger child-directed sources, "
+                "a lower reinsert rate, or a filter mode with more targeted evidence (docs/filter.md); "
+                "`povstim plan` estimates the pool before training",
+                {"phenomenon": phen, "configured": rate, "measured": round(got, 6),
+                 **({"needed": short["needed"], "available": short["available"]} if short else {})},
+            ))
+    return out
+
+
 # ---- all together ----------------------------------------------------------------------------------
 
 def run_checks(runs: list[Run], items: pd.DataFrame, pairs: list[dict], chisq: pd.DataFrame | None,
-               settings: GuardrailSettings, manifests: list[dict] | None = None) -> dict:
+               settings: GuardrailSettings, manifests: list[dict] | None = None,
+               conditions: list[dict] | None = None) -> dict:
     findings = {
         "undertrained": check_undertrained(runs, settings),
         "equal_tokens": check_equal_tokens(runs, settings),
         "lexical_preference": check_lexical_preference(items, pairs, settings),
         "baseline_solves": check_baseline_solves(manifests or [], items, settings),
         "below_chance": check_below_chance(chisq, settings),
+        "reinsert_shortfall": check_reinsert_shortfall(conditions or [], settings),
     }
     return {
         "settings": settings.__dict__,

@@ -24,6 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="suite folders (the contrasting words of substitution pairs; the baseline in manifest.json)")
     p.add_argument("--models", nargs="*", default=[], metavar="DIR",
                    help="model folders written by povstim train (train_summary.json, train_log.jsonl)")
+    p.add_argument("--conditions", nargs="*", default=[], metavar="JSON",
+                   help="condition.json files of the conditions (BABY's measured vs configured reinsert rates)")
     p.add_argument("--params", help="the config's guardrails section as JSON")
     p.add_argument("--out-dir", required=True, help="output folder")
 
@@ -46,7 +48,7 @@ def run(args) -> int:
         items = items[items["final"]]
     chisq = pd.read_csv(args.chisq) if args.chisq else None
     log = logging.getLogger("povstim.guardrails")
-    missing = [d for d in args.benchmarks + args.models if not Path(d).exists()]
+    missing = [d for d in args.benchmarks + args.models + args.conditions if not Path(d).exists()]
     if missing:
         log.info("skipping %d missing folder(s) (e.g. %s): the checks that need them see less", len(missing),
                  missing[0])
@@ -54,6 +56,7 @@ def run(args) -> int:
     runs = [G.read_run(d) for d in args.models if Path(d).exists()]
     manifests = [json.loads((Path(d) / "manifest.json").read_text()) for d in args.benchmarks
                  if (Path(d) / "manifest.json").exists()]
-    result = G.run_checks(runs, items, pairs, chisq, settings, manifests)
+    conditions = [G.read_condition(p) for p in args.conditions if Path(p).exists()]
+    result = G.run_checks(runs, items, pairs, chisq, settings, manifests, conditions)
     G.write_outputs(result, args.out_dir)
     return 0
