@@ -122,6 +122,8 @@ rule figures_index:
         figures=f"{RESULTS}/figures",
         # the default target runs the guardrails too (their page is part of the report)
         guardrails=f"{RESULTS}/analysis/guardrails/guardrails.json",
+        # and the conditions table (rules/filter.smk; a page of the report): the evidence each condition holds
+        conditions=f"{RESULTS}/corpus/conditions.tsv",
     output:
         directory("results/figures"),
     params:
@@ -159,6 +161,13 @@ rule guardrails:
         guardrails=as_json(config["guardrails"]),
         models=" ".join(model_dir(m) for m in MODELS),
         suites=" ".join(f"{RESULTS}/benchmarks/{suite}" for suite in SUITES),
+        # BABY's measured vs configured reinsert rates (the reinsert_shortfall check)
+        conditions=" ".join(
+            f"{RESULTS}/corpus/{c}/{s}/condition.json"
+            for c, spec in config["conditions"].items()
+            if spec.get("reinsert")
+            for s in plan.condition_sizes(config, c)
+        ),
         out_dir=lambda wc, output: os.path.dirname(output.json),
         code=stage_code("guardrails"),
     log:
@@ -169,4 +178,5 @@ rule guardrails:
         "../envs/analysis.yaml"
     shell:
         "{POVSTIM} guardrails --items {input.tidy} --chisq {input.chisq} --benchmarks {params.suites}"
-        " --models {params.models} --params {params.guardrails:q} --out-dir {params.out_dir} > {log} 2>&1"
+        " --models {params.models} --conditions {params.conditions} --params {params.guardrails:q}"
+        " --out-dir {params.out_dir} > {log} 2>&1"
