@@ -1,0 +1,49 @@
+"""Issue 42 (2): every config the project ships whose experiment has BABY-F, BABY and WIKI fits the
+three-level model, whose BABY-F vs BABY contrast answers the filtering question (Table 12's `filtered`
+term is BABY-F against BABY and WIKI together). The paper's config keeps Table 12 beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from povstim.settings import section
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = sorted((REPO / "configs").glob("*.yaml"))
+
+
+def has_three_conditions(config: dict) -> bool:
+    conds = (config.get("conditions") or {}).values()
+    kinds = {("filtered+reinsert" if c.get("reinsert") else "filtered") if c.get("filter") else "unfiltered"
+             for c in conds}
+    return {"filtered", "filtered+reinsert", "unfiltered"} <= kinds
+
+
+def test_the_detector_by_hand():
+    assert has_three_conditions({"conditions": {
+        "baby-f": {"from": "baby", "filter": True}, "wiki": {"from": "wiki", "filter": False},
+        "baby": {"from": "baby", "filter": True, "reinsert": {"binding": 0.001}}}})
+    assert not has_three_conditions({"conditions": {"baby-f": {"from": "baby", "filter": True},
+                                                    "wiki": {"from": "wiki", "filter": False}}})
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_babyf_baby_wiki_configs_fit_the_three_level_model(path):
+    config = yaml.safe_load(path.read_text())
+    if not has_three_conditions(config):
+        pytest.skip("no BABY-F / BABY / WIKI")
+    models = section("analysis", config.get("analysis") or {})["models"]
+    assert "three_level" in models, f"{path.name}: analysis.models {models} lacks three_level"
+
+
+def test_shipped_configs_with_the_three_conditions_are_the_expected_ones():
+    found = {p.name for p in CONFIGS if has_three_conditions(yaml.safe_load(p.read_text()))}
+    assert found == {"childes-local.yaml", "own-data-template.yaml", "posh.yaml"}
+
+
+def test_posh_keeps_table12_beside_three_level():
+    models = yaml.safe_load((REPO / "configs" / "posh.yaml").read_text())["analysis"]["models"]
+    assert models == ["table12", "three_level"]
