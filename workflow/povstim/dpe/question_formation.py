@@ -170,6 +170,11 @@ def _verbal(t: Token) -> bool:
     return len(f) > 4 and f.endswith("ing") and t.upos in ("NOUN", "ADJ")
 
 
+def _finite(t: Token) -> bool:
+    """A finite verb or auxiliary by Penn tag (3rd/non-3rd present, past, modal)."""
+    return t.xpos in ("VBZ", "VBP", "VBD", "MD") or (t.upos == "AUX" and t.xpos not in ("VB", "VBG", "VBN"))
+
+
 def _nominal(ws: list[Token], i: int) -> bool:
     """``ws[i]`` can head a noun phrase: a noun, name or number by tag, an indefinite pronoun, or any
     word right after a determiner (a noun the tagger read as a verb)."""
@@ -255,12 +260,18 @@ def qf_conservative_wh_clause(sent: Sentence) -> tuple[Token, ...] | None:
 
 def qf_conservative_zero_relative(sent: Sentence) -> tuple[Token, ...] | None:
     """A noun phrase (not the utterance's first word, which may be a vocative) directly followed by
-    a clause with a pronoun subject: a relative without a relativizer."""
+    a clause with a pronoun subject, or a name and a finite verb: a relative without a relativizer."""
     ws = word_tokens(sent)
     for i in range(1, len(ws) - 1):
-        if not _nominal(ws, i) or low(ws[i + 1]) not in SUBJECT_PRONOUNS:
+        if not _nominal(ws, i):
             continue
-        c = _clause_at(ws, i + 1)
+        if low(ws[i + 1]) in SUBJECT_PRONOUNS:
+            c = _clause_at(ws, i + 1)
+        elif ws[i + 1].upos == "PROPN" and ws[i].upos != "PROPN":
+            e = _subject_end(ws, i + 1)  # a name subject ("the one Grandpa built"): its verb must be finite
+            c = (i + 1, e) if e is not None and e < len(ws) and _finite(ws[e]) else None
+        else:
+            continue
         if c is None:
             continue
         if c[1] == len(ws) - 1 and c[1] == c[0] + 1 and low(ws[c[1]]) in PARENTHETICALS:
