@@ -197,7 +197,12 @@ def test_concurrent_processes_get_distinct_gpus_and_wait_for_a_free_one(tmp_path
     assert got == {"cuda:0", "cuda:1"}
 
     third = claim_process(tmp_path)  # both GPUs busy: it must wait
-    time.sleep(1.5)
+    # Synchronised on what the waiter says, not on time: it has found both GPUs taken and is waiting,
+    # however slowly this machine started it (a sleep and a deadline failed on 2 shared cores).
+    said = []
+    while not said or "waiting for one" not in said[-1]:
+        said.append(third.stderr.readline())
+        assert said[-1], f"the third process ended without waiting: {''.join(said)}"
     assert third.poll() is None
     # a crashed holder frees its GPU too: the kernel drops the flock
     victim = first if "cuda:0" == got.pop() else second
@@ -208,10 +213,10 @@ def test_concurrent_processes_get_distinct_gpus_and_wait_for_a_free_one(tmp_path
     errs = {}
     for p in (first, second, third):
         if p.poll() is None:
-            errs[p] = p.communicate("\n", timeout=30)[1]
-    # the job's log says it queued, and for how long (>= the 1.5 s it was seen waiting)
+            errs[p] = p.communicate("\n")[1]
+    # the job's log says it queued, and for how long (a number, whatever the machine's speed)
     waited = float(errs[third].split("after waiting ")[1].split(" s")[0])
-    assert waited >= 1.5
+    assert waited > 0
     survivor = second if victim is first else first
     assert "after waiting" not in errs[survivor]
 
