@@ -14,16 +14,17 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..io import PovstimError, write_json, write_lines
-from . import chat, childes_csv, hf_parquet, textfmt
+from . import chat, childes_csv, hf_parquet, tabular, textfmt
 from .normalize import CleanStats, Style, finish, split_sentences
 
 log = logging.getLogger(__name__)
 
-FORMATS = ("chat", "childes_csv", "parquet") + textfmt.TEXT_FORMATS
+FORMATS = ("chat", "childes_csv", "parquet", "csv", "tsv") + textfmt.TEXT_FORMATS
 KIND_FORMAT = {"childes_chat": "chat", "childes_csv": "childes_csv", "hf_parquet": "parquet"}
 # Written formats whose units are paragraphs: split into sentences by default.
 _PARAGRAPH_FORMATS = {"plain", "gutenberg", "tinystories", "parquet"}
-_DEFAULT_INCLUDE = {"chat": ["*.cha"], "childes_csv": ["*.csv"], "parquet": ["*.parquet"]}
+_DEFAULT_INCLUDE = {"chat": ["*.cha"], "childes_csv": ["*.csv"], "parquet": ["*.parquet"], "csv": ["*.csv"],
+                    "tsv": ["*.tsv"]}
 
 
 def source_format(name: str, spec: dict) -> str:
@@ -147,6 +148,9 @@ def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterat
         return
     if fmt == "childes_csv":
         yield from childes_csv.utterances(_members(paths, spec, fmt, bad_line), spec, stats)
+        return
+    if fmt in ("csv", "tsv"):
+        yield from tabular.rows(fmt, _members(paths, spec, fmt, bad_line), spec, stats)
         return
     if fmt == "parquet":
         column = spec["column"]

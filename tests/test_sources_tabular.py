@@ -1,0 +1,139 @@
+"""Issue 42 (5): any CSV or TSV as a source (`format: csv` / `tsv`), with planted files and outputs
+worked out by hand."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from povstim.io import PovstimError
+from povstim.settings import section
+from povstim.sources.clean import clean_source
+
+
+def _clean(tmp_path, name="src", **spec):
+    spec = {"kind": "local", **spec}
+    out, stats = tmp_path / f"{name}.txt", tmp_path / f"{name}.stats.json"
+    result = clean_source(name, spec, out, stats, base_dir=tmp_path)
+    return out.read_text().splitlines(), result
+
+
+# The issue's researcher: text, transcript_id, age_in_months (no gloss, no speaker_role).
+CDS = (
+    "text,transcript_id,age_in_months\n"
+    "where did the ball go,t3,30\n"
+    '"look, a big dog",t1,24\n'
+    "do you want some juice,t2,18\n"
+    "is that your teddy bear,t1,24\n"
+    "what a mess,t2,18\n"
+    "hi,t2,18\n"                      # 1 word: dropped (min_words 3)
+    ",t3,30\n"                        # no text: dropped (empty)
+    "can you see the moon,t4,\n"      # no age: last under age_order
+)
+
+
+def test_csv_with_a_text_column_in_file_order(tmp_path):
+    (tmp_path / "cds.csv").write_text(CDS)
+    lines, stats = _clean(tmp_path, format="csv", path="cds.csv", fix_questions=True)
+    assert lines == ["Where did the ball go?", "Look, a big dog.", "Do you want some juice?",
+                     "Is that your teddy bear?", "What a mess.", "Can you see the moon?"]
+    assert stats["format"] == "csv" and stats["lines_in"] == 8
+    assert stats["dropped"] == {"empty": 1, "under_3_words": 1}
+
+
+def test_age_order_sorts_by_the_age_column_keeping_transcripts_together(tmp_path):
+    (tmp_path / "cds.csv").write_text(CDS)
+    lines, stats = _clean(tmp_path, format="csv", path="cds.csv", age_column="age_in_months",
+                          transcript_column="transcript_id", age_order=True)
+    # t2 at 18 months (file rows 3 and 5), t1 at 24 (rows 2 and 4), t3 at 30 (row 1), then no age (row 8)
+    assert lines == ["Do you want some juice.", "What a mess.", "Look, a big dog.",
+                     "Is that your teddy bear.", "Where did the ball go.", "Can you see the moon."]
+    assert stats["rows_without_age"] == 1
+
+
+def test_age_order_keeps_a_transcript_whole_at_its_youngest_age(tmp_path):
+    # transcript a: rows at 20 and 40 months; b: 30. By row age alone b's row would split a; by the
+    # transcript's youngest age (a 20, b 30) a comes first, whole.
+    (tmp_path / "t.csv").write_text("text,tr,age\none two three,a,20\nfour five six,b,30\nseven eight nine,a,40\n")
+    lines, _ = _clean(tmp_path, format="csv", path="t.csv", age_column="age", transcript_column="tr",
+                      age_order=True)
+    assert lines == ["One two three.", "Seven eight nine.", "Four five six."]
+    lines, _ = _clean(tmp_path, name="b", format="csv", path="t.csv", age_column="age", age_order=True)
+    assert lines == ["One two three.", "Four five six.", "Seven eight nine."]
+
+
+def test_tsv_by_format_by_extension_and_by_delimiter(tmp_path):
+    body = "utt\tspeaker\nwhere is the cat\tMOT\nme want cookie now\tCHI\nshall we read a book\tFAT\n"
+    (tmp_path / "a.tsv").write_text(body)
+    (tmp_path / "b.txt").write_text(body)
+    with gzip.open(tmp_path / "c.tsv.gz", "wt") as fh:
+        fh.write(body)
+    (tmp_path / "d.csv").write_text(body.replace("\t", ";"))
+    expected = ["Where is the cat.", "Shall we read a book."]
+    for name, spec in (("a", {"format": "csv", "path": "a.tsv"}),            # .tsv -> tab
+                       ("b", {"format": "tsv", "path": "b.txt"}),            # format tsv -> tab
+                       ("c", {"format": "csv", "path": "c.tsv.gz"}),         # .tsv inside .gz
+                       ("d", {"format": "csv", "path": "d.csv", "delimiter": ";"})):
+        lines, stats = _clean(tmp_path, name=name, text_column="utt", speaker_column="speaker",
+                              drop_speakers=["CHI"], **spec)
+        assert lines == expected, name
+        assert stats["dropped"] == {"other_speaker": 1}, name
+
+
+def test_keep_speakers(tmp_path):
+    (tmp_path / "s.csv").write_text("text,who\nwhere is the cat,MOT\nme want cookie now,CHI\n"
+                                    "shall we read a book,FAT\nthe dog is barking,INV\n")
+    lines, stats = _clean(tmp_path, format="csv", path="s.csv", speaker_column="who", keep_speakers=["MOT", "FAT"])
+    assert lines == ["Where is the cat.", "Shall we read a book."]
+    assert stats["dropped"] == {"other_speaker": 2}
+
+
+def test_missing_column_names_file_line_column_and_lists_the_columns(tmp_path):
+    (tmp_path / "cds.csv").write_text(CDS)
+    with pytest.raises(PovstimError) as e:
+        _clean(tmp_path, format="csv", path="cds.csv", text_column="utterance")
+    assert str(e.value) == ("cds.csv: line 1: no column 'utterance' (sources.src.text_column); the header has: "
+                            "'text', 'transcript_id', 'age_in_months'")
+    with pytest.raises(PovstimError, match=r"no column 'age' \(sources.src.age_column\)"):
+        _clean(tmp_path, format="csv", path="cds.csv", age_column="age", age_order=True)
+
+
+def test_bad_age_and_bad_row_name_line_and_column(tmp_path):
+    (tmp_path / "a.csv").write_text("text,age\none two three,24\nfour five six,two years\n")
+    with pytest.raises(PovstimError) as e:
+        _clean(tmp_path, format="csv", path="a.csv", age_column="age", age_order=True)
+    assert str(e.value).startswith("a.csv: line 3: column 'age': 'two years' is not a number")
+    # an unquoted comma: 3 fields where the header has 2
+    (tmp_path / "b.csv").write_text("text,age\none two three,24\nlook, a dog,24\n")
+    with pytest.raises(PovstimError) as e:
+        _clean(tmp_path, format="csv", path="b.csv")
+    assert str(e.value).startswith("b.csv: line 3: 3 fields where the header has 2 ('text', 'age'); "
+                                   "is the delimiter ',' right")
+
+
+def test_settings_that_cannot_work(tmp_path):
+    (tmp_path / "cds.csv").write_text(CDS)
+    with pytest.raises(PovstimError, match=r"sources.src.age_order: .* set sources.src.age_column"):
+        _clean(tmp_path, format="csv", path="cds.csv", age_order=True)
+    with pytest.raises(PovstimError, match="'speaker_column' is a dependency of 'drop_speakers'"):
+        _clean(tmp_path, format="csv", path="cds.csv", drop_speakers=["CHI"])
+
+
+def test_schema_default_text_column_only_for_csv_and_tsv():
+    filled = section("sources", {"a": {"kind": "local", "format": "csv", "path": "x.csv"},
+                                 "b": {"kind": "local", "format": "lines", "path": "x.txt"}})
+    assert filled["a"]["text_column"] == "text"
+    assert "text_column" not in filled["b"]  # other sources' specs (and their jobs' params) are unchanged
+
+
+def test_plan_counts_a_csv_source(tmp_path):
+    """`povstim plan` reads the source through the same code: words and sentences of the planted file."""
+    from povstim.preflight.plan import count_source
+
+    (tmp_path / "cds.csv").write_text(CDS)
+    c = count_source("cds", {"kind": "local", "format": "csv", "path": "cds.csv"}, tmp_path, tmp_path)
+    # 6 kept rows: 5 + 4 + 5 + 5 + 3 + 5 = 27 words
+    assert c.status == "ok" and c.sentences == 6 and c.words == 27
+    assert c.dropped == {"empty": 1, "under_3_words": 1}
