@@ -162,7 +162,8 @@ def test_editing_each_module_changes_exactly_the_stages_that_import_it(tmp_path)
     shutil.copytree(PKG, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     closures = _finder_closures(pkg)
     stages = list(closures)
-    baseline = {s: codehash.stage_hash(s, root=pkg) for s in stages}
+    baseline = codehash.stage_hashes(pkg)  # all stages at once: each file looked at once
+    assert baseline == {s: codehash.stage_hash(s, root=pkg) for s in stages}
     modules = codehash.module_files(pkg)
     assert len(modules) > 50
     unused = []
@@ -170,7 +171,8 @@ def test_editing_each_module_changes_exactly_the_stages_that_import_it(tmp_path)
         original = path.read_bytes()
         try:
             path.write_bytes(original + b"\n# an edit\n")
-            changed = {s for s in stages if codehash.stage_hash(s, root=pkg) != baseline[s]}
+            hashes = codehash.stage_hashes(pkg)
+            changed = {s for s in stages if hashes[s] != baseline[s]}
         finally:
             path.write_bytes(original)
         expected = {s for s in stages if name in closures[s]}
@@ -178,7 +180,7 @@ def test_editing_each_module_changes_exactly_the_stages_that_import_it(tmp_path)
         if not expected:
             unused.append(name)
     # restored: the hashes are back
-    assert {s: codehash.stage_hash(s, root=pkg) for s in stages} == baseline
+    assert codehash.stage_hashes(pkg) == baseline
     assert "povstim.codehash" in unused  # the Snakefile's, never a job's
 
 
@@ -241,7 +243,7 @@ def _fake_finished_run(project: Path) -> None:
     snakemake(project, "--touch", "--forceall", "results/figures")
 
 
-@pytest.mark.slow  # five Snakemake runs on the tiny config (no job runs): ~25-40 s on 2 shared cores
+@pytest.mark.slow  # five Snakemake invocations on the tiny config (no job runs): 40-75 s on 2 busy cores
 def test_snakemake_reruns_what_imports_the_edited_module(tmp_path):
     from test_workflow import copy_project, scheduled_rules, snakemake
 

@@ -17,7 +17,7 @@ with :mod:`ast` (nothing is imported):
 Only modules of the package count (third-party libraries are not hashed). Data files a stage reads are
 not imports: a rule names them (``stage_code("figures", "figures/children_table7.yaml")``).
 
-The hash is over the closure's files (path relative to the package and bytes) and those data files.
+The hash is over the closure's files (path relative to the package, sha256 of the bytes) and those data files.
 A file is read and parsed once per process, again only when its size or mtime changes, and its import
 list is kept between processes by content (:func:`use_cache`; the Snakefile's is under ``.snakemake/``):
 every rule's hash at DAG build costs ~30 ms of CPU, ~0.4 s the first time (parsing the whole package).
@@ -47,7 +47,7 @@ OTHER_PROCESS: dict[str, frozenset[str]] = {
     f"{PACKAGE}.warm": frozenset({"main", "serve", "ready_count"}),
 }
 
-# path -> ((mtime_ns, size), bytes, imported names, computed-import line numbers)
+# path -> ((mtime_ns, size), sha256 of the bytes, imported names, computed-import line numbers)
 _FILES: dict[Path, tuple[tuple[int, int], bytes, tuple[str, ...], tuple[int, ...]]] = {}
 # The import lists of files already parsed, by their content (use_cache): cache file -> its entries
 # this file's own bytes are part of each key: changing how imports are read invalidates them all
@@ -166,15 +166,16 @@ def _scan(source: bytes, module: str, is_package: bool, where: Path) -> tuple[tu
 
 
 def _file(path: Path, module: str) -> tuple[bytes, tuple[str, ...], tuple[int, ...]]:
-    """A file's bytes, imports and computed imports, parsed again only when its size or mtime changed."""
+    """A file's sha256, imports and computed imports, read again only when its size or mtime changed."""
     st = path.stat()
     key = (st.st_mtime_ns, st.st_size)
     cached = _FILES.get(path)
     if cached is None or cached[0] != key:
         data = path.read_bytes()
+        digest = hashlib.sha256(data).digest()
         package = _is_package(path)
         content = hashlib.sha256(f"{_SCANNER}\0{module}\0{package}\0{sorted(OTHER_PROCESS.get(module, ()))}\0"
-                                 .encode() + data).hexdigest()[:32]
+                                 .encode() + digest).hexdigest()[:32]
         disk = _disk()
         disk["used"].add(content)
         if content in disk["files"]:
@@ -183,7 +184,7 @@ def _file(path: Path, module: str) -> tuple[bytes, tuple[str, ...], tuple[int, .
             names, computed = _scan(data, module, package, path)
             disk["files"][content] = [names, computed]
             disk["dirty"] = True
-        cached = _FILES[path] = (key, data, names, computed)
+        cached = _FILES[path] = (key, digest, names, computed)
     return cached[1], cached[2], cached[3]
 
 
@@ -234,15 +235,23 @@ def _with_parents(name: str) -> list[str]:
 
 def closure(entries, root: str | os.PathLike = ROOT) -> dict[str, Path]:
     """The package's modules that importing ``entries`` (dotted names) can execute: name -> file."""
+    return {name: path for name, (path, _) in _closure(entries, root, {}).items()}
+
+
+def _closure(entries, root, seen_files: dict) -> dict[str, tuple[Path, bytes]]:
+    """name -> (file, sha256) of the closure; ``seen_files`` (name -> its _file answer) is shared by the
+    closures of one call, so each file is looked at once."""
     modules = module_files(root)
-    seen: dict[str, Path] = {}
+    seen: dict[str, tuple[Path, bytes]] = {}
     todo = [m for e in entries for m in _with_parents(e)]
     while todo:
         name = todo.pop()
         if name in seen or name not in modules:
             continue
-        seen[name] = modules[name]
-        _, names, _ = _file(modules[name], name)
+        if name not in seen_files:
+            seen_files[name] = _file(modules[name], name)
+        digest, names, _ = seen_files[name]
+        seen[name] = (modules[name], digest)
         todo.extend(m for m in names if m in modules and m not in seen)
     _save()
     return dict(sorted(seen.items()))
@@ -271,13 +280,18 @@ _STAGES: dict[tuple, dict[str, str]] = {}
 
 def stage_closure(stage: str, root: str | os.PathLike = ROOT) -> dict[str, Path]:
     """What ``python -m povstim <stage>`` can execute of the package: ``povstim.__main__`` + the stage's module."""
+    return {name: path for name, (path, _) in _stage_closure(stage, root, {}).items()}
+
+
+def _stage_closure(stage: str, root, seen_files: dict) -> dict[str, tuple[Path, bytes]]:
     table = stages(root)
     if stage not in table:
         raise KeyError(f"no stage {stage!r} in cli.STAGES (stages: {', '.join(table)})")
-    return closure([MAIN, table[stage]], root)
+    return _closure([MAIN, table[stage]], root, seen_files)
 
 
-def stage_hash(stage: str, *data: str | os.PathLike, exclude=(), root: str | os.PathLike = ROOT) -> str:
+def stage_hash(stage: str, *data: str | os.PathLike, exclude=(), root: str | os.PathLike = ROOT,
+               _seen_files: dict | None = None) -> str:
     """The hash of a stage's import closure and of the data files ``data`` (paths relative to the package).
 
     ``exclude``: subpackages/modules (relative dotted names, e.g. ``"dpe"``) left out of the hash though
@@ -287,17 +301,23 @@ def stage_hash(stage: str, *data: str | os.PathLike, exclude=(), root: str | os.
     root = Path(root)
     dropped = tuple(f"{PACKAGE}.{e}" for e in exclude)
     h = hashlib.sha256()
-    for name, path in stage_closure(stage, root).items():
+    for name, (path, digest) in _stage_closure(stage, root, {} if _seen_files is None else _seen_files).items():
         if any(name == d or name.startswith(d + ".") for d in dropped):
             continue
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(_file(path, name)[0] + b"\0")
+        rel = name.replace(".", "/") + ("/__init__.py" if _is_package(path) else ".py")
+        h.update(rel.encode() + b"\0" + digest)
     for extra in sorted(set(map(str, data))):
         path = root / extra
         if not path.is_file():
             raise FileNotFoundError(f"stage_hash({stage!r}): no data file {path}")
         h.update(b"data:" + Path(extra).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()[:16]
+
+
+def stage_hashes(root: str | os.PathLike = ROOT) -> dict[str, str]:
+    """Every stage's :func:`stage_hash` (no data files), each file looked at once."""
+    seen_files: dict = {}
+    return {stage: stage_hash(stage, root=root, _seen_files=seen_files) for stage in stages(root)}
 
 
 def computed_imports(root: str | os.PathLike = ROOT) -> list[tuple[str, int]]:
