@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import modulefinder
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-
 from povstim import codehash
 
 REPO = Path(__file__).resolve().parents[1]
