@@ -29,7 +29,7 @@ from povstim import codehash  # noqa: E402
 from povstim.preflight import runs as povstim_runs  # noqa: E402
 from povstim import warm as povstim_warm  # noqa: E402
 from povstim.analysis import prewarm as povstim_prewarm  # noqa: E402
-from povstim.devices import job_environment  # noqa: E402
+from povstim.devices.threads import job_environment  # noqa: E402
 
 # Every job, and the warm-start server they are forked from, shares the cores politely (povstim.devices).
 os.environ.update(job_environment())

@@ -5,7 +5,7 @@
 # results/figures` runs it. (Without the section, asking for a probe output by path
 # runs it with the schema's defaults, the MSGS paper's values.)
 
-from povstim import devices
+from povstim.devices import slots as device_slots
 from povstim.settings import section as settings_section
 
 MSGS_ON = "msgs" in (config.get("probes") or {})
@@ -56,7 +56,7 @@ rule probe:
         code=MSGS_CODE,
     threads: int(MSGS["threads"])
     resources:
-        gpu=lambda wc: devices.job_gpus(MSGS["device"]),
+        gpu=lambda wc: device_slots.job_gpus(MSGS["device"]),
     log:
         f"{LOGS}/probe/{{arch}}/{{condition}}/{{size}}/seed{{seed}}.log",
     benchmark:

@@ -278,7 +278,7 @@ def training_for(config: dict, arch: str) -> dict:
 def train_gpus(config: dict, arch: str, env=None, dev_dir: str = "/dev") -> int:
     """``gpu`` resource units of one training job of this arch (see povstim.devices.job_gpus):
     0 for a small job that shares a GPU (train_gpu_share > 1) or runs on the CPU."""
-    from .devices import job_gpus
+    from .devices.slots import job_gpus
 
     if train_gpu_share(config, arch, env, dev_dir) > 1:
         return 0
@@ -291,7 +291,7 @@ def train_threads(config: dict, arch: str) -> int:
 
 def parse_gpus(config: dict, env=None, dev_dir: str = "/dev") -> int:
     """Only stanza parses on a GPU."""
-    from .devices import job_gpus
+    from .devices.slots import job_gpus
 
     parser = config.get("parser", {})
     return job_gpus(parser.get("device"), env, dev_dir) if parser.get("backend") == "stanza" else 0
@@ -299,7 +299,7 @@ def parse_gpus(config: dict, env=None, dev_dir: str = "/dev") -> int:
 
 def score_gpus(config: dict, env=None, dev_dir: str = "/dev", arch: str | list[str] | None = None) -> int:
     """``gpu`` units of a scoring job (of ``arch``'s models; 0 when they are small enough to share a GPU)."""
-    from .devices import job_gpus
+    from .devices.slots import job_gpus
 
     if arch is not None and score_gpu_share(config, arch, env, dev_dir) > 1:
         return 0
@@ -311,7 +311,7 @@ def score_gpus(config: dict, env=None, dev_dir: str = "/dev", arch: str | list[s
 def _configured_gpus(config: dict):
     """The ``gpus:`` section as povstim.devices.GpuSettings, as written; None for a config without one (only
     hand-made dicts: a validated config always has it, filled with the schema's defaults)."""
-    from .devices import GpuSettings
+    from .devices.sharing import GpuSettings
 
     gpus = config.get("gpus")
     if gpus is None:
@@ -326,7 +326,7 @@ def _configured_gpus(config: dict):
 def gpu_settings(config: dict, env=None):
     """The ``gpus:`` section (:func:`_configured_gpus`), its ``memory_gb`` lowered to the visible GPUs' own where
     nvidia-smi shows them clearly smaller (povstim.devices.fitted)."""
-    from .devices import fitted, gpu_inventory
+    from .devices.sharing import fitted, gpu_inventory
 
     settings = _configured_gpus(config)
     return None if settings is None else fitted(settings, gpu_inventory(env))[0]
@@ -335,7 +335,8 @@ def gpu_settings(config: dict, env=None):
 def gpu_notes(config: dict, env=None) -> list[str]:
     """What a run on this machine's GPUs should tell its user at DAG build (povstim.devices: a GPU smaller
     than ``gpus.memory_gb``, a GPU without bf16 tensor cores under ``training.precision: auto``)."""
-    from .devices import fitted, gpu_inventory, tensor_core_dtypes
+    from .devices.precision import tensor_core_dtypes
+    from .devices.sharing import fitted, gpu_inventory
 
     gpus = gpu_inventory(env)
     settings = _configured_gpus(config)
@@ -356,7 +357,7 @@ def precision_notes(config: dict, env=None, dev_dir: str = "/dev") -> list[str]:
     """bf16 or fp16 asked for where the training jobs will not see a GPU (povstim.devices.job_gpus: ``device:
     auto`` without a visible GPU, or ``cpu``): said at DAG build, since a training job that runs here would stop
     on it after everything before it. Not an error: models trained elsewhere (a cluster) are not retrained here."""
-    from .devices import job_gpus
+    from .devices.slots import job_gpus
 
     notes = []
     for arch in config.get("archs") or {}:
@@ -380,8 +381,8 @@ def _arch_sizes(config: dict, arch: str) -> dict:
 def train_memory_gb(config: dict, arch: str, env=None) -> float:
     """Estimated peak GPU memory of one training job of ``arch`` (povstim.devices.train_memory_gb), fp32-wide
     under ``precision: auto`` where a visible GPU has no bf16 tensor cores (povstim.devices.estimate_precision)."""
-    from .devices import estimate_precision, gpu_inventory
-    from .devices import train_memory_gb as estimate
+    from .devices.sharing import estimate_precision, gpu_inventory
+    from .devices.sharing import train_memory_gb as estimate
 
     t = training_for(config, arch)
     spec = _arch_sizes(config, arch)
@@ -395,7 +396,7 @@ def train_memory_gb(config: dict, arch: str, env=None) -> float:
 
 
 def score_memory_gb(config: dict, arch: str) -> float:
-    from .devices import score_memory_gb as estimate
+    from .devices.sharing import score_memory_gb as estimate
 
     t = training_for(config, arch)
     spec = _arch_sizes(config, arch)
@@ -407,7 +408,8 @@ def score_memory_gb(config: dict, arch: str) -> float:
 def train_gpu_share(config: dict, arch: str, env=None, dev_dir: str = "/dev") -> int:
     """POVSTIM_GPU_SHARE of a training (or Dyck pre-training) job of ``arch``: ``gpus.slots`` when the job
     uses a GPU and is small (povstim.devices.share_slots), else 1."""
-    from .devices import job_gpus, share_slots
+    from .devices.sharing import share_slots
+    from .devices.slots import job_gpus
 
     settings = gpu_settings(config, env)
     if settings is None or settings.slots <= 1:
@@ -419,7 +421,8 @@ def train_gpu_share(config: dict, arch: str, env=None, dev_dir: str = "/dev") ->
 
 def score_gpu_share(config: dict, arch: str | list[str], env=None, dev_dir: str = "/dev") -> int:
     """POVSTIM_GPU_SHARE of a scoring job of ``arch``'s models (a list: one job scoring several archs)."""
-    from .devices import job_gpus, share_slots
+    from .devices.sharing import share_slots
+    from .devices.slots import job_gpus
 
     settings = gpu_settings(config, env)
     if settings is None or settings.slots <= 1:

@@ -604,7 +604,7 @@ def ready_count(env, cuda_build: bool | None = None, dev_dir: str = "/dev") -> i
         cuda_build = bool(getattr(version, "cuda", None) or getattr(version, "hip", None))
     # no torch, no CUDA: reads CUDA_VISIBLE_DEVICES and /dev. Imported here, not at the top: every command's
     # client imports this module (povstim.cli), and devices would add the schema's imports to each start
-    from .devices import gpu_visible
+    from .devices.slots import gpu_visible
 
     return 1 if cuda_build and gpu_visible(env, dev_dir) else 0
 
