@@ -69,6 +69,27 @@ def test_the_posh_bench_config_reads_only_the_condition_files(tmp_path):
     assert len(counts) == 18 * 9 and counts["file"].str.startswith("results_gpt2_").all()
 
 
+@pytest.mark.parametrize("layout", ["results/posh_gpt_results", "posh_results"])
+def test_a_checkout_of_the_authors_repository_is_read_in_either_layout(tmp_path, layout):
+    """Their results moved from posh_results/ to results/posh_gpt_results/ (xiulinyang/posh-bench 5c4049b),
+    beside results/posh_lstm_results/, category_results_*.csv and the Exp. 3 files."""
+    import yaml
+
+    checkout = tmp_path / "posh-bench"
+    shutil.copytree(FIXTURE, checkout / layout)
+    (checkout / layout / "results_TPT_10Mf_128_best.csv").write_text(",best\nwanna,0.5\n")
+    (checkout / "results").mkdir(exist_ok=True)
+    (checkout / "results" / "category_results_gpt.csv").write_text("category,acc\nwanna,0.5\n")
+    (checkout / "results" / "posh_lstm_results").mkdir()
+    rel = yaml.safe_load(CONFIG.read_text())["release"]
+    settings = release_settings(rel, where=str(CONFIG))
+    assert released.results_folder(checkout, settings) == checkout / layout
+    from_checkout = released.read_released(checkout, settings)
+    from_folder = released.read_released(checkout / layout, settings)
+    assert len(from_checkout) == 18 * 9
+    pd.testing.assert_frame_equal(from_checkout, from_folder)
+
+
 def _copy(tmp_path) -> Path:
     d = tmp_path / "posh_results"
     shutil.copytree(FIXTURE, d)

@@ -1,7 +1,8 @@
 """Published per-model accuracies as an analysis input (``povstim release``).
 
 The POSH-BENCH authors release one CSV per trained model (xiulinyang/posh-bench,
-``posh_results/results_gpt2_<arch>_<baby|wiki>_<size>[f]_<vocab>_<seed>_best.csv``, written by
+``results/posh_gpt_results/results_gpt2_<arch>_<baby|wiki>_<size>[f]_<vocab>_<seed>_best.csv`` -- the
+folder was ``posh_results/`` before their commit 5c4049b; either is found in a checkout --, written by
 their benchmark_eval.py as ``pd.DataFrame({'best': {paradigm: accuracy}}).to_csv(...)``)::
 
     ,best
@@ -160,14 +161,34 @@ def read_file(path: Path, settings: ReleaseSettings, paradigms: dict[str, str]) 
     return out, [n for n in names if n not in paradigms]
 
 
-def read_released(folder: str | Path, settings: ReleaseSettings) -> pd.DataFrame:
-    """One row per model x paradigm: suite, arch, condition, size, seed, category, paradigm, phenomenon,
-    n_correct, n_total, source, filtered, file."""
-    from .tidy import normalise
+# Where a checkout of the POSH-BENCH authors' repository (xiulinyang/posh-bench) keeps the GPT-2 POSH-BENCH
+# results: results/posh_gpt_results/ since their commit 5c4049b, posh_results/ before it.
+CHECKOUT_FOLDERS = ("results/posh_gpt_results", "posh_results")
 
+
+def results_folder(folder: str | Path, settings: ReleaseSettings) -> Path:
+    """The folder of result files: ``folder`` itself when it holds files matching ``release.glob``, else, for a
+    checkout of the authors' repository, its results folder in either layout (CHECKOUT_FOLDERS)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise PovstimError(f"{folder}: no such folder of released results")
+    if any(p.is_file() for p in folder.glob(settings.glob)):
+        return folder
+    for sub in CHECKOUT_FOLDERS:
+        if any(p.is_file() for p in (folder / sub).glob(settings.glob)):
+            log.info("%s: reading %s/ (the authors' layout %s)", folder, sub,
+                     "since their commit 5c4049b" if sub.startswith("results/") else "before their commit 5c4049b")
+            return folder / sub
+    return folder
+
+
+def read_released(folder: str | Path, settings: ReleaseSettings) -> pd.DataFrame:
+    """One row per model x paradigm: suite, arch, condition, size, seed, category, paradigm, phenomenon,
+    n_correct, n_total, source, filtered, file. ``folder``: the result files' folder, or a checkout of the
+    POSH-BENCH authors' repository (its results/posh_gpt_results/, or posh_results/ in older checkouts)."""
+    from .tidy import normalise
+
+    folder = results_folder(folder, settings)
     rx = _pattern(settings)
     paradigms = _paradigms(settings)
     files = [p for p in sorted(folder.glob(settings.glob)) if p.is_file()

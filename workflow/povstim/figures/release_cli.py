@@ -4,14 +4,17 @@ Reads a folder of released result files (one CSV per model: paradigm, accuracy; 
 corpus, size, filtered flag and seed in the file name) and runs the analysis our own item scores
 go through (``povstim analyze``: same tables, tests and models) and the figures:
 
-    povstim release --results posh-bench/posh_results --config configs/release/posh-bench.yaml \\
+    povstim release --results posh-bench/results/posh_gpt_results --config configs/release/posh-bench.yaml \\
         --out-dir results/posh-release
 
 -> OUT/analysis/ (counts.csv, accuracy.csv, chisq.csv, tables/table{3,8}_posh.*, bayes/) and
 OUT/figures/ (fig1_children, fig2_accuracy, fig3_posterior). ``--config`` is a YAML file whose
 ``release:`` and ``analysis:`` sections (workflow/schemas/config/) set how the files are read and
 analysed; flags override it. configs/release/posh-bench.yaml reads the POSH-BENCH authors'
-posh_results/ folder (docs/analysis.md, "Published results").
+results/posh_gpt_results/ folder (posh_results/ before their commit 5c4049b; ``--results`` may also be the
+checkout, where either is found). Those public files postdate the benchmark revision of the paper's printed
+tables: the command gives the authors' analysis of them, not the printed numbers (docs/analysis.md,
+"Published results").
 
 It sits with the figures, above the analysis whose tables it writes: the one command that does both.
 """
@@ -32,7 +35,9 @@ log = logging.getLogger("povstim.release")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = __doc__.split("\n", 1)[1]
-    p.add_argument("--results", required=True, metavar="DIR", help="folder of released per-model result CSVs")
+    p.add_argument("--results", required=True, metavar="DIR",
+                   help="folder of released per-model result CSVs, or a checkout of xiulinyang/posh-bench "
+                   "(its results/posh_gpt_results/, or posh_results/ in older checkouts)")
     p.add_argument("--out-dir", required=True, metavar="DIR", help="writes DIR/analysis and DIR/figures")
     p.add_argument("--config", metavar="YAML", help="a file with release: and analysis: sections "
                    "(e.g. configs/release/posh-bench.yaml)")
