@@ -132,3 +132,23 @@ def test_plan_of_an_empty_source_names_the_source_and_its_file(files, tmp_path, 
     assert f"sources.my_cds.path: {empty}: cleaning keeps no lines (dropped: {{'under_3_words': 2}})" in captured.err
     assert "my_cds" in captured.out and "empty" in captured.out  # the rest of the plan is still printed
     assert json.loads((tmp_path / "plan.json").read_text())["sources"]["my_cds"]["status"] == "empty"
+
+
+def test_plan_names_chat_transcripts_dropped_for_a_header(files, tmp_path, capsys):
+    # With `languages: [eng]`, a transcript without @Languages is left out whole: the plan names it.
+    folder = tmp_path / "chat"
+    folder.mkdir()
+    fixtures = REPO / "tests" / "fixtures" / "sources"
+    for name in ("mini.cha", "no_languages.cha", "colonless_header.cha"):
+        (folder / name).write_text((fixtures / name).read_text())
+    path = config(tmp_path, files, ["2k"])
+    c = yaml.safe_load(path.read_text())
+    c["sources"]["my_chat"] = {"kind": "local", "format": "chat", "path": str(folder), "languages": ["eng"]}
+    c["corpora"]["baby"]["mixture"] = {"my_cds": 0.9, "my_chat": 0.1}
+    path.write_text(yaml.safe_dump(c))
+    main(["plan", str(path), "--json", str(tmp_path / "plan.json")])
+    out = capsys.readouterr().out
+    chat = json.loads((tmp_path / "plan.json").read_text())["sources"]["my_chat"]
+    assert [d["file"] for d in chat["dropped_transcripts"]] == ["no_languages.cha"]
+    assert chat["malformed_lines"] >= 1  # the colonless @Languages, read and counted
+    assert "1 transcript(s) dropped for a header: no_languages.cha (no @Languages header" in out

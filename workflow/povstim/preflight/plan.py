@@ -40,13 +40,16 @@ class SourceCount:
     dropped: dict = field(default_factory=dict)
     malformed: int = 0
     malformed_examples: list = field(default_factory=list)
+    dropped_transcripts: list = field(default_factory=list)  # CHAT transcripts left out for a header, by name
     note: str = ""
     lines: list[str] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "status": self.status, "sentences": self.sentences, "words": self.words,
                 "dropped": self.dropped, "malformed_lines": self.malformed,
-                "malformed_examples": self.malformed_examples[:5], "note": self.note}
+                "malformed_examples": self.malformed_examples[:5],
+                **({"dropped_transcripts": self.dropped_transcripts} if self.dropped_transcripts else {}),
+                "note": self.note}
 
 
 def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> SourceCount:
@@ -79,6 +82,7 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
         out.lines = list(clean_lines(name, spec, paths, stats))
         out.dropped = dict(sorted(stats.dropped.items()))
         out.malformed, out.malformed_examples = stats.malformed, stats.malformed_examples
+        out.dropped_transcripts = stats.extra.get("dropped_transcripts", [])
         if not out.lines:  # as `povstim clean` would fail: name the source, its key and its files
             key = f"sources.{name}.path" if kind == "local" else f"sources.{name}"
             why = f"dropped: {out.dropped}" if out.dropped else "no text in it"
@@ -188,6 +192,10 @@ def render(result: dict) -> str:
         lines.append(f"  {name:<14} {s['sentences']:>10,} sentences {s['words']:>12,} words   dropped: {dropped}"
                      + (f"; {s['malformed_lines']:,} malformed lines (first: {s['malformed_examples'][0]['where']})"
                         if s["malformed_lines"] else ""))
+        gone = s.get("dropped_transcripts") or []
+        if gone:
+            lines.append(f"  {'':<14} {len(gone):,} transcript(s) dropped for a header: "
+                         + "; ".join(f"{d['file']} ({d['why']})" for d in gone[:3]) + ("; ..." if len(gone) > 3 else ""))
     lines += ["", "Corpus sizes (words each source must give / has):"]
     for r in result["sizes"]:
         parts = ", ".join(f"{src} {v['needs']:,}/{v['has']:,}" if v["has"] is not None else f"{src} {v['needs']:,}/?"
