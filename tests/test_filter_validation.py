@@ -377,3 +377,16 @@ def test_precision_floor_per_phenomenon(gold):
     assert ("question_formation", "precision") in {(b["phenomenon"], b["measure"]) for b in res["floor"]["below"]}
     with pytest.raises(PovstimError, match="unknown phenomenon 'bindng'"):
         validation_settings({"treebank": "x", "precision_floor": {"bindng": 0.5}})
+
+
+def test_a_malformed_treebank_is_named_by_file_and_line(tmp_path):
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("# sent_id = a1\n# text = Hi there\n1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n"
+                   "2\tthere\tthere\tADV\tRB\t_\t7\tadvmod\t_\t_\n\n")
+    vs = validation_settings({"treebank": str(bad)})
+    with pytest.raises(PovstimError, match=r"bad.conllu:4: malformed CoNLL-U: token 2: head 7 is outside"):
+        load_treebank(bad, vs)
+    skipped = []
+    with pytest.raises(PovstimError, match="no sentence of .* is left"):
+        load_treebank(bad, vs, "skip", skipped)
+    assert len(skipped) == 1 and "bad.conllu:4" in str(skipped[0])
