@@ -135,6 +135,21 @@ def test_check_and_plan_before_anything_is_trained(scenario):
     assert "Benchmark posh: word pools" in scenario["plan"].stdout and not plan["suites"]["posh"]["empty"]
 
 
+def test_plan_predicted_what_the_filter_removed_and_what_baby_could_put_back(scenario):
+    """Issue 42: `povstim plan` parsed the corpus at its largest size (fewer sentences than its sample) with
+    the run's own parser and filter: its counts are the ones the run's condition stage recorded."""
+    plan = json.loads((scenario["root"] / "plan.json").read_text())
+    row = next(r for r in plan["filter"]["rows"] if r["corpus"] == "baby" and r["size"] == "16k")
+    assert row["sample"] is None  # counted, not estimated
+    stats = json.loads((scenario["root"] / "results" / "mine" / "corpus" / "baby" / "16k" / "condition.json").read_text())
+    assert stats["n_base"] == row["sentences"] and stats["n_dpe_removed"] == row["removed"]
+    for phen, pool in stats["reinsert_pool"].items():
+        assert pool["targeted"] == row["pool"][phen], phen
+    for o in plan["filter"]["reinsert"]:
+        if o["size"] == "16k":
+            assert (o["status"] != "ok") == (o["phenomenon"] in stats["reinsert_shortfall"]), o
+
+
 def test_questions_ending_in_a_period_are_fixed_for_lines_input(scenario):
     stats = json.loads((scenario["root"] / "results" / "mine" / "corpus" / "clean" / "my_cds.stats.json").read_text())
     assert stats["questions_fixed"] > 100

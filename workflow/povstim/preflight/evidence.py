@@ -1,0 +1,230 @@
+"""``povstim plan``: what the DPE filter will remove and what BABY can put back, before anything runs.
+
+For every corpus x size that a filtered condition draws from, the corpus is assembled in memory as the
+``assemble`` rule builds it, parsed with the configured parser behind the same prefilter, and the DPE
+filter's own rules run on it (``filter.run.run_filter``): the sentences removed (per phenomenon) and the
+**targeted pool** -- removals the strict rule also flags, for exactly one phenomenon, the only sentences
+BABY puts back (``conditions.build``). For each condition with ``reinsert`` rates this gives the
+sentences a rate needs, ``round(rate x |BABY-F|)``, against the pool: a rate the pool cannot fill is
+said before anything is trained (the run would end with BABY's ``SHORTFALL`` and a lower measured rate).
+
+How it parses:
+
+* ``parser.backend: gold`` (synthetic sources): every sentence of every size, from the generator's own
+  trees -- exact counts, what the filter stage will find;
+* spaCy / stanza: a seeded random sample of ``sample`` sentences of the corpus at its largest size (all of
+  them when the corpus has fewer), parsed behind the prefilter (``parser.cache_dir``'s parse cache is
+  used when configured), and its rates scaled to each size. A sample gives counts with an error: every
+  estimate comes with a 95% interval (Clopper-Pearson on the sample's count), and a rate is "cannot be
+  met" only when even the interval's upper end is short, "may fall short" when the estimate is.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+from scipy import stats
+
+from .. import plan as dag_plan
+from ..corpus.assemble import assemble
+from ..dpe import audit
+from ..filter.run import run_filter
+from ..filter.settings import filter_settings
+from ..io import PovstimError, parse_size
+from ..parse.run import parse_texts, parser_settings
+
+log = logging.getLogger("povstim.plan")
+
+DEFAULT_SAMPLE = 5000
+
+
+def _interval(k: int, n: int) -> tuple[float, float]:
+    """95% Clopper-Pearson interval of a binomial proportion k / n."""
+    lo = 0.0 if k == 0 else float(stats.beta.ppf(0.025, k, n - k + 1))
+    hi = 1.0 if k == n else float(stats.beta.ppf(0.975, k + 1, n - k))
+    return lo, hi
+
+
+def filtered_corpora(config: dict) -> dict[str, list[str]]:
+    """corpus -> the sizes at which a condition the DPE filter runs for draws from it."""
+    out: dict[str, list[str]] = {}
+    for name, spec in config["conditions"].items():
+        if not dag_plan.filter_applies(config, name):
+            continue
+        sizes = out.setdefault(spec["from"], [])
+        sizes += [s for s in dag_plan.condition_sizes(config, name) if s not in sizes]
+    return {c: sorted(s, key=parse_size) for c, s in out.items()}
+
+
+def count_filter(lines: list[str], config: dict, corpus: str, gold: list[str] | None) -> dict:
+    """Parse ``lines`` and run the filter: removed sentences, per phenomenon, and the targeted pool."""
+    fs = filter_settings(config.get("filter"), where="filter")
+    ps = parser_settings(config.get("parser"), where="parser")
+    ps = replace(ps, prefilter_check=0)  # the spared-sentence check guards rule edits, not this count
+    language = dag_plan.corpus_languages(config, corpus)[0]
+    items = dict(enumerate(lines))
+    sentences, _ = parse_texts(items, ps, tuple(fs.rules), gold=gold, language=language)
+    result = run_filter(sentences, fs, base=items)
+    removed = audit.removed(result.rows)
+    targeted = audit.targeted(result.rows)
+    per_phen = {p: 0 for p in fs.rules}
+    pool = {p: 0 for p in fs.rules}
+    for i, phens in removed.items():
+        for p in set(phens):
+            per_phen[p] = per_phen.get(p, 0) + 1
+        if len(phens) == 1 and phens[0] in targeted.get(i, ()):  # what conditions.build may put back
+            pool[phens[0]] = pool.get(phens[0], 0) + 1
+    return {"n": len(lines), "removed": len(removed), "per_phenomenon": per_phen, "pool": pool,
+            "mode": fs.mode, "backend": ps.backend}
+
+
+def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAULT_SAMPLE,
+             gold_blocks: dict[str, list[str]] | None = None) -> dict:
+    """The filter's removals and the targeted pool per filtered corpus x size, and each reinsert rate's fate.
+
+    ``counts``: the plan's cleaned sources (``SourceCount``, with ``lines``); ``sizes``: its size table;
+    ``gold_blocks``: per synthetic source, the CoNLL-U block of each of its lines (the gold backend's trees).
+    """
+    corpora = filtered_corpora(config)
+    if not corpora:
+        return {}
+    backend = parser_settings(config.get("parser"), where="parser").backend
+    rows, notes = [], []
+    with tempfile.TemporaryDirectory(prefix="povstim-plan-") as tmp:
+        gold_paths: dict[str, str] = {}
+        if backend == "gold":  # one CoNLL-U per synthetic source, as `povstim synth` writes it
+            for src, blocks in (gold_blocks or {}).items():
+                path = Path(tmp) / f"{src}.conllu"
+                path.write_text("".join(blocks), encoding="utf-8")
+                gold_paths[src] = str(path)
+        for corpus, corpus_sizes in corpora.items():
+            mixture_ok = [r for r in sizes if r["corpus"] == corpus and r["size"] in corpus_sizes]
+            if any(r["ok"] is None for r in mixture_ok):
+                notes.append(f"{corpus}: a source is not available yet (download it first): no estimate")
+                continue
+            bases = {}
+            for r in mixture_ok:
+                budget = r["budget"] if r["ok"] else r["largest"]
+                mixture = dag_plan.mixture(config, corpus, r["size"])
+                bases[r["size"]], _ = assemble({s: counts[s].lines for s in mixture}, mixture, budget,
+                                               int(config["corpora"][corpus]["seed"]), tolerance=None)
+            if backend == "gold":
+                for size in corpus_sizes:
+                    # the parse rule's --gold: the mixture's synthetic sources, in mixture order
+                    gold = [gold_paths[s] for s in dag_plan.mixture(config, corpus, size) if s in gold_paths]
+                    try:
+                        c = count_filter(bases[size], config, corpus, gold)
+                    except PovstimError as exc:
+                        notes.append(f"{corpus} {size}: no estimate ({str(exc).splitlines()[0]})")
+                        continue
+                    rows.append({"corpus": corpus, "size": size, "sentences": c["n"], "method": "all (gold trees)",
+                                 "sample": None, "removed": c["removed"], "per_phenomenon": c["per_phenomenon"],
+                                 "pool": c["pool"], "pool_high": dict(c["pool"]), "mode": c["mode"],
+                                 "backend": c["backend"]})
+                continue
+            largest = corpus_sizes[-1]
+            base = bases[largest]
+            n = min(sample, len(base))
+            picked = sorted(random.Random(f"povstim-plan:{corpus}:{largest}").sample(range(len(base)), n))
+            log.info("plan: parsing %d of the %d sentences of %s at %s (%s) to estimate the filter", n, len(base),
+                     corpus, largest, backend)
+            try:
+                c = count_filter([base[i] for i in picked], config, corpus, None)
+            except (PovstimError, ImportError, OSError) as exc:  # no parser installed here: plan the rest
+                notes.append(f"{corpus}: no estimate of the DPE filter: the {backend} parser did not run "
+                             f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
+                continue
+            for size in corpus_sizes:
+                total = len(bases[size])
+                scale = total / n
+                pool = {p: round(k * scale) for p, k in c["pool"].items()}
+                pool_high = {p: int(math.ceil(_interval(k, n)[1] * total)) for p, k in c["pool"].items()}
+                exact = size == largest and n == len(base)  # the "sample" is the whole corpus: counted
+                if exact:
+                    pool_high = dict(pool)
+                rows.append({"corpus": corpus, "size": size, "sentences": total,
+                             "method": (f"all {n:,} sentences at {largest}" if n == len(base) else
+                                        f"a sample of {n:,} of the {len(base):,} sentences at {largest}"),
+                             "sample": None if exact else n, "sample_counts": c,
+                             "removed": round(c["removed"] * scale),
+                             "per_phenomenon": {p: round(k * scale) for p, k in c["per_phenomenon"].items()},
+                             "pool": pool, "pool_high": pool_high, "mode": c["mode"], "backend": c["backend"]})
+    return {"rows": rows, "reinsert": reinsert_outlook(config, rows), "notes": notes}
+
+
+def reinsert_outlook(config: dict, rows: list[dict]) -> list[dict]:
+    """Per condition with reinsert rates x size x phenomenon: sentences needed against the targeted pool."""
+    by = {(r["corpus"], r["size"]): r for r in rows}
+    out = []
+    for name, spec in config["conditions"].items():
+        rates = {p: float(v) for p, v in sorted((spec.get("reinsert") or {}).items()) if float(v) > 0}
+        if not rates or not dag_plan.filter_applies(config, name):
+            continue
+        for size in dag_plan.condition_sizes(config, name):
+            r = by.get((spec["from"], size))
+            if r is None:
+                continue
+            kept = r["sentences"] - r["removed"]  # BABY-F's sentences
+            for phen, rate in rates.items():
+                need = int(round(rate * kept))
+                pool, high = r["pool"].get(phen, 0), r["pool_high"].get(phen, 0)
+                if pool >= need:
+                    status = "ok"
+                elif r["sample"] is not None and high >= need:
+                    status = "may fall short"
+                else:
+                    status = "cannot be met"
+                got = min(pool, need)
+                out.append({"condition": name, "size": size, "phenomenon": phen, "rate": rate, "needed": need,
+                            "pool": pool, "pool_high": high, "status": status,
+                            "expected_rate": round(got / kept, 6) if kept else None})
+    return out
+
+
+def render(ev: dict) -> list[str]:
+    """Text lines for the plan."""
+    if not ev:
+        return []
+    lines = [""]
+    rows = ev["rows"]
+    if rows:
+        r0 = rows[0]
+        how = ("every sentence, gold trees: exact" if "sample_counts" not in r0 else
+               "estimated from a seeded sample of each corpus at its largest size, parsed behind the prefilter "
+               "(povstim plan --filter-sample N; 95% upper bounds in brackets)")
+        lines.append(f"DPE filter ({r0['mode']} on {r0['backend']} parses; {how}):")
+    for r in rows:
+        per = ", ".join(f"{p} {k:,}" for p, k in r["per_phenomenon"].items())
+        pool = ", ".join(f"{p} {k:,}" + (f" [<= {r['pool_high'][p]:,}]" if r["sample"] is not None else "")
+                         for p, k in r["pool"].items())
+        share = r["removed"] / r["sentences"] if r["sentences"] else 0.0
+        approx = "~" if r["sample"] is not None else ""
+        lines.append(f"  {r['corpus']:<10} {r['size']:>6}  {r['sentences']:>9,} sentences; removes {approx}"
+                     f"{r['removed']:,} ({share:.1%}: {per}); targeted pool {approx}{pool}")
+        if "sample_counts" in r and (r["corpus"], r["size"]) == next(
+                (x["corpus"], x["size"]) for x in rows if x["corpus"] == r["corpus"]):
+            lines.append(f"  ({r['corpus']}: parsed {r['method']}, seeded)")
+    for note in ev.get("notes", []):
+        lines.append(f"  note: {note}")
+    if ev["reinsert"]:
+        lines.append("Reinsertion (conditions.<name>.reinsert: sentences needed at the rate / targeted pool):")
+    for o in ev["reinsert"]:
+        flag = {"ok": "ok", "may fall short": "MAY FALL SHORT", "cannot be met": "CANNOT BE MET"}[o["status"]]
+        pool = f"{o['pool']:,}" + (f" [<= {o['pool_high']:,}]" if o["pool_high"] != o["pool"] else "")
+        line = (f"  {o['condition']:<10} {o['size']:>6}  {o['phenomenon']:<20} {o['rate']:g}: needs {o['needed']:,}, "
+                f"pool {pool}  {flag}")
+        if o["status"] != "ok":
+            line += f": BABY's measured rate would be ~{o['expected_rate']:.5f}"
+        lines.append(line)
+    short = [o for o in ev["reinsert"] if o["status"] != "ok"]
+    if short:
+        lines.append(f"  -> WARNING: {len(short)} reinsert rate(s) the targeted evidence cannot (or may not) fill: "
+                     "BABY would hold less evidence than configured (its SHORTFALL, conditions.tsv and the "
+                     "reinsert_shortfall guardrail). Use more or larger child-directed sources, a lower rate, or "
+                     "another filter mode (docs/filter.md).")
+    return lines
