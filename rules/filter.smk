@@ -161,14 +161,7 @@ rule condition_table:
             for s in plan.condition_sizes(config, c)
         ],
     output:
-        table=f"{RESULTS}/corpus/conditions.tsv",
-        # the same as a page of the report (issue 42: what evidence each condition really contains)
-        html=report(
-            f"{RESULTS}/corpus/conditions.html",
-            caption="../workflow/report/conditions.rst",
-            category="Tables",
-            labels={"table": "conditions: words, removed and reinserted evidence, rates"},
-        ),
+        f"{RESULTS}/corpus/conditions.tsv",
     params:
         code=stage_code("condition"),
     log:
@@ -178,4 +171,4 @@ rule condition_table:
     conda:
         "../envs/corpus.yaml"
     shell:
-        "{POVSTIM} condition --table {input} --out-table {output.table} --out-html {output.html} > {log} 2>&1"
+        "{POVSTIM} condition --table {input} --out-table {output} > {log} 2>&1"

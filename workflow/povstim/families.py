@@ -242,6 +242,7 @@ register(Family(
 
 
 # --------------------------------------------------------------------------- GPT-2 + dynamic recency bias
+# The model class lives in biases/recency.py, which imports torch: imported inside the builders below.
 
 def _gpt2_recency_config(arch: dict, training, vocab_size: int, ids: dict):
     from .biases import recency

@@ -54,6 +54,7 @@ LANGUAGES: dict[str, Language] = {
 
 def default() -> str:
     """The experiment's language when a config or caller gives none: the schema's default (one place)."""
+    # deferred: the schema pulls jsonschema; every cleaner and the parse stage import this registry
     from .schema import load_schema
 
     return load_schema()["properties"]["language"]["default"]

@@ -66,6 +66,7 @@ def section(name: str, given: dict | None = None, where: str = "--params") -> di
     Errors name the key as it is written in a config file (``scoring.batch_size``),
     prefixed by ``where`` (the flag or file the section came from).
     """
+    # deferred: the schema pulls jsonschema, which a stage's --help does not need
     from .schema import describe_errors, load_schema
 
     if given is not None and not isinstance(given, dict):

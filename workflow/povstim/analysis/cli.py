@@ -19,6 +19,7 @@ import logging
 from pathlib import Path
 
 from ..io import PovstimError, json_object_arg
+from ..settings import section
 
 log = logging.getLogger("povstim.analyze")
 
@@ -103,14 +104,13 @@ def _priors_file(path: str | None) -> dict | None:
         raise PovstimError(f"{p}: not valid YAML ({exc})") from None
     if not isinstance(priors, dict):
         raise PovstimError(f"{p}: priors must be a mapping of intercept/common/group_sd")
-    from ..settings import section
-
     section("analysis", {"priors": priors}, where=str(p))  # errors name the priors file and the key
     return priors
 
 
 def resolve_params(args):
     """The analysis section from --params, overridden by the flags, defaulted and checked by the schema."""
+    # deferred: pandas loads when the command runs, not for --help
     from .pipeline import analysis_settings
 
     given = json_object_arg(args.params, "--params", allow_file=True)
@@ -125,6 +125,7 @@ def resolve_params(args):
 
 
 def run(args) -> int:
+    # deferred: pandas loads when the command runs, not for --help
     from .pipeline import full_analysis, model_only
 
     n_inputs = sum(x is not None for x in (args.scores, args.items, args.counts))

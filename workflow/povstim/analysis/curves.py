@@ -7,6 +7,7 @@ import pandas as pd
 
 def curve_table(scores: pd.DataFrame) -> pd.DataFrame:
     """Accuracy per model x step x paradigm (checkpoints and the final model): learning curves."""
+    # deferred: tables pulls scipy, which `povstim figures` (importing this module) does not need otherwise
     from . import tables, tidy
 
     rows = tidy.curve_items(scores)

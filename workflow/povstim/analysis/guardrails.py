@@ -47,7 +47,8 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
-from ..io import PovstimError, atomic_write, write_json
+from ..benchmarks.audit import solved_by_baselines
+from ..io import PovstimError, atomic_write, parse_size, write_json
 
 log = logging.getLogger("povstim.guardrails")
 
@@ -240,8 +241,6 @@ def check_equal_tokens(runs: list[Run], s: GuardrailSettings) -> list[Finding]:
 
 
 def _size_key(size: str):
-    from ..io import parse_size
-
     try:
         return parse_size(size)
     except PovstimError:
@@ -350,8 +349,6 @@ def check_below_chance(chisq: pd.DataFrame, s: GuardrailSettings) -> list[Findin
 
 def check_baseline_solves(manifests: list[dict], items: pd.DataFrame, s: GuardrailSettings) -> list[Finding]:
     """Paradigms a word-frequency (or n-gram) baseline solves: from the suites' manifests and baseline scores."""
-    from ..benchmarks.audit import solved_by_baselines
-
     advice = ("read a model's accuracy here against the baseline's, not against chance: word frequencies alone "
               "get it right")
     out = []

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 
+from ..benchmarks.suite import read_suite
 from ..io import json_object_arg
+from ..settings import build
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,6 +28,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="model folders written by povstim train (train_summary.json, train_log.jsonl)")
     p.add_argument("--conditions", nargs="*", default=[], metavar="JSON",
                    help="condition.json files of the conditions (BABY's measured vs configured reinsert rates)")
+    p.add_argument("--conditions-page", metavar="HTML",
+                   help="also write the report's conditions table (words, removed and reinserted evidence, rates of "
+                   "every --conditions file) here")
     p.add_argument("--params", help="the config's guardrails section as JSON")
     p.add_argument("--out-dir", required=True, help="output folder")
 
@@ -35,10 +40,9 @@ def run(args) -> int:
     import logging
     from pathlib import Path
 
+    # deferred: pandas loads when the command runs, not for --help
     import pandas as pd
 
-    from ..benchmarks.suite import read_suite
-    from ..settings import build
     from . import guardrails as G
     from .tidy import read_frame
 
@@ -59,4 +63,8 @@ def run(args) -> int:
     conditions = [G.read_condition(p) for p in args.conditions if Path(p).exists()]
     result = G.run_checks(runs, items, pairs, chisq, settings, manifests, conditions)
     G.write_outputs(result, args.out_dir)
+    if args.conditions_page:
+        from .conditions_page import write_page
+
+        write_page(conditions, args.conditions_page)
     return 0

@@ -15,6 +15,8 @@ import pandas as pd
 
 from ..io import PovstimError, atomic_path, atomic_write, write_json
 from ..settings import build
+from . import age, bayes, sensitivity
+from .curves import curve_table
 
 log = logging.getLogger("povstim.analyze")
 
@@ -81,8 +83,7 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
     table, learning curves, age-equivalent scores (suite folders in ``suite_dirs`` that ship norms),
     the Exp. 3 outputs (archs with a bias) and (unless ``fit_model`` is false) the Bayesian models,
     from item-score files, into ``out``."""
-    from . import exp3, sensitivity, tables, tidy
-    from .curves import curve_table
+    from . import exp3, tables, tidy
 
     scores = tidy.read_scores(score_paths)
     # The tidy table: every item score of every model and checkpoint, with the condition's predictors.
@@ -166,8 +167,6 @@ def write_tables(acc: pd.DataFrame, settings: "AnalysisSettings", out: Path, n_s
 
 def write_sensitivity(items: pd.DataFrame, out: Path) -> None:
     """sensitivity.csv and tables/metric_sensitivity_{suite}.* (docs/analysis.md)."""
-    from . import sensitivity
-
     table = sensitivity.sensitivity_table(items)
     write_csv(table, out / "sensitivity.csv")
     primary = sensitivity.primary_metric(items)
@@ -182,8 +181,6 @@ MODELS = ("table12", "three_level")
 
 def model_spec(name: str, settings: "AnalysisSettings") -> dict:
     """The formula and per-variable coding of analysis model ``name`` (``analysis.models``)."""
-    from . import bayes
-
     if name == "table12":
         return {"formula": settings.formula, "coding_of": None}
     if name == "three_level":
@@ -196,8 +193,6 @@ def model_spec(name: str, settings: "AnalysisSettings") -> dict:
 def model_design(df: pd.DataFrame, settings: "AnalysisSettings", family: str, formula: str | None = None,
                  coding_of: dict | None = None):
     """The design of a model fitted on ``df`` (``formula`` defaults to settings.formula, Table 12's)."""
-    from . import bayes
-
     return bayes.build_design(df, formula or settings.formula, family=family, zscore=bool(settings.zscore),
                               contrasts=settings.contrasts, coding_of=coding_of, min_groups=settings.min_groups)
 
@@ -217,8 +212,6 @@ def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family
 
 def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
                     suite=None) -> None:
-    from . import bayes
-
     design, res, diag = fit_and_write(
         df, settings, out, family=family, cores=cores, suite=suite, prefix="three_level_", table="three_level",
         title="Three-level model of POSH's released analysis", **model_spec("three_level", settings))
@@ -277,8 +270,6 @@ def caption_notes(items: pd.DataFrame, suite: str, meta: dict | None) -> str:
 
 def age_tables(items: pd.DataFrame, suite_dirs, out: Path) -> None:
     """Age-equivalent scores for every suite folder that ships norms (analysis/age.py)."""
-    from . import age
-
     frames = []
     for d in suite_dirs:
         suite = age.suite_name(d)
@@ -299,8 +290,6 @@ def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, fam
                   title: str = "Bayesian mixed-effects logistic regression", coding_of: dict | None = None):
     """Fit one model (``formula``, default settings.formula) and write {prefix}posterior.nc,
     {prefix}summary.csv, {prefix}diagnostics.json, {prefix}data.csv and {table}.* to ``out``."""
-    from . import bayes
-
     design = model_design(df, settings, family, formula, coding_of)
     log.info("fitting %s (%s, %d rows, %d observations): %s", design.bambi_formula(), design.family,
              len(design.data), int(design.data["n_total"].sum()) if "n_total" in design.data else len(design.data),

@@ -36,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 
+from ..warm import alive as running  # the warm-start server's own check (a zombie counts as gone)
+
 # numpy/pandas are imported where used: the Snakefile imports this module to start the command
 
 log = logging.getLogger("povstim.analyze-prewarm")
@@ -72,8 +74,6 @@ def stop_when(path: Path | None, watch_pid: int | None, on_stop) -> None:
             return st.st_ino, st.st_mtime_ns, st.st_size
         except (OSError, AttributeError):
             return None
-
-    from ..warm import alive as running  # the warm-start server's own check (a zombie counts as gone)
 
     def alive():
         return watch_pid is None or running(watch_pid)
@@ -152,6 +152,8 @@ def synthetic_scores(models: list[dict], pairs: list[dict], suite: str, seed: in
 def designs(models: list[dict], suites: dict[str, Path], meta: dict | None, arch_meta: dict | None,
             settings, wait_s: float = 0.0) -> list[tuple[str, object]]:
     """[(model name, design)] that ``analyze`` will fit, from the config's models and the suite's items."""
+    # deferred: pandas, the analysis and the suite readers, only when a prewarm runs (the Snakefile imports
+    # this module at every DAG build)
     import pandas as pd
 
     from ..benchmarks.importers import load_pairs

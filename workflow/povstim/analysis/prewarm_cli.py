@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from ..io import PovstimError, json_object_arg
+from . import prewarm
 
 log = logging.getLogger("povstim.analyze-prewarm")
 
@@ -33,7 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from . import prewarm
+    # deferred: pandas loads when the command runs, not for --help
     from .pipeline import analysis_settings
 
     t0 = time.perf_counter()

@@ -32,8 +32,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..benchmarks.suite import POSH_CATEGORIES
 from ..io import PovstimError, parse_size
 from ..settings import build
+from .tidy import normalise
 
 log = logging.getLogger("povstim.release")
 
@@ -79,8 +81,6 @@ def _pattern(settings: ReleaseSettings) -> re.Pattern:
 def _paradigms(settings: ReleaseSettings) -> dict[str, str]:
     if settings.paradigms:
         return {normalise_paradigm(k): str(v) for k, v in settings.paradigms.items()}
-    from ..benchmarks.suite import POSH_CATEGORIES
-
     return dict(POSH_CATEGORIES)
 
 
@@ -186,8 +186,6 @@ def read_released(folder: str | Path, settings: ReleaseSettings) -> pd.DataFrame
     """One row per model x paradigm: suite, arch, condition, size, seed, category, paradigm, phenomenon,
     n_correct, n_total, source, filtered, file. ``folder``: the result files' folder, or a checkout of the
     POSH-BENCH authors' repository (its results/posh_gpt_results/, or posh_results/ in older checkouts)."""
-    from .tidy import normalise
-
     folder = results_folder(folder, settings)
     rx = _pattern(settings)
     paradigms = _paradigms(settings)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..conditions.order import condition_order
 from .tidy import SENSITIVITY_COLUMNS
 
 # key -> (reduction, bos, label)
@@ -88,8 +89,6 @@ def sensitivity_table(items: pd.DataFrame) -> pd.DataFrame:
                 row["len_differs"] = float(sub["len_differs"].mean())
                 rows.append(row)
     out = pd.DataFrame(rows)
-    from .tables import condition_order
-
     order = {c: i for i, c in enumerate(condition_order(out["condition"].unique()) + [ALL])}
     lvl = {"paradigm": 0, "category": 1, "overall": 2}
     out["_c"] = out["condition"].map(order)

@@ -8,6 +8,10 @@ from pathlib import Path
 
 from ..io import PovstimError
 from ..settings import section
+from . import audit, importers, posh, words
+from .suite import write_suite
+from .tasks import import_items, write_items
+from .wordstats import read_tsv
 
 log = logging.getLogger("povstim.benchmark")
 
@@ -34,8 +38,6 @@ def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | No
     ``corpora``: the texts whose top-K words bound the vocabulary (generated suites);
     ``word_stats``: ``words.tsv`` files of the parses (``vocabulary: corpus``).
     """
-    from . import audit, importers, posh, words
-
     kind = spec["kind"]
     spec = {k: v for k, v in spec.items() if k not in NOT_BUILD_KEYS}
     if kind == "generated":
@@ -45,8 +47,6 @@ def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | No
             if vocabulary != "corpus":
                 log.warning("vocabulary: lexicon ignores the word statistics of the parses")
             else:
-                from .wordstats import read_tsv
-
                 stats = read_tsv(word_stats)
                 pos = words.PosCheck(**spec["pos_check"])
         counts = [words.word_counts(c) for c in corpora]
@@ -92,15 +92,11 @@ def build_suite(suite: str, spec: dict, corpora: list[str], out: Path, word_stat
     It is built in a sibling temp folder and swapped in: a failed run never
     leaves a half-written suite, and stale paradigm files from an earlier run vanish.
     """
-    from .suite import write_suite
-
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     if tmp.exists():
         shutil.rmtree(tmp)
     if spec["kind"] == "suite":  # a suite in the benchmark schema, any task kind (benchmarks/tasks.py)
-        from .tasks import import_items, write_items
-
         items, norms, params = import_items(suite, spec)
         manifest = write_items(tmp, items, params, norms)
     else:
@@ -128,8 +124,6 @@ def select_paradigms(pairs: list, wanted: list[str], key: str, where: str) -> li
 def _pool_hint(message: str, vocabulary: str, stats, pos, counts: list, top_k: int, suite: str) -> str:
     """How far to raise top_k_words when a word class is empty (from :func:`posh.generator_report`)."""
     import re
-
-    from . import posh, words
 
     if not re.search(r"no word of class '([^']+)'", message) or not counts:
         return ""

@@ -22,6 +22,7 @@ import logging
 from pathlib import Path
 
 from ..io import PovstimError, json_object_arg
+from .build import build_suite, suite_spec
 
 log = logging.getLogger("povstim.benchmark")
 
@@ -53,8 +54,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _spec(args) -> dict:
-    from .build import suite_spec
-
     spec = json_object_arg(args.params, "--params")
     for key, value in (("kind", args.kind), ("path", args.path), ("pairs_per_paradigm", args.pairs_per_paradigm),
                        ("top_k_words", args.top_k_words), ("seed", args.seed)):
@@ -66,8 +65,6 @@ def _spec(args) -> dict:
 
 
 def run(args) -> int:
-    from .build import build_suite
-
     spec = _spec(args)
     if spec["kind"] != "generated" and (args.corpus or args.word_stats):
         log.warning("--corpus and --word-stats are only used by generated suites; ignoring them")

@@ -22,7 +22,7 @@ import csv
 from pathlib import Path
 
 from ..io import PovstimError
-from .suite import Pair, category_for, iter_jsonl, posh_paradigm_name
+from .suite import Pair, category_for, iter_jsonl, posh_paradigm_name, read_suite
 
 FORMATS = ("blimp", "zorro", "scamp", "posh", "jsonl", "csv")
 _DEFAULT_EXT = {"blimp": ".jsonl", "zorro": ".txt", "scamp": ".tsv", "posh": ".txt", "jsonl": ".jsonl", "csv": ".csv"}
@@ -235,8 +235,6 @@ def load_pairs(path: str | Path, fmt: str | None = None, suite: str | None = Non
     when it cannot tell, the error names the ``--format`` to pass.
     """
     import logging
-
-    from .suite import read_suite
 
     path = Path(path)
     if not path.exists():

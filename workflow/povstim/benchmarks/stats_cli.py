@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import logging
 
+from .wordstats import count_conllu, write_tsv
+
 log = logging.getLogger("povstim.word_stats")
 
 
@@ -22,8 +24,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from .wordstats import count_conllu, write_tsv
-
     stats = count_conllu(args.shards)
     write_tsv(stats, args.out)
     log.info("%d forms x tags, %d tokens from %d shard(s) -> %s", len(stats.n), sum(stats.n.values()),

@@ -28,6 +28,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+from .. import languages
 from ..io import PovstimError, atomic_write, write_json
 from .norms import read_norms
 
@@ -181,8 +182,6 @@ def import_suite(path: str | Path, suite: str, connective: str | None = None) ->
 
 def import_items(suite: str, spec: dict) -> tuple[list[dict], list[Path], dict]:
     """``benchmarks.<suite>`` of kind ``suite`` -> (items, norms files, manifest params)."""
-    from .. import languages
-
     known = {"kind", "path", "connective", "language"}
     unknown = sorted(set(spec) - known)
     if unknown:

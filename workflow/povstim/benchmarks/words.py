@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..io import PovstimError
+from .. import lexicon as L
+from ..io import PovstimError, iter_sentences
 
 # Singular determiners for heads; "that" is left out because before a reduced
 # relative it reads as a complementiser ("that grandma the cow saw").
@@ -169,8 +170,6 @@ def build_lexicon(vocabulary: str = "lexicon", allowed: set[str] | None = None, 
     benchmark candidates; with ``stats`` (``wordstats.WordStats`` of the parses) a
     word is dropped when the parses rule it out (see :func:`confirm`).
     """
-    from .. import lexicon as L
-
     if vocabulary not in ("lexicon", "corpus"):
         raise PovstimError(f"unknown benchmark vocabulary {vocabulary!r}: use lexicon or corpus")
     sources = [dict(L.CLASSES)]
@@ -288,8 +287,6 @@ _WORD_RE = re.compile(r"[a-z]+")
 
 
 def word_counts(path: str | Path) -> Counter:
-    from ..io import iter_sentences
-
     counts: Counter = Counter()
     for line in iter_sentences(path):
         counts.update(_WORD_RE.findall(line.lower()))

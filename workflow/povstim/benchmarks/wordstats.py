@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..io import PovstimError, atomic_write
+from ..parse import conllu
 
 HEADER = ("form", "upos", "n", "n_obj")
 
@@ -82,8 +83,6 @@ def count_sentences(sentences) -> WordStats:
 
 
 def count_conllu(paths: Iterable[str | Path]) -> WordStats:
-    from ..parse import conllu
-
     stats = WordStats()
     n_files = 0
     for path in paths:

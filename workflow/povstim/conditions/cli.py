@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import logging
 
+from ..dpe import audit
 from ..io import PovstimError, json_object_arg, read_sentences, write_json, write_lines
+from ..settings import section
+from .build import build, condition_stats, split, split_settings
+from .table import write_table
 
 log = logging.getLogger("povstim.condition")
 
@@ -31,21 +35,13 @@ def add_arguments(p) -> None:
                    help="instead of building: gather condition.json files ({condition}/{size}/) "
                    "into one TSV of counts and rates, written to --out-table")
     p.add_argument("--out-table", help="TSV for --table")
-    p.add_argument("--out-html", help="with --table: the same as an HTML page (the report's conditions table)")
 
 
 def run(args) -> int:
-    from ..dpe import audit
-    from ..settings import section
-    from .build import build, condition_stats, split, split_settings
-    from .table import write_html, write_table
-
     if args.table:
         if not args.out_table:
             raise PovstimError("--table needs --out-table")
         write_table(args.table, args.out_table)
-        if args.out_html:
-            write_html(args.table, args.out_html)
         return 0
     missing = [f for f in ("base", "out_train", "out_dev", "stats") if not getattr(args, f)]
     if missing:

@@ -6,6 +6,7 @@ import logging
 
 from ..io import PovstimError, json_object_arg, parse_size, write_json, write_lines
 from ..settings import section
+from .assemble import assemble, read_source
 
 log = logging.getLogger("povstim.assemble")
 
@@ -53,8 +54,6 @@ def _tolerance(text: str) -> float | None:
 
 
 def run(args) -> int:
-    from .assemble import assemble, read_source
-
     inputs = parse_inputs(args.input)
     # the mixture and seed as a corpora: entry, checked and defaulted by the schema
     given = {"mixture": json_object_arg(args.mixture, "--mixture")}

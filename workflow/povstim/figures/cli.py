@@ -22,7 +22,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import dpe
+from ..analysis import tidy
+from ..analysis.curves import curve_table
+from ..dpe import audit
 from ..io import PovstimError, json_object_arg
+from .draw import draw_analysis
+from .index import write_index
+from .runinfo import write_run_info
 
 log = logging.getLogger("povstim.figures")
 
@@ -54,8 +61,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     if args.index:
-        from .index import write_index
-
         files = write_index(args.index, args.experiment or Path(args.index).parent.name, args.out_dir)
         log.info("%s: links to the %d figure files of %s", args.out_dir, len(files), args.index)
         return 0
@@ -63,19 +68,12 @@ def run(args) -> int:
         raise PovstimError("--analysis-dir is required (the output folder of `povstim analyze`)")
     curves = None
     if args.scores:
-        from ..analysis import tidy
-        from ..analysis.curves import curve_table
-
         curves = curve_table(tidy.read_scores(args.scores))
     study = read_tokenizer_study(args.tokenizer_study) if args.tokenizer_study else None
     audit = read_filter_audit(args.filter_audit) if args.filter_audit else None
-    from .draw import draw_analysis
-
     draw_analysis(Path(args.analysis_dir), Path(args.out_dir), curves=curves, study=study, audit=audit,
                   jobs=max(1, args.cores))
     if args.run_info:
-        from .runinfo import write_run_info
-
         config = json_object_arg(args.config, "--config")
         write_run_info(args.run_info, config)
     return 0
@@ -120,9 +118,6 @@ def read_filter_audit(audits) -> pd.DataFrame:
     Targeted removals also count under the phenomenon's strict rule, so the
     figure shows how much of App. C's removal is disambiguating evidence.
     """
-    from .. import dpe
-    from ..dpe import audit
-
     rows = []
     for corpus, size, path in audits:
         path = Path(path)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..forkmap import fork_map
 from ..io import PovstimError, write_json
 
 log = logging.getLogger("povstim.figures")
@@ -20,6 +21,7 @@ def draw_analysis(adir: Path, out: Path, curves: pd.DataFrame | None = None, stu
     """Every figure the outputs of `povstim analyze` (or `povstim release`) in ``adir`` allow, into ``out``
     (+ figures.json). ``curves``: the learning-curve table (default adir/accuracy_by_step.csv). ``jobs`` > 1
     draws that many figures at once in forked processes (the same files, byte for byte)."""
+    # deferred: matplotlib, not needed by `povstim figures --index` (links only)
     from . import style
 
     logging.getLogger("fontTools").setLevel(logging.WARNING)
@@ -36,6 +38,7 @@ def plan(adir: Path, curves: pd.DataFrame | None = None, study: pd.DataFrame | N
          audit: pd.DataFrame | None = None, learning_curves: bool = True) -> list[tuple]:
     """(stem, function, args) of every figure to draw, in figures.json's order: ``function(*args)`` returns
     the matplotlib figure. Reading the inputs (and their errors) happens here, before anything is drawn."""
+    # deferred: matplotlib, not needed by `povstim figures --index` (links only)
     from . import exp3, plots
 
     acc_path = adir / "accuracy.csv"
@@ -82,13 +85,12 @@ def render(figures: list[tuple], out: Path, jobs: int = 1) -> dict[str, list[str
     """Draw and save ``figures`` ((stem, function, args), see :func:`plan`) into ``out``: {stem: file names}.
     With ``jobs`` > 1, several at once (:func:`povstim.forkmap.fork_map`): a figure's pixels and PDF bytes do
     not depend on the process that draws it, and each file is written atomically."""
-    from ..forkmap import fork_map
-
     files = fork_map(lambda task: _draw(*task, out), figures, jobs, chunk=1)
     return {stem: names for (stem, _, _), names in zip(figures, files)}
 
 
 def _draw(stem: str, fn, args: tuple, out: Path) -> list[str]:
+    # deferred: matplotlib, not needed by `povstim figures --index` (links only)
     from . import style
 
     return [p.name for p in style.save(fn(*args), out, stem)]

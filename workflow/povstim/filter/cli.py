@@ -14,6 +14,9 @@ from pathlib import Path
 from .. import dpe
 from ..dpe import audit
 from ..io import PovstimError, json_object_arg, read_sentences, write_json
+from ..parse.run import parse_texts, parser_settings
+from .run import assign_ids, check_ids, read_base, read_parses, run_filter, write_sanity
+from .settings import filter_settings
 
 log = logging.getLogger("povstim.filter")
 
@@ -50,10 +53,6 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from ..parse.run import parse_texts, parser_settings
-    from .run import assign_ids, check_ids, read_base, read_parses, run_filter, write_sanity
-    from .settings import filter_settings
-
     rules = [r.strip() for r in args.rules.split(",") if r.strip()] if args.rules else None
     settings = filter_settings(json_object_arg(args.params, "--params"), mode=args.mode, rules=rules,
                                on_malformed="skip" if args.skip_malformed else None)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import dpe
 from ..dpe import audit
+from ..forkmap import fork_map
 from ..io import PovstimError, atomic_write, read_sentences
 from ..parse.conllu import Sentence, Skipped, read
 from ..parse.tokenize import tokenize
@@ -113,8 +114,6 @@ def find_modes(sentences: list[Sentence], settings: FilterSettings, modes: list[
                jobs: int = 1) -> dict[str, list[list[dpe.Match]]]:
     """{mode: the matches of each sentence (``settings.find``)}: every rule runs once per sentence and mode,
     in up to ``jobs`` forked processes (the rules are pure functions of the parse: same matches either way)."""
-    from ..forkmap import fork_map
-
     per_sentence = fork_map(lambda s: [settings.find(s, m) for m in modes], sentences, jobs)
     return {m: [found[k] for found in per_sentence] for k, m in enumerate(modes)}
 
@@ -219,8 +218,6 @@ def sanity_samples(survivors: dict[int, str], settings: FilterSettings,
                    jobs: int = 1) -> dict[str, tuple[int, list[int]]]:
     """For each enabled phenomenon with an App. C sanity check: (number of candidates among the
     survivors, a seeded random sample of their ids). ``jobs``: processes for the checks."""
-    from ..forkmap import fork_map
-
     names, ids = sanity_checks(), sorted(survivors)
 
     def fires(i: int) -> list[str]:  # each survivor tokenized once for all checks

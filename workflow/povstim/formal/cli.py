@@ -17,6 +17,7 @@ import logging
 import time
 
 from ..io import PovstimError, json_object_arg, write_json, write_lines
+from . import dyck
 
 log = logging.getLogger("povstim.dyck")
 
@@ -52,6 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     if args.action == "generate":
         return generate(args)
+    # deferred: torch and transformers load only for the pre-pretraining, not for the corpus or --help
     from .pretrain import run_pretrain
 
     summary = run_pretrain(args)
@@ -60,8 +62,6 @@ def run(args) -> int:
 
 
 def generate(args) -> int:
-    from . import dyck
-
     spec = json_object_arg(args.params, "--params")
     missing = [k for k in GENERATE_KEYS if k not in spec]
     unknown = sorted(set(spec) - set(GENERATE_KEYS))

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..io import code_hash
+from ..io import code_hash, progress
 from . import conllu
 from .conllu import Sentence
 
@@ -86,8 +86,6 @@ def parse_with_cache(
     texts: Sequence[str], parse: Callable[[list[str]], list[Sentence]], cache: ParseCache | None
 ) -> list[Sentence]:
     """Parse ``texts`` in order, taking what the cache holds and parsing (and storing) the rest, in chunks."""
-    from ..io import progress
-
     found = cache.get_many(texts) if cache is not None else {}
     missing = [i for i in range(len(texts)) if i not in found]
     with progress(total=len(missing), desc="parse", unit="sent") as bar:

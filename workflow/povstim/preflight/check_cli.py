@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import plan
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -23,8 +25,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def run(args) -> int:
+    # deferred: config pulls jsonschema, which --help does not need
     from .. import config as cfg
-    from .. import plan
 
     for path in args.configs:
         config = cfg.load(path)

@@ -12,11 +12,7 @@ pipeline's own code, in memory, in seconds to minutes:
    mixture allows;
 3. for each generated benchmark suite, the corpora at the largest size are assembled in memory (as the
    ``benchmark`` rule sees them) and ``benchmarks.words.pool_report`` lists the words of each class that
-   survive ``top_k_words``, and the K each class needs; a class of one or two words is a warning (every
-   item of its templates reuses them);
-4. for each corpus x size a filtered condition draws from, what the DPE filter removes and the targeted
-   pool BABY can put back, and whether each ``reinsert`` rate can be met (``preflight.evidence``: exact
-   with the gold parser, from a parsed sample with spaCy/stanza).
+   survive ``top_k_words``, and the K each class needs.
 """
 
 from __future__ import annotations
@@ -29,7 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import plan as dag_plan
-from ..io import PovstimError, parse_size
+from ..benchmarks.posh import generator_report
+from ..benchmarks.words import build_lexicon
+from ..io import PovstimError, parse_size, write_json, write_lines
+from ..sources.clean import clean_lines, input_paths
+from ..sources.normalize import CleanStats
+from ..sources.spec import source_spec
+from ..synth import generate
 
 log = logging.getLogger("povstim.plan")
 
@@ -47,7 +49,6 @@ class SourceCount:
     dropped_transcripts: list = field(default_factory=list)  # CHAT transcripts left out for a header, by name
     note: str = ""
     lines: list[str] = field(default_factory=list, repr=False)
-    gold: list[str] = field(default_factory=list, repr=False)  # synthetic: the CoNLL-U block of each line
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "status": self.status, "sentences": self.sentences, "words": self.words,
@@ -59,22 +60,13 @@ class SourceCount:
 
 def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> SourceCount:
     """Clean (or generate) one source in memory and count what the corpus stage will get from it."""
-    from ..sources.spec import source_spec
-
     spec = source_spec(name, spec, where=f"sources.{name}")
     kind = spec["kind"]
     out = SourceCount(name, kind)
     if kind == "synthetic":
-        from ..synth import generate
-
-        for text, block, _ in generate(spec["register"], int(spec["sentences"]), int(spec["seed"]),
-                                       spec.get("dpe_rate")):
-            out.lines.append(text)
-            out.gold.append(block)
+        out.lines = [text for text, _, _ in generate(spec["register"], int(spec["sentences"]), int(spec["seed"]),
+                                                     spec.get("dpe_rate"))]
     else:
-        from ..sources.clean import clean_lines, input_paths
-        from ..sources.normalize import CleanStats
-
         input_dir = None if kind == "local" else downloads / name
         if kind != "local" and not (input_dir / "manifest.json").exists():
             out.status = "not downloaded"
@@ -102,6 +94,7 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
 
 def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
     """Per corpus x size: per source the words needed and available, and the largest size this mixture allows."""
+    # deferred: numpy, only when sizes are tabulated
     from ..corpus.assemble import quotas
 
     rows = []
@@ -130,10 +123,8 @@ def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
 
 def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> dict:
     """Word pools per class of each generated suite, over the corpora at the largest size (as the rule builds them)."""
-    from ..benchmarks.posh import generator_report
-    from ..benchmarks.words import build_lexicon
+    # deferred: numpy, only for a generated suite's word pools
     from ..corpus.assemble import assemble
-    from ..io import write_lines
 
     out = {}
     suites = {n: s for n, s in (config.get("benchmarks") or {}).items() if s.get("kind") == "generated"}
@@ -167,13 +158,7 @@ def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> di
     return out
 
 
-def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = "resources/downloads",
-              filter_sample: int | None = None) -> dict:
-    """``filter_sample``: sentences parsed per corpus to estimate the DPE filter with a real parser
-    (None: ``evidence.DEFAULT_SAMPLE``; 0: no estimate)."""
-    # deferred: scipy, the parser and the filter, only for the DPE estimate
-    from . import evidence
-
+def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = "resources/downloads") -> dict:
     base_dir, downloads = Path(base_dir), Path(downloads)
     counts = {}
     for name, spec in config["sources"].items():
@@ -190,15 +175,7 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         "suites": pools(config, counts, sizes) if all(r["ok"] is not None for r in sizes) else {},
         "models": len(dag_plan.models(config)),
     }
-    sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
-    result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
-                                                                         if c.gold}) if sample else {}
     return result
-
-
-def thin_pools(rep: dict) -> list[str]:
-    """Classes whose top-K pool holds one or two words."""
-    return [cls for cls, v in rep.get("classes", {}).items() if 0 < v["available"] <= 2]
 
 
 def render(result: dict) -> str:
@@ -234,8 +211,6 @@ def render(result: dict) -> str:
             lines.append(f"  note: {note}")
         for cls, v in rep.get("classes", {}).items():
             flag = "" if v["available"] else "   <- EMPTY"
-            if 0 < v["available"] <= 2:
-                flag = f"   <- THIN ({v['available']} word{'s' if v['available'] > 1 else ''})"
             first = v["k_for"].get("1")
             need = f"first word at K={first:,}" if first else "in no corpus"
             need += f", all at K={v['k_all']:,}" if v["k_all"] else ""
@@ -244,24 +219,8 @@ def render(result: dict) -> str:
             k = rep.get("k_needed")
             lines.append(f"  -> a word class is empty for the templates: set benchmarks.{name}.top_k_words to at least {k:,}"
                          if k else "  -> some classes have no word in every corpus: the benchmark cannot be generated")
-        thin = thin_pools(rep)
-        if thin:
-            ks = [rep["classes"][c]["k_for"].get("5") for c in thin]
-            k5 = max(ks) if ks and all(ks) else None
-            lines.append(f"  -> WARNING: {len(thin)} class(es) with only 1-2 words ({', '.join(thin)}): every item of "
-                         "their templates reuses the same word, so a paradigm may measure that word, not the structure"
-                         + (f"; top_k_words {k5:,} gives each at least 5" if k5 else "; larger corpora give more"))
-    lines += render_filter(result.get("filter") or {})
     return "\n".join(lines) + "\n"
 
 
-def render_filter(ev: dict) -> list[str]:
-    from .evidence import render as render_evidence
-
-    return render_evidence(ev)
-
-
 def write_json_report(result: dict, path: str | Path) -> None:
-    from ..io import write_json
-
     write_json(path, json.loads(json.dumps(result, default=str)))

@@ -15,6 +15,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..io import PovstimError
+from .plan import make_plan, render, write_json_report
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -28,19 +31,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--downloads", type=Path, default=Path("resources/downloads"),
                    help="download cache of remote sources (default: resources/downloads)")
     p.add_argument("--json", type=Path, help="also write the plan as JSON here")
-    p.add_argument("--filter-sample", type=int, default=None, metavar="N",
-                   help="sentences of each filtered corpus parsed to estimate the DPE filter's removals and BABY's "
-                   "targeted pool with spaCy/stanza (default 5000; 0: no estimate); the gold parser counts all")
 
 
 def run(args) -> int:
+    # deferred: config pulls jsonschema, which --help does not need
     from .. import config as cfg
-    from ..io import PovstimError
-    from .plan import make_plan, render, write_json_report
 
     config = cfg.load(args.config)
     base = args.base_dir or (REPO if (REPO / "Snakefile").exists() else Path.cwd())
-    result = make_plan(config, base, args.downloads, args.filter_sample)
+    result = make_plan(config, base, args.downloads)
     print(render(result), end="")
     if args.json:
         write_json_report(result, args.json)

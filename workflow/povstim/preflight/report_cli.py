@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from ..io import PovstimError
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -26,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
+    # deferred: config pulls jsonschema, which --help does not need
     from .. import config as cfg
-    from ..io import PovstimError
 
     config = cfg.load(args.config)
     exp = config["experiment"]

@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import families
 from ..io import PovstimError
+from ..scoring.scorer import model_kind
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +86,6 @@ def load(model_dir: str | Path, device: str = "cpu") -> Classifier:
     import torch
     import transformers
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
-
-    from ..scoring.scorer import model_kind
 
     name = str(model_dir)
     try:

@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from ..io import PovstimError
-from ..scoring.items import holds_final_model
+from ..scoring.items import final_step, holds_final_model, write_parquet
+from ..scoring.items import checkpoints as find_checkpoints
 from . import lbs as L
 from .finetune import HyperParams, finetune, load, predict
 from .msgs.features import resolve_tasks
@@ -72,8 +73,6 @@ def check_data(manifest: dict, s: MsgsSettings, data_dir) -> None:
 
 def model_targets(model_dir: Path, checkpoints: bool) -> list[tuple[int, Path, bool]]:
     """(step, folder, final) of the final model and, when asked, of every checkpoints/step{N}/."""
-    from ..scoring.items import checkpoints as find_checkpoints, final_step
-
     out = [(final_step(model_dir), model_dir, True)]
     if checkpoints:
         out += [(step, d, False) for step, d in find_checkpoints(model_dir)]
@@ -165,6 +164,4 @@ def probe_model(model_dir: str | Path, data_dir: str | Path, s: MsgsSettings, me
 
 def write_rows(df: pd.DataFrame, out: str | Path) -> None:
     """Atomic, byte-stable parquet (no pandas index, no schema metadata)."""
-    from ..scoring.items import write_parquet
-
     write_parquet(df, out)

@@ -101,6 +101,8 @@ def check_probes(config: dict, source: str = "config") -> None:
 
 
 def check_msgs(msgs: dict, source: str) -> None:
+    # deferred: the MSGS generator and its lexicon load only for a config with probes (config.validate
+    # runs this at every DAG build and `povstim check`)
     from .msgs.features import parse_task, resolve_tasks
     from .msgs.generate import DOMAINS, GenerationError, compatible, inoculation_count
 

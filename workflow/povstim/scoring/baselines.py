@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import PovstimError
+from ..io import PovstimError, iter_sentences
 from .scorer import Scores
 
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
@@ -33,8 +33,6 @@ def words(sentence: str) -> list[str]:
 
 
 def _read(corpora) -> list[list[str]]:
-    from ..io import iter_sentences
-
     out = [words(line) for path in corpora for line in iter_sentences(path, "baseline corpus")]
     if not any(out):
         raise PovstimError(f"baseline corpus {', '.join(map(str, corpora))} holds no words")

@@ -38,10 +38,12 @@ import logging
 import time
 from pathlib import Path
 
+from ..benchmarks.importers import load_pairs
+from ..benchmarks.tasks import resolve_path
 from ..io import PovstimError
 from ..io import json_object_arg as _json_arg
 from ..settings import build
-from .run import ScoringSettings
+from .run import ScoringSettings, score_baseline, score_model
 
 log = logging.getLogger("povstim.score")
 
@@ -97,6 +99,7 @@ def metadata(args) -> dict:
     folder laid out as ``models/{arch}/{condition}/{size}/seed{N}`` is read from its path; anything else
     is labelled by its folder name (and says so in the log).
     """
+    # deferred: numpy loads when the command runs, not for --help
     from .items import model_meta
 
     meta = _json_arg(args.meta, "--meta")
@@ -120,16 +123,14 @@ def metadata(args) -> dict:
 
 
 def run(args) -> int:
-    from ..benchmarks.importers import load_pairs
+    # deferred: numpy loads when the command runs, not for --help
     from .items import write_parquet
-    from .run import score_baseline, score_model
 
     if bool(args.model) == bool(args.baseline):
         raise PovstimError("give exactly one of --model and --baseline")
     opts, meta = settings(args), metadata(args)
-    from ..benchmarks.tasks import resolve_path
-
     if args.model:
+        # deferred: numpy, and the scorer's own imports of torch when it preloads them
         from .scorer import preload_and_freeze
 
         preload_and_freeze()

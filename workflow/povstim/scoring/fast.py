@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import families
+from ..io import PovstimError, progress
 from .scorer import Scorer
 
 
@@ -68,8 +69,6 @@ class FastScorer(Scorer):
     def _pll(self, ids, targets):
         """Scorer._score_pll's masked rows and chunks: one row per (sentence, position), sorted by
         (sentence length, sentence, position), ``batch_size`` rows per forward."""
-        from ..io import PovstimError, progress
-
         mask_id = self.tok.mask_token_id
         if mask_id is None:
             raise PovstimError("the tokenizer has no mask token, so pseudo-log-likelihood is undefined")

@@ -15,10 +15,12 @@ import argparse
 import logging
 import time
 
+from ..benchmarks.importers import load_pairs
+from ..benchmarks.tasks import resolve_path
 from ..io import PovstimError
 from ..io import json_object_arg as _json_arg
 from ..settings import build
-from .run import ScoringSettings
+from .run import ScoringSettings, score_models
 
 log = logging.getLogger("povstim.score")
 
@@ -38,10 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ..benchmarks.importers import load_pairs
-    from ..benchmarks.tasks import resolve_path
+    # deferred: numpy loads when the command runs, not for --help
     from .items import write_parquet
-    from .run import score_models
 
     if not args.job:
         raise PovstimError("give at least one --job MODEL META OUT")
@@ -56,6 +56,7 @@ def run(args) -> int:
                              ("seed", 0)):
             meta.setdefault(key, default)
         jobs.append((model, meta))
+    # deferred: numpy, and the scorer's own imports of torch when it preloads them
     from .scorer import preload_and_freeze
 
     preload_and_freeze()

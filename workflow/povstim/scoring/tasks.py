@@ -54,6 +54,8 @@ import numpy as np
 
 from ..benchmarks.tasks import task_of
 from ..io import PovstimError
+from ..settings import section
+from .items import COLUMNS, identity_columns, item_frame
 
 METRICS = ("sentence", "option")
 MATCHES = ("exact", "normalised", "contains")
@@ -85,8 +87,6 @@ class CompletionSettings:
 
 def task_settings(params: dict | None) -> tuple[MultipleChoiceSettings, CompletionSettings]:
     """The ``scoring.multiple_choice`` / ``scoring.completion`` sections, defaults from the schema."""
-    from ..settings import section
-
     params = params or {}
     given = {k: params[k] for k in ("multiple_choice", "completion") if params.get(k) is not None}
     full = section("scoring", given)
@@ -425,8 +425,6 @@ def task_frame(items: list[dict], meta: dict, step: int, final: bool, score_fn, 
     ``model`` = (lm, tokenizer, kind, device) for completion items; baselines (no model) cannot generate.
     """
     import pandas as pd
-
-    from .items import COLUMNS, identity_columns, item_frame
 
     groups: dict[str, list[int]] = {}
     for i, it in enumerate(items):

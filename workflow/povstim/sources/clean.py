@@ -13,9 +13,11 @@ import time
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from .. import languages
 from ..io import PovstimError, write_json, write_lines
 from . import chat, childes_csv, hf_parquet, tabular, textfmt
 from .normalize import CleanStats, Style, finish, split_sentences
+from .spec import source_spec
 
 log = logging.getLogger(__name__)
 
@@ -207,12 +209,8 @@ def clean_source(
     name: str, spec: dict, out: Path, stats_path: Path, input_dir: Path | None = None, base_dir: Path | None = None
 ) -> dict:
     """Clean a source; write the text and its statistics atomically; return the statistics."""
-    from .spec import source_spec
-
     spec = source_spec(name, spec)
     fmt = source_format(name, spec)
-    from .. import languages
-
     lang = languages.get(spec.get("language"), f"sources.{name}.language")  # fails before any work
     if spec.get("fix_questions") and not lang.question_heuristic:
         raise PovstimError(f"sources.{name}.fix_questions: the question heuristic reads English word order and "

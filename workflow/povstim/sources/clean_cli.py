@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .clean import clean_source
+from .spec import source_spec
+
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,9 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .clean import clean_source
-    from .spec import source_spec
-
     spec = source_spec(args.source, args.params)
     clean_source(args.source, spec, args.out, args.stats, input_dir=args.input_dir, base_dir=args.base_dir)
     return 0

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io import PovstimError, sha256_file, write_json
+from .spec import source_spec
 
 log = logging.getLogger(__name__)
 
@@ -229,8 +230,6 @@ def download_source(source: str, spec: dict, out_dir: Path, progress_stream=None
 
     ``backoff``: seconds before the first retry (doubling each time); not a config key.
     """
-    from .spec import source_spec
-
     spec = source_spec(source, spec)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from ..io import PovstimError
 from . import REMOTE_KINDS
+from .download import download_source
+from .spec import source_spec
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,9 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .download import download_source
-    from .spec import source_spec
-
     spec = source_spec(args.source, args.params)
     if spec.get("kind") not in REMOTE_KINDS:
         raise PovstimError(

@@ -23,6 +23,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .. import languages
 from ..io import PovstimError
 from .language import capitalise, join_sentence_pieces, normalise, squash
 from .language import split_sentences as split_other
@@ -93,8 +94,6 @@ class Style:
 
     @classmethod
     def from_params(cls, params: dict, spoken: bool = False) -> "Style":
-        from .. import languages
-
         style = params["style"]
         # BabyBERTa lowercased every corpus; an explicit `lowercase` still wins.
         lowercase = params.get("lowercase", style == "babyberta")

@@ -6,6 +6,8 @@ import json
 import logging
 
 from ..io import PovstimError, json_object_arg
+from ..sources.spec import source_spec
+from .generator import write_corpus
 
 log = logging.getLogger("povstim.synth")
 
@@ -32,8 +34,6 @@ def add_arguments(p) -> None:
 
 def resolve(args) -> dict:
     """The synthetic source's spec: --params, overridden by the flags, checked and defaulted by the schema."""
-    from ..sources.spec import source_spec
-
     spec = json_object_arg(args.params, "--params")
     spec.setdefault("kind", "synthetic")
     if spec["kind"] != "synthetic":
@@ -50,8 +50,6 @@ def resolve(args) -> dict:
 
 
 def run(args) -> int:
-    from .generator import write_corpus
-
     spec = resolve(args)
     summary = write_corpus(spec["register"], spec["sentences"], int(spec["seed"]),
                            spec.get("dpe_rate"), args.out_text, args.out_conllu)

@@ -7,6 +7,7 @@ import logging
 import time
 
 from ..io import json_object_arg
+from . import bpe
 
 log = logging.getLogger("povstim.tokenize")
 
@@ -35,8 +36,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from . import bpe
-
     settings = bpe.tokenizer_settings(
         json_object_arg(args.params, "--params"), vocab_size=args.vocab_size, lowercase=args.lowercase,
         add_prefix_space=args.add_prefix_space, min_frequency=args.min_frequency,

@@ -17,7 +17,8 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..io import read_sentences, write_json, write_tsv
+from .. import plan
+from ..io import parse_size, read_sentences, write_json, write_tsv
 from ..settings import build
 from . import bpe
 
@@ -119,8 +120,6 @@ def run_study(corpora: list[tuple[str, str, str]], vocab_sizes, params: "bpe.Tok
 
 
 def _size_key(size: str):
-    from ..io import parse_size
-
     try:
         return parse_size(size)
     except Exception:
@@ -129,8 +128,6 @@ def _size_key(size: str):
 
 def study_corpora(config: dict) -> list[tuple[str, str]]:
     """(condition, size) pairs the config's vocab_study compares (default: every condition at every size)."""
-    from .. import plan
-
     spec = config.get("vocab_study") or {}
     conditions = spec.get("conditions") or list(config["conditions"])
     only = [str(s) for s in spec.get("sizes") or []]

@@ -8,6 +8,7 @@ import logging
 import time
 
 from ..io import json_object_arg
+from . import bpe, study
 
 log = logging.getLogger("povstim.vocab_study")
 
@@ -29,8 +30,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from . import bpe, study
-
     params = bpe.tokenizer_settings(json_object_arg(args.params, "--params"))
     spec = study.study_settings(json_object_arg(args.study, "--study"), vocab_sizes=args.vocab_sizes)
     t0 = time.perf_counter()
