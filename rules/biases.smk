@@ -5,14 +5,15 @@
 #   tpt_parse      a parse of every train/dev sentence    {RESULTS}/parse/tpt/{backend}/{condition}/{size}/{split}.conllu
 #   train_biased   `rule train` for archs with a bias, with those extra inputs
 #
-# Which corpus/checkpoint an arch needs is decided by povstim.biases (tested Python); the
+# Which corpus/checkpoint an arch needs is decided by povstim.train.bias_plan (tested Python); the
 # ids are hashes of every setting that decides the file, so archs, seeds and conditions that
 # ask for the same thing share one node.
 
 from povstim import biases as bias_plan
 from povstim import devices
+from povstim.train.bias_plan import dyck_plan
 
-DYCK = bias_plan.dyck_plan(config)
+DYCK = dyck_plan(config)
 BIAS_ARCHS = [a for a, spec in config["archs"].items() if bias_plan.of(spec)]
 TPT_BACKENDS = sorted(
     {bias_plan.tpt_parser(config, spec).get("backend", "gold") for spec in config["archs"].values()

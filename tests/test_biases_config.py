@@ -12,6 +12,8 @@ import yaml
 from povstim import biases
 from povstim.config import load, validate
 from povstim.io import PovstimError
+from povstim.train import bias_plan
+from povstim.train.params import effective_arch
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
@@ -97,7 +99,7 @@ def test_one_dyck_checkpoint_for_every_seed_and_arch_that_asks_for_it():
     c["tokenizer"]["vocab_size"] = 512
     c["seeds"] = [1, 2, 3]
     validate(c)
-    p = biases.dyck_plan(c)
+    p = bias_plan.dyck_plan(c)
     assert p["archs"]["dyck"] == p["archs"]["dyck_rec"]  # the Dyck phase trains the plain body
     assert p["archs"]["dyck_k4"] != p["archs"]["dyck"]
     assert len(p["models"]) == 2 and len(p["corpora"]) == 2
@@ -111,7 +113,7 @@ def test_labels_and_arch_meta():
                     tpt={**PICO, "bias": {"tpt": {}}})
     assert biases.arch_meta(c) == {"plain": {"bias": "vanilla"}, "both": {"bias": "dyck+recency"},
                                    "tpt": {"bias": "tpt"}}
-    assert biases.resolve(c["archs"]["both"])["family"] == "gpt2-recency"
+    assert effective_arch(c["archs"]["both"])["family"] == "gpt2-recency"
 
 
 def test_paper_config_follows_posh_section_7():
@@ -134,4 +136,4 @@ def test_paper_config_follows_posh_section_7():
             assert b["tpt"]["parser"] == "spacy"
     assert list(c["conditions"]) == ["baby-f"] and c["conditions"]["baby-f"]["sizes"] == ["10M"]
     assert "bias" in c["analysis"]["formula"]
-    assert len(biases.dyck_plan(c)["models"]) == 1
+    assert len(bias_plan.dyck_plan(c)["models"]) == 1

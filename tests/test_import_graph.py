@@ -52,9 +52,6 @@ LAYERS: list[tuple[str, list[str]]] = [
 
 # Known exceptions, each an import (importer, imported) left out of both checks. Empty it as they go.
 EXPECTED: dict[tuple[str, str], str] = {
-    # The biases <-> train.params cycle and biases' upward import of train are being rewritten in
-    # povstim/biases and povstim/train (issue 40 §3, the trainer's part): delete these when that lands.
-    ("povstim.biases", "povstim.train.params"): "biases -> train.params (cycle with train.params -> biases; upward)",
     # The DPE registry imports its phenomenon modules at its bottom, and they import register() from it.
     # Breaking it moves the registry out of dpe/__init__.py, which dpe.surface_hash hashes (every parse reruns).
     ("povstim.dpe", "povstim.dpe.binding"): "dpe registry -> its phenomenon module",

@@ -139,9 +139,9 @@ def check_references(config: dict, source: str = "config") -> None:
     from .probes.settings import check_probes
 
     check_probes(config, source)
-    from . import biases
+    from .train import bias_plan
 
-    biases.check_config(config, source)  # Exp. 3 bias blocks: unknown bias, r, Dyck k, TPT parses
+    bias_plan.check_config(config, source)  # Exp. 3 bias blocks: unknown bias, r, Dyck k, TPT parses
 
 
 def key_lines(path: str | Path) -> dict[tuple, int]:

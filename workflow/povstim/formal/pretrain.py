@@ -18,7 +18,8 @@ import dataclasses
 
 import numpy as np
 
-from ..biases import BASE_FAMILY, N_SPECIAL
+from .. import families
+from ..biases import N_SPECIAL
 from ..io import PovstimError, json_object_arg, write_json
 from ..tokenizer.bpe import SPECIAL_TOKENS
 from ..train import data as D
@@ -81,7 +82,8 @@ def run_pretrain(args) -> dict:
         raise PovstimError("--dyck needs at least k and steps (an archs.<name>.bias.dyck block)")
     # the Dyck phase trains the plain body: no bias, the family without its recency variant
     body = {k: v for k, v in json_object_arg(args.arch, "--arch").items() if k != "bias"}
-    body["family"] = BASE_FAMILY.get(body.get("family"), body.get("family"))
+    family = families.get(body.get("family"), "--arch.family")
+    body["family"] = family.base or family.name
     arch, training = resolve(body, args.params, device=args.device)
     trainer = DyckTrainer(
         k=int(spec["k"]), vocab_size=args.vocab_size, steps=int(spec["steps"]), train=args.train, dev=args.dev,

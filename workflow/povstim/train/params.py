@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .. import families
+from .. import biases, families
 from ..io import PovstimError, json_object_arg
 from ..settings import build, section
 
@@ -68,14 +68,33 @@ def merged_training(training: dict | None, arch: dict) -> dict:
     return {**(training or {}), **(arch.get("training") or {})}
 
 
+def effective_arch(arch: dict, where: str = "arch") -> dict:
+    """The arch with the family it trains: a bias block may select a variant of its family (the registry's
+    ``Family.variants``: ``gpt2`` + ``bias.recency`` trains ``gpt2-recency``); a variant named without the block
+    that makes it one is an error."""
+    bias = biases.of(arch)
+    name = arch.get("family")
+    fam = families.FAMILIES.get(name)
+    for b in biases.BIASES:
+        having = sorted(f.name for f in families.FAMILIES.values() if b in f.variants)
+        if b not in bias or not having:
+            continue
+        if fam is None or b not in fam.variants:
+            raise PovstimError(f"{where}.bias.{b}: family {name!r} has no {b} variant (the {b} bias is "
+                               f"implemented for {', '.join(having)})")
+        return {**arch, "family": fam.variants[b]}
+    if fam is not None and fam.base:
+        made_by = [b for b, variant in fam.variants.items() if variant == name]
+        raise PovstimError(f"{where}: family {name} needs a bias.{made_by[0]} block (the family is its variant)")
+    return dict(arch)
+
+
 def resolve(arch: str | dict, training: str | dict | None, **overrides) -> tuple[dict, TrainingSettings]:
     """(arch with family defaults, TrainingSettings) from the rule's ``--arch`` and ``--params`` JSON."""
     arch = json_object_arg(arch, "--arch")
     # unknown keys and types named; a bias block gets its schema defaults
     arch = section("archs", {"arch": arch}, where="--arch")["arch"]
-    from .. import biases
-
-    arch = families.resolve_arch(biases.resolve(arch, "--arch"), "--arch")
+    arch = families.resolve_arch(effective_arch(arch, "--arch"), "--arch")
     merged = merged_training(json_object_arg(training, "--params"), arch)
     check_training(merged, "--params")
     settings = build(TrainingSettings, "training", merged, where="--params", **overrides)
