@@ -122,7 +122,8 @@ rule figures_index:
         figures=f"{RESULTS}/figures",
         # the default target runs the guardrails too (their page is part of the report)
         guardrails=f"{RESULTS}/analysis/guardrails/guardrails.json",
-        # and the conditions table (rules/filter.smk; a page of the report): the evidence each condition holds
+        # and conditions.tsv (rules/filter.smk): the evidence each condition holds (its report page is the
+        # guardrails rule's conditions.html)
         conditions=f"{RESULTS}/corpus/conditions.tsv",
     output:
         directory("results/figures"),
@@ -157,15 +158,23 @@ rule guardrails:
             category="Guardrails",
             labels={"page": "checks before reading the tables"},
         ),
+        # the evidence each condition really contains (issue 42): rendered here, not by the condition stage,
+        # so that the page can change without rebuilding the conditions (and retraining)
+        conditions=report(
+            f"{RESULTS}/analysis/conditions.html",
+            caption="../workflow/report/conditions.rst",
+            category="Tables",
+            labels={"table": "conditions: words, removed and reinserted evidence, rates"},
+        ),
     params:
         guardrails=as_json(config["guardrails"]),
         models=" ".join(model_dir(m) for m in MODELS),
         suites=" ".join(f"{RESULTS}/benchmarks/{suite}" for suite in SUITES),
-        # BABY's measured vs configured reinsert rates (the reinsert_shortfall check)
+        # every condition's counts and rates: the conditions page, and BABY's measured vs configured
+        # reinsert rates (the reinsert_shortfall check)
         conditions=" ".join(
             f"{RESULTS}/corpus/{c}/{s}/condition.json"
-            for c, spec in config["conditions"].items()
-            if spec.get("reinsert")
+            for c in config["conditions"]
             for s in plan.condition_sizes(config, c)
         ),
         out_dir=lambda wc, output: os.path.dirname(output.json),
@@ -178,5 +187,5 @@ rule guardrails:
         "../envs/analysis.yaml"
     shell:
         "{POVSTIM} guardrails --items {input.tidy} --chisq {input.chisq} --benchmarks {params.suites}"
-        " --models {params.models} --conditions {params.conditions} --params {params.guardrails:q}"
-        " --out-dir {params.out_dir} > {log} 2>&1"
+        " --models {params.models} --conditions {params.conditions} --conditions-page {output.conditions}"
+        " --params {params.guardrails:q} --out-dir {params.out_dir} > {log} 2>&1"

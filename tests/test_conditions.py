@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from povstim.analysis.conditions_page import write_page
+from povstim.analysis.guardrails import read_condition
 from povstim.conditions.build import split
 from povstim.io import PovstimError
 
@@ -139,7 +141,7 @@ def test_condition_table_gathers_counts_and_rates(corpus):
     assert table["baby", "20k"]["shortfall_question_formation"] == ""
 
 
-def test_condition_table_html_marks_the_shortfall(corpus):
+def test_conditions_page_marks_the_shortfall(corpus, caplog):
     """Issue 42: the report's conditions table shows BABY's shortfall. The dpe.tsv of the fixture marks
     every removal targeted: every 40th of 2000 sentences is question formation (50), every 50th-not-40th
     binding (30), so BABY-F has 1920; a rate of 0.05 needs round(0.05 x 1920) = 96 sentences, only 50 exist
@@ -147,13 +149,17 @@ def test_condition_table_html_marks_the_shortfall(corpus):
     make(corpus, "baby-f/20k", "--dpe", corpus / "dpe.tsv")
     make(corpus, "baby/20k", "--dpe", corpus / "dpe.tsv", "--reinsert", '{"question_formation": 0.05}')
     r = povstim("condition", "--table", corpus / "baby/20k/condition.json", corpus / "baby-f/20k/condition.json",
-                "--out-table", corpus / "conditions.tsv", "--out-html", corpus / "conditions.html")
+                "--out-table", corpus / "conditions.tsv")
     assert r.returncode == 0, r.stderr
+    # the report's page (rendered by the guardrails stage) from the same condition.json files
+    stats = [read_condition(corpus / c / "20k" / "condition.json") for c in ("baby", "baby-f")]
+    with caplog.at_level("WARNING"):
+        write_page(stats, corpus / "conditions.html")
     page = (corpus / "conditions.html").read_text()
     assert "<td class='short'>96/50</td>" in page
     assert "baby 20k: question_formation needed 96 targeted sentences at rate 0.05 but the filter removed 50" in page
     # measured targeted rate 50 / 1920 = 0.02604
     assert "the measured targeted rate is 0.02604" in page
-    assert "SHORTFALL baby 20k" in r.stderr
+    assert "SHORTFALL baby 20k" in caplog.text
     tsv = dict(zip(*[line.split("\t") for line in (corpus / "conditions.tsv").read_text().splitlines()[:2]]))
     assert tsv["condition"] == "baby" and tsv["shortfall_question_formation"] == "96/50"

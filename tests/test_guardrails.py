@@ -343,7 +343,11 @@ def test_cli_reads_condition_stats(tmp_path):
                                                  "dpe_rate_targeted": {"binding": 0.0}})
     out = tmp_path / "g"
     assert main(["guardrails", "--items", str(tmp_path / "items.parquet"), "--conditions", str(cond),
-                 str(tmp_path / "missing" / "condition.json"), "--out-dir", str(out)]) == 0
+                 str(tmp_path / "missing" / "condition.json"), "--conditions-page", str(tmp_path / "c.html"),
+                 "--out-dir", str(out)]) == 0
     result = json.loads((out / "guardrails.json").read_text())
     assert result["fired"] == ["reinsert_shortfall"]
     assert result["settings"]["reinsert_share"] == 0.8
+    # the report's conditions table: one row (baby 50k), binding configured 0.001, measured targeted 0.00000
+    page = (tmp_path / "c.html").read_text()
+    assert page.count("<tr>") == 2 and "<td>0.001</td>" in page and "<td>0.00000</td>" in page
