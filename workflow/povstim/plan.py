@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import dpe, families
 from .io import PovstimError
+from .languages import default
+
+# povstim.devices (GPU inventory, sharing, slots; it pulls the schema) is imported inside the functions that ask
+# it: `povstim check` and the stages that read the plan do not load it.
 
 
 @dataclass(frozen=True)
@@ -75,8 +80,6 @@ def models(config: dict) -> list[Model]:
 
 def language(config: dict) -> str:
     """The experiment's language (filled by the schema's default at load; the same default otherwise)."""
-    from .languages import default
-
     return str(config.get("language") or default())
 
 
@@ -99,8 +102,6 @@ def corpus_languages(config: dict, corpus: str) -> list[str]:
 
 def rule_languages(config: dict) -> set[str]:
     """The languages every enabled DPE phenomenon has rules for (the registry in povstim.dpe)."""
-    from . import dpe
-
     rules = (config.get("filter") or {}).get("rules") or ["question_formation", "binding"]
     return dpe.languages(rules)
 
@@ -153,11 +154,12 @@ def suite_files_hash(config: dict, suite: str, base_dir: str = ".") -> str:
     import hashlib
     from pathlib import Path
 
+    # deferred: the benchmark readers load at DAG build only for a config with a suite read from files
+    from .benchmarks.tasks import resolve_path
+
     spec = config["benchmarks"][suite]
     if spec.get("kind") != "suite":
         return ""
-    from .benchmarks.tasks import resolve_path
-
     path = resolve_path(spec["path"])
     if not path.is_absolute():
         path = Path(base_dir) / path
@@ -373,8 +375,6 @@ def precision_notes(config: dict, env=None, dev_dir: str = "/dev") -> list[str]:
 
 
 def _arch_sizes(config: dict, arch: str) -> dict:
-    from . import families
-
     return families.resolve_arch(config["archs"][arch], f"archs.{arch}")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..io import atomic_path
+
 
 def validation_figure(result: dict):
     """Grouped bars (recall, precision) per mode, one panel per phenomenon; the floors as lines.
@@ -13,6 +15,7 @@ def validation_figure(result: dict):
     import matplotlib.pyplot as plt
     import numpy as np
 
+    # deferred: matplotlib, only when the figure is drawn
     from ..figures import style
 
     style.apply()
@@ -63,8 +66,6 @@ def validation_figure(result: dict):
 def save_png(fig, path: str | Path) -> None:
     """One PNG, atomically and without a timestamp (byte-identical reruns)."""
     import matplotlib.pyplot as plt
-
-    from ..io import atomic_path
 
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", metadata={"Software": None})

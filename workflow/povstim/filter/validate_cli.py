@@ -16,6 +16,10 @@ import logging
 import time
 
 from ..io import PovstimError, json_object_arg, write_json, write_tsv
+from ..parse.conllu import Skipped
+from ..parse.run import effective, parse_texts, parser_settings
+from .settings import filter_settings
+from .validate import disagreement_rows, load_treebank, table_rows, validate, validation_settings, warn_floor
 
 log = logging.getLogger("povstim.filter")
 
@@ -54,12 +58,6 @@ def _parser_packages(backend: str) -> dict[str, str]:
 
 
 def run(args) -> int:
-    from ..parse.conllu import Skipped
-    from ..parse.run import effective, parse_texts, parser_settings
-    from .settings import filter_settings
-    from .validate import (disagreement_rows, load_treebank, table_rows, validate, validation_settings,
-                           warn_floor)
-
     fs = filter_settings(json_object_arg(args.params, "--params"))
     given = json_object_arg(args.validation_params, "--validation-params")
     if args.treebank:
@@ -104,6 +102,7 @@ def run(args) -> int:
         header = ["index", "sent_id", "speaker", "phenomenon", "kind", "reference_rule", "parser_rule", "text"]
         write_tsv(args.disagreements, header, [[r[h] for h in header] for r in d])
     if args.figure:
+        # deferred: matplotlib, only with --figure
         from .plot import save_png, validation_figure
 
         save_png(validation_figure(result), args.figure)

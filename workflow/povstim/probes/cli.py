@@ -21,7 +21,10 @@ import logging
 import time
 from pathlib import Path
 
-from ..io import PovstimError, json_object_arg, write_json
+from ..io import PovstimError, atomic_write, json_object_arg, write_json
+from .msgs.features import resolve_tasks
+from .msgs.generate import Counts, write_data
+from .settings import msgs_settings
 
 log = logging.getLogger("povstim.probe")
 
@@ -50,8 +53,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _settings(args):
-    from .settings import msgs_settings
-
     return msgs_settings(json_object_arg(args.params, "--params"), device=getattr(args, "device", None),
                          threads=getattr(args, "threads", None))
 
@@ -70,9 +71,6 @@ def run(args) -> int:
 
 
 def _generate(args) -> int:
-    from .msgs.features import resolve_tasks
-    from .msgs.generate import Counts, write_data
-
     s = _settings(args)
     counts = Counts(s.items.train, s.items.test, s.items.control_train, s.items.control_test)
     t0 = time.perf_counter()
@@ -86,6 +84,7 @@ def _generate(args) -> int:
 def _run(args) -> int:
     import torch
 
+    # deferred: devices (jsonschema), pandas and torch, only when a model is probed
     from ..devices.slots import resolve_device
     from .run import probe_model, write_rows
 
@@ -108,7 +107,7 @@ def _run(args) -> int:
 def _summarize(args) -> int:
     import pandas as pd
 
-    from ..io import atomic_write
+    # deferred: matplotlib and pandas, only when the summary is drawn
     from .figures import draw_all
     from .lbs import summarize
     from .run import COLUMNS, write_rows

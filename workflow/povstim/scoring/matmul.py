@@ -28,6 +28,8 @@ import contextlib
 import logging
 import weakref
 
+from ..io import PovstimError
+
 log = logging.getLogger("povstim.score")
 
 CHOICES = ("fp32", "3xtf32")
@@ -159,6 +161,7 @@ def TF32x3():
 
 def tf32_capable(device: str) -> bool:
     """Whether ``device`` is a CUDA GPU with TF32 tensor cores (compute capability 8.0 and later)."""
+    # deferred: devices pulls the schema (jsonschema); only a CUDA device is asked
     from ..devices.precision import capability, tensor_core_dtypes
 
     return tensor_core_dtypes(capability(device))
@@ -166,8 +169,6 @@ def tf32_capable(device: str) -> bool:
 
 def mode_for(setting: str, device: str):
     """The mode ``scoring.matmul`` asks for on ``device``: None for fp32, or where TF32 does not exist."""
-    from ..io import PovstimError
-
     if setting not in CHOICES:
         raise PovstimError(f"scoring.matmul must be one of {', '.join(CHOICES)}, not {setting!r}")
     if setting == "fp32":

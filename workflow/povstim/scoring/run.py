@@ -7,6 +7,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..settings import as_dict
+
+# items, prepare, tree, scorer, tasks, baselines (numpy) and devices (the schema) are imported where used: the
+# command lines import this module for ScoringSettings, and `povstim score --help` needs none of them.
+
 log = logging.getLogger("povstim.score")
 
 
@@ -33,7 +38,6 @@ def _task_frames(pairs: list[dict], settings: ScoringSettings, meta: dict):
     """For a suite with task kinds other than minimal pairs (docs/evaluation.md, "Task kinds"): a
     function building one model's item frame with scoring/tasks.py's columns; None for a suite of
     minimal pairs only (those take the item_frame path, with the sensitivity columns)."""
-    from ..settings import as_dict
     from .tasks import has_tasks, task_frame, task_settings
 
     if not has_tasks(pairs):
