@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Overheads of scaling out: GPU-slot claims and SLURM job turnaround.
 
-    .venv/bin/python scripts/bench_cluster.py             # allocator only
-    .venv/bin/python scripts/bench_cluster.py --slurm 4   # + 4 no-op jobs via the local SLURM
+    .venv/bin/python scripts/speed_cluster.py             # allocator only
+    .venv/bin/python scripts/speed_cluster.py --slurm 4   # + 4 no-op jobs via the local SLURM
 
 The SLURM part needs scripts/slurm/start.sh's cluster. It runs N no-op rules
 (independent, then as one group job) locally and through `--executor slurm`
