@@ -4,7 +4,6 @@ worked out by hand."""
 from __future__ import annotations
 
 import gzip
-import json
 
 import pytest
 

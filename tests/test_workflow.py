@@ -8,6 +8,7 @@ second copy reruns up to the item scores to check byte-identical outputs.
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import re
 import shutil
@@ -83,7 +84,9 @@ def test_dry_run_lists_the_whole_dag(tmp_path):
     project = copy_project(tmp_path / "p")
     jobs = scheduled_rules(snakemake(project, "-n", "results/figures"))
     for rule in ["synth", "assemble", "parse", "filter", "condition", "tokenizer", "train",
-                 "benchmark", "score", "analyze", "figures"]:
+                 "benchmark", "score", "analyze", "figures",
+                 # the conditions table (report page) and the guardrails are products of every run (issue 42)
+                 "condition_table", "guardrails", "figures_index"]:
         assert jobs.get(rule, 0) >= 1, f"rule {rule} missing from the DAG: {jobs}"
     # tiny.yaml: 3 conditions x 2 sizes x 1 seed x 1 arch
     assert jobs["train"] == 6
@@ -102,6 +105,23 @@ def test_full_run_makes_figures(finished):
     linked = sorted(p.name for p in index.glob("*.png"))
     assert linked == sorted(p.name for p in figures) and all((index / n).is_symlink() for n in linked)
     assert (index / linked[0]).read_bytes() == (finished / "results" / "tiny" / "figures" / linked[0]).read_bytes()
+
+
+def test_full_run_builds_the_conditions_table_and_checks_babys_evidence(finished):
+    """Issue 42: results/figures builds conditions.tsv and its report page, and the guardrails read BABY's
+    measured vs configured rates."""
+    corpus = finished / "results" / "tiny" / "corpus"
+    assert (corpus / "conditions.tsv").read_text().startswith("condition\tsize\t")
+    assert "<table>" in (finished / "results" / "tiny" / "analysis" / "conditions.html").read_text()
+    guard = json.loads((finished / "results" / "tiny" / "analysis" / "guardrails" / "guardrails.json").read_text())
+    assert "reinsert_shortfall" in guard["checks"]
+    # fired exactly when a phenomenon's measured targeted rate is below 80% of its configured rate
+    low = []
+    for size in ("8k", "16k"):
+        c = json.loads((corpus / "baby" / size / "condition.json").read_text())
+        low += [p for p, r in c["reinsert_config"].items() if c["dpe_rate_targeted"].get(p, 0) < 0.8 * r]
+    assert guard["checks"]["reinsert_shortfall"]["fired"] == bool(low)
+    assert len(guard["checks"]["reinsert_shortfall"]["findings"]) == len(low)
 
 
 def test_nothing_to_do_after_a_full_run(finished):

@@ -36,15 +36,15 @@ def write_page(stats: list[dict], out: str | Path) -> None:
     head = ["condition", "size", "words", "sentences", "removed (DPE)", "reinserted"]
     for p in phens:
         head += [f"{p}: configured", f"{p}: measured", f"{p}: targeted", f"{p}: shortfall"]
-    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{font-family:sans-serif;font-size:13px}"
-             "td,th{border:1px solid #999;padding:3px 8px}table{border-collapse:collapse}td{text-align:right}"
-             ".short{color:#b00;font-weight:bold}</style></head><body>",
-             "<p>The evidence each training condition really contains (also results/&lt;experiment&gt;/corpus/"
+    parts = [("<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{font-family:sans-serif;font-size:13px}"
+              "td,th{border:1px solid #999;padding:3px 8px}table{border-collapse:collapse}td{text-align:right}"
+              ".short{color:#b00;font-weight:bold}</style></head><body>"),
+             ("<p>The evidence each training condition really contains (also results/&lt;experiment&gt;/corpus/"
              "conditions.tsv). <b>removed</b>: sentences the DPE filter took out of the base corpus; "
              "<b>reinserted</b>: removed sentences BABY put back (each replacing another sentence); "
              "<b>measured</b>: the condition's DPE rate; <b>targeted</b>: its rate of disambiguating evidence (the "
              "only kind BABY puts back); <b>shortfall</b>: needed/available when the filter removed fewer targeted "
-             "sentences than the configured rate needs.</p>"]
+             "sentences than the configured rate needs.</p>")]
     if not stats:
         parts.append("<p>No condition statistics were found (an analysis-only run?).</p>")
     else:

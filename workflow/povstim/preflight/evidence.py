@@ -143,7 +143,7 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
                 total = len(bases[size])
                 scale = total / n
                 pool = {p: round(k * scale) for p, k in c["pool"].items()}
-                pool_high = {p: int(math.ceil(_interval(k, n)[1] * total)) for p, k in c["pool"].items()}
+                pool_high = {p: math.ceil(_interval(k, n)[1] * total) for p, k in c["pool"].items()}
                 exact = size == largest and n == len(base)  # the "sample" is the whole corpus: counted
                 if exact:
                     pool_high = dict(pool)

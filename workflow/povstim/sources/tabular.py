@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import csv
 import math
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from ..io import PovstimError
 from .normalize import CleanStats
@@ -33,8 +33,7 @@ def delimiter_of(fmt: str, member: str, spec: dict) -> str:
         return spec["delimiter"]
     name = member.lower()
     for suffix in (".gz", ".bz2", ".xz"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
+        name = name.removesuffix(suffix)
     return "\t" if fmt == "tsv" or name.endswith(_TAB_SUFFIXES) else ","
 
 
