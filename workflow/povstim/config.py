@@ -9,8 +9,14 @@ from typing import Any
 
 import yaml
 
+from . import dpe, families, plan
 from .io import PovstimError
+from .probes.settings import check_probes
 from .schema import RESERVED_EXPERIMENTS, describe_errors, load_schema  # noqa: F401 (re-exported)
+from .settings import validator
+from .train import bias_plan
+from .train.params import check_training, merged_training
+
 
 def validate(config: dict, source: str = "config") -> dict:
     """Validate the config and fill in the schema's defaults (in place); raise PovstimError naming a bad key.
@@ -18,8 +24,6 @@ def validate(config: dict, source: str = "config") -> dict:
     After this, every section and key that has a default in the schema is present:
     the schema is the only place a default is written (see povstim.settings).
     """
-    from .settings import validator
-
     schema = load_schema()
     errors = list(validator(schema, fill=True).iter_errors(config))
     if errors:
@@ -71,16 +75,12 @@ def check_references(config: dict, source: str = "config") -> None:
                         raise PovstimError(
                             f"{source}: corpora.{name}.mixture.{src} names size '{size}', which is not in sizes"
                         )
-    from . import plan  # late: plan reads a validated config
-
     for name in corpora:
         for size in sizes:
             try:
                 plan.mixture(config, name, size)
             except PovstimError as exc:
                 raise PovstimError(f"{source}: {exc}") from None
-    from . import dpe
-
     filter_rules = config.get("filter", {}).get("rules")
     if filter_rules is not None:
         try:
@@ -106,9 +106,6 @@ def check_references(config: dict, source: str = "config") -> None:
                 f"{source}: conditions.{name}.from is '{cond['from']}', which is not under corpora "
                 f"(known: {', '.join(sorted(corpora))})"
             )
-    from . import families
-    from .train.params import check_training, merged_training
-
     known_archs = set(config.get("archs", {}))
     if "training" in config:
         check_training(config["training"], "training")
@@ -136,11 +133,7 @@ def check_references(config: dict, source: str = "config") -> None:
                 raise PovstimError(f"{source}: conditions.{name}.sizes names size '{size}', which is not in sizes")
     if not known_archs:
         raise PovstimError(f"{source}: archs is empty: name at least one architecture")
-    from .probes.settings import check_probes
-
     check_probes(config, source)
-    from .train import bias_plan
-
     bias_plan.check_config(config, source)  # Exp. 3 bias blocks: unknown bias, r, Dyck k, TPT parses
 
 

@@ -28,8 +28,6 @@ from .. import plan as dag_plan
 from ..benchmarks.posh import generator_report
 from ..benchmarks.words import build_lexicon
 from ..io import PovstimError, parse_size, write_json, write_lines
-from ..sources.clean import clean_lines, input_paths
-from ..sources.normalize import CleanStats
 from ..sources.spec import source_spec
 from ..synth import generate
 
@@ -67,6 +65,10 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
         out.lines = [text for text, _, _ in generate(spec["register"], int(spec["sentences"]), int(spec["seed"]),
                                                      spec.get("dpe_rate"))]
     else:
+        # deferred: the cleaners and their readers, only for a real source (`povstim plan` starts without them)
+        from ..sources.clean import clean_lines, input_paths
+        from ..sources.normalize import CleanStats
+
         input_dir = None if kind == "local" else downloads / name
         if kind != "local" and not (input_dir / "manifest.json").exists():
             out.status = "not downloaded"
