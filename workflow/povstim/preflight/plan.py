@@ -12,7 +12,11 @@ pipeline's own code, in memory, in seconds to minutes:
    mixture allows;
 3. for each generated benchmark suite, the corpora at the largest size are assembled in memory (as the
    ``benchmark`` rule sees them) and ``benchmarks.words.pool_report`` lists the words of each class that
-   survive ``top_k_words``, and the K each class needs.
+   survive ``top_k_words``, and the K each class needs; a class of one or two words is a warning (every
+   item of its templates reuses them);
+4. for each corpus x size a filtered condition draws from, what the DPE filter removes and the targeted
+   pool BABY can put back, and whether each ``reinsert`` rate can be met (``preflight.evidence``: exact
+   with the gold parser, from a parsed sample with spaCy/stanza).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class SourceCount:
     dropped_transcripts: list = field(default_factory=list)  # CHAT transcripts left out for a header, by name
     note: str = ""
     lines: list[str] = field(default_factory=list, repr=False)
+    gold: list[str] = field(default_factory=list, repr=False)  # synthetic: the CoNLL-U block of each line
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "status": self.status, "sentences": self.sentences, "words": self.words,
@@ -62,8 +67,10 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
     kind = spec["kind"]
     out = SourceCount(name, kind)
     if kind == "synthetic":
-        out.lines = [text for text, _, _ in generate(spec["register"], int(spec["sentences"]), int(spec["seed"]),
-                                                     spec.get("dpe_rate"))]
+        for text, block, _ in generate(spec["register"], int(spec["sentences"]), int(spec["seed"]),
+                                       spec.get("dpe_rate")):
+            out.lines.append(text)
+            out.gold.append(block)
     else:
         # deferred: the cleaners and their readers, only for a real source (`povstim plan` starts without them)
         from ..sources.clean import clean_lines, input_paths
@@ -160,7 +167,13 @@ def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> di
     return out
 
 
-def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = "resources/downloads") -> dict:
+def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = "resources/downloads",
+              filter_sample: int | None = None) -> dict:
+    """``filter_sample``: sentences parsed per corpus to estimate the DPE filter with a real parser
+    (None: ``evidence.DEFAULT_SAMPLE``; 0: no estimate)."""
+    # deferred: scipy, the parser and the filter, only for the DPE estimate
+    from . import evidence
+
     base_dir, downloads = Path(base_dir), Path(downloads)
     counts = {}
     for name, spec in config["sources"].items():
@@ -177,7 +190,15 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         "suites": pools(config, counts, sizes) if all(r["ok"] is not None for r in sizes) else {},
         "models": len(dag_plan.models(config)),
     }
+    sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
+    result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
+                                                                         if c.gold}) if sample else {}
     return result
+
+
+def thin_pools(rep: dict) -> list[str]:
+    """Classes whose top-K pool holds one or two words."""
+    return [cls for cls, v in rep.get("classes", {}).items() if 0 < v["available"] <= 2]
 
 
 def render(result: dict) -> str:
@@ -213,6 +234,8 @@ def render(result: dict) -> str:
             lines.append(f"  note: {note}")
         for cls, v in rep.get("classes", {}).items():
             flag = "" if v["available"] else "   <- EMPTY"
+            if 0 < v["available"] <= 2:
+                flag = f"   <- THIN ({v['available']} word{'s' if v['available'] > 1 else ''})"
             first = v["k_for"].get("1")
             need = f"first word at K={first:,}" if first else "in no corpus"
             need += f", all at K={v['k_all']:,}" if v["k_all"] else ""
@@ -221,7 +244,21 @@ def render(result: dict) -> str:
             k = rep.get("k_needed")
             lines.append(f"  -> a word class is empty for the templates: set benchmarks.{name}.top_k_words to at least {k:,}"
                          if k else "  -> some classes have no word in every corpus: the benchmark cannot be generated")
+        thin = thin_pools(rep)
+        if thin:
+            ks = [rep["classes"][c]["k_for"].get("5") for c in thin]
+            k5 = max(ks) if ks and all(ks) else None
+            lines.append(f"  -> WARNING: {len(thin)} class(es) with only 1-2 words ({', '.join(thin)}): every item of "
+                         "their templates reuses the same word, so a paradigm may measure that word, not the structure"
+                         + (f"; top_k_words {k5:,} gives each at least 5" if k5 else "; larger corpora give more"))
+    lines += render_filter(result.get("filter") or {})
     return "\n".join(lines) + "\n"
+
+
+def render_filter(ev: dict) -> list[str]:
+    from .evidence import render as render_evidence
+
+    return render_evidence(ev)
 
 
 def write_json_report(result: dict, path: str | Path) -> None:

@@ -31,6 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--downloads", type=Path, default=Path("resources/downloads"),
                    help="download cache of remote sources (default: resources/downloads)")
     p.add_argument("--json", type=Path, help="also write the plan as JSON here")
+    p.add_argument("--filter-sample", type=int, default=None, metavar="N",
+                   help="sentences of each filtered corpus parsed to estimate the DPE filter's removals and BABY's "
+                   "targeted pool with spaCy/stanza (default 5000; 0: no estimate); the gold parser counts all")
 
 
 def run(args) -> int:
@@ -39,7 +42,7 @@ def run(args) -> int:
 
     config = cfg.load(args.config)
     base = args.base_dir or (REPO if (REPO / "Snakefile").exists() else Path.cwd())
-    result = make_plan(config, base, args.downloads)
+    result = make_plan(config, base, args.downloads, args.filter_sample)
     print(render(result), end="")
     if args.json:
         write_json_report(result, args.json)
