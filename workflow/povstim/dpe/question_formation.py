@@ -20,8 +20,10 @@ Three modes:
   ``qf_conservative_relcl``        App. C's literal test on the parse (so the
                                    mode removes everything ``posh`` removes);
   ``qf_conservative_wh_clause``    a wh-word followed by a clause in declarative
-                                   order (subject, then verb), not a question's
-                                   own wh-word nor a verb's embedded question;
+                                   order (subject, then verb), or a *what/who*
+                                   that is its clause's own subject, not a
+                                   question's own wh-word nor a verb's embedded
+                                   question;
   ``qf_conservative_zero_relative``  a noun phrase followed directly by a clause
                                    with a pronoun subject;
   ``qf_conservative_relativizer``  a noun phrase followed by *that/who/which/
@@ -157,6 +159,8 @@ RELATIVIZERS = frozenset("that who which whom whose".split())
 # Wh-words of free relatives and of "that's what/where/why ..." clauses, which UD annotates as
 # acl:relcl on the wh-word. when/how clauses are adverbial (advcl) or manner complements in UD.
 FREE_WH = frozenset("what whatever who whoever whom where wherever why".split())
+# Wh-words that can be a free relative's own subject ("what happens", "whoever wins").
+SUBJECT_WH = frozenset("what whatever who whoever".split())
 # Verbs of a final parenthetical ("..., you know", "..., I guess"): a pronoun + one of these ending
 # the utterance is a comment clause, not a relative.
 PARENTHETICALS = frozenset("know think guess wonder see mean bet suppose say".split())
@@ -193,10 +197,12 @@ def _subject_end(ws: list[Token], j: int) -> int | None:
         return None
     if low(ws[j]) in SUBJECT_PRONOUNS or (ws[j].upos == "PRON" and low(ws[j]) not in WH_WORDS):
         return j + 1
-    k = j + (low(ws[j]) in DETERMINERS)
+    det = low(ws[j]) in DETERMINERS
+    k = j + det
     while k < len(ws) and ws[k].upos == "ADJ":
         k += 1
-    if k < len(ws) and (ws[k].upos in ("NOUN", "PROPN") or ws[k].xpos.startswith("NN")):
+    if k < len(ws) and (ws[k].upos in ("NOUN", "PROPN") or ws[k].xpos.startswith("NN")
+                        or (det and low(ws[k]) in BARE_NOMINALS)):
         while k + 1 < len(ws) and ws[k + 1].upos in ("NOUN", "PROPN"):
             k += 1
         return k + 1
@@ -235,7 +241,8 @@ def qf_conservative_relcl(sent: Sentence) -> tuple[Token, ...] | None:
 
 
 def qf_conservative_wh_clause(sent: Sentence) -> tuple[Token, ...] | None:
-    """A free relative: a wh-word followed by a clause in declarative order (subject, then verb).
+    """A free relative: a wh-word followed by a clause in declarative order (subject, then verb), or
+    a *what/whatever/who/whoever* directly followed by a finite verb (the clause's own subject).
 
     UD annotates these ("that's what she likes", "put it where it goes") as ``acl:relcl`` on the
     wh-word. Not counted: the wh-word of a question (inverted order after it, or the first word of
@@ -255,7 +262,18 @@ def qf_conservative_wh_clause(sent: Sentence) -> tuple[Token, ...] | None:
         c = _clause_at(ws, i + 1)
         if c is not None:
             return Hit((t, ws[c[0]], ws[c[1]]), "qf_conservative_wh_clause")
+        # the wh-word as the relative clause's own subject ("that's what happens"): a finite verb right
+        # after it, the wh-word not opening the utterance, nor right after a vocative
+        if (low(t) in SUBJECT_WH and i + 1 < len(ws) and _finite(ws[i + 1]) and not _opening(ws, i)):
+            return Hit((t, ws[i + 1]), "qf_conservative_wh_clause")
     return None
+
+
+def _opening(ws: list[Token], i: int) -> bool:
+    """Only interjections, conjunctions and at most one vocative (a name, a noun or a capitalised word)
+    stand before ``ws[i]``."""
+    rest = [w for w in ws[:i] if w.upos not in ("INTJ", "CCONJ")]
+    return len(rest) == 0 or (len(rest) == 1 and (rest[0].upos in ("PROPN", "NOUN") or rest[0].form[:1].isupper()))
 
 
 def qf_conservative_zero_relative(sent: Sentence) -> tuple[Token, ...] | None:
