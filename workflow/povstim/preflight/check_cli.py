@@ -12,8 +12,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import plan
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -25,8 +23,9 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def run(args) -> int:
-    # deferred: config pulls jsonschema, which --help does not need
+    # deferred: config pulls jsonschema and the plan every registry, which --help does not need
     from .. import config as cfg
+    from .. import plan
 
     for path in args.configs:
         config = cfg.load(path)

@@ -16,7 +16,6 @@ import argparse
 from pathlib import Path
 
 from ..io import PovstimError
-from .plan import make_plan, render, write_json_report
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -37,8 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    # deferred: config pulls jsonschema, which --help does not need
+    # deferred: config pulls jsonschema and the plan the corpus and benchmark stages, which --help does not need
     from .. import config as cfg
+    from .plan import make_plan, render, write_json_report
 
     config = cfg.load(args.config)
     base = args.base_dir or (REPO if (REPO / "Snakefile").exists() else Path.cwd())
