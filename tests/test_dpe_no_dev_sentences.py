@@ -3,8 +3,8 @@ filter is validated on (the UD_English-CHILDES dev split).
 
 Rules fitted to the very sentences they are measured on report in-sample numbers; the filter's cues are
 general structural patterns instead. This test collects every string literal (docstrings included) of
-``workflow/povstim/dpe/**`` and ``workflow/povstim/filter/**`` (with :mod:`ast`), every quoted span
-inside them, and the texts of the DPE test fixtures, and fails if one of at least three words equals a
+``workflow/povstim/dpe/**`` and ``workflow/povstim/filter/**`` and of the DPE test modules (with
+:mod:`ast`), every quoted span inside them, and the texts of the DPE test fixtures, and fails if one of at least three words equals a
 dev utterance, is contained in one, or contains a whole dev utterance of at least three words.
 """
 
@@ -18,6 +18,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = [REPO / "workflow" / "povstim" / "dpe", REPO / "workflow" / "povstim" / "filter"]
 FIXTURES = [REPO / "tests" / "fixtures" / "conllu"]
+# the DPE tests' own example sentences (hand-written trees, spaCy checks)
+TEST_MODULES = [REPO / "tests" / f for f in ("test_filter_rules.py", "test_filter_spacy.py", "test_filter_validation.py")]
 QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|'([^']{8,})'")
 
 
@@ -55,6 +57,8 @@ def all_units() -> list[tuple[str, str]]:
     for pkg in PACKAGES:
         for path in sorted(pkg.rglob("*.py")):
             units.extend(literal_units(path))
+    for path in TEST_MODULES:
+        units.extend(literal_units(path))
     for folder in FIXTURES:
         for path in sorted(folder.rglob("*.conllu")):
             units.extend(fixture_units(path))
