@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from . import dpe, families
 from .io import PovstimError
 from .languages import default
+from .settings import build
 
 # povstim.devices (GPU inventory, sharing, slots; it pulls the schema) is imported inside the functions that ask
 # it: `povstim check` and the stages that read the plan do not load it.
@@ -319,8 +320,6 @@ def _configured_gpus(config: dict):
     if gpus is None:
         return None
     if not all(k in gpus for k in ("slots", "memory_gb")):
-        from .settings import build
-
         return build(GpuSettings, "gpus", gpus, where="gpus")
     return GpuSettings(slots=int(gpus["slots"]), memory_gb=float(gpus["memory_gb"]))
 

@@ -15,6 +15,7 @@ import argparse
 from ..benchmarks.suite import read_suite
 from ..io import json_object_arg
 from ..settings import build
+from .conditions_page import write_page
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -64,7 +65,5 @@ def run(args) -> int:
     result = G.run_checks(runs, items, pairs, chisq, settings, manifests, conditions)
     G.write_outputs(result, args.out_dir)
     if args.conditions_page:
-        from .conditions_page import write_page
-
         write_page(conditions, args.conditions_page)
     return 0
