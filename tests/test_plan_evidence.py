@@ -52,6 +52,11 @@ def test_reinsert_outlook_by_hand():
     out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
     assert out["question_formation"]["status"] == "cannot be met"
     text = "\n".join(evidence.render({"rows": [], "reinsert": list(out.values()), "notes": []}))
+    # a corpus too small for the rate: 119 sentences, 6 removed -> round(0.002 x 113) = round(0.226) = 0
+    tiny = [{"corpus": "baby", "size": "150k", "sentences": 119, "removed": 6, "sample": None,
+             "pool": {"question_formation": 3, "binding": 1}, "pool_high": {"question_formation": 3, "binding": 1}}]
+    (qf,) = [o for o in evidence.reinsert_outlook(_config(), tiny) if o["phenomenon"] == "question_formation"]
+    assert qf["needed"] == 0 and qf["status"] == "rounds to 0" and qf["expected_rate"] == 0.0
     assert "question_formation   0.002: needs 43, pool 40 [<= 42]  CANNOT BE MET" in text
     assert "WARNING: 1 reinsert rate(s)" in text
 

@@ -173,7 +173,9 @@ def reinsert_outlook(config: dict, rows: list[dict]) -> list[dict]:
             for phen, rate in rates.items():
                 need = int(round(rate * kept))
                 pool, high = r["pool"].get(phen, 0), r["pool_high"].get(phen, 0)
-                if pool >= need:
+                if need == 0:
+                    status = "rounds to 0"  # the corpus is too small for the rate: BABY gets none of it
+                elif pool >= need:
                     status = "ok"
                 elif r["sample"] is not None and high >= need:
                     status = "may fall short"
@@ -214,7 +216,8 @@ def render(ev: dict) -> list[str]:
     if ev["reinsert"]:
         lines.append("Reinsertion (conditions.<name>.reinsert: sentences needed at the rate / targeted pool):")
     for o in ev["reinsert"]:
-        flag = {"ok": "ok", "may fall short": "MAY FALL SHORT", "cannot be met": "CANNOT BE MET"}[o["status"]]
+        flag = {"ok": "ok", "may fall short": "MAY FALL SHORT", "cannot be met": "CANNOT BE MET",
+                "rounds to 0": "ROUNDS TO 0 SENTENCES"}[o["status"]]
         pool = f"{o['pool']:,}" + (f" [<= {o['pool_high']:,}]" if o["pool_high"] != o["pool"] else "")
         line = (f"  {o['condition']:<10} {o['size']:>6}  {o['phenomenon']:<20} {o['rate']:g}: needs {o['needed']:,}, "
                 f"pool {pool}  {flag}")
@@ -223,7 +226,8 @@ def render(ev: dict) -> list[str]:
         lines.append(line)
     short = [o for o in ev["reinsert"] if o["status"] != "ok"]
     if short:
-        lines.append(f"  -> WARNING: {len(short)} reinsert rate(s) the targeted evidence cannot (or may not) fill: "
+        lines.append(f"  -> WARNING: {len(short)} reinsert rate(s) the targeted evidence cannot (or may not) fill, "
+                     "or that round to no sentence at all in a corpus this small: "
                      "BABY would hold less evidence than configured (its SHORTFALL, conditions.tsv and the "
                      "reinsert_shortfall guardrail). Use more or larger child-directed sources, a lower rate, or "
                      "another filter mode (docs/filter.md).")
