@@ -528,8 +528,8 @@ def ours_train(paths: dict, arch: dict, training: dict, out: str) -> None:
     else:
         # one profiler step per training step, marked where the loop sets the step's learning rate (the loop
         # itself is not touched; an optimizer hook would miss steps replayed as CUDA graphs)
-        set_lr = tr.set_lr
-        tr.set_lr = lambda lr: (prof.step(), set_lr(lr))
+        set_lr = tr.opt.set_lr
+        tr.opt.set_lr = lambda lr: (prof.step(), set_lr(lr))
         with prof:
             tr.run()
     log = [json.loads(x) for x in (Path(out) / "train_log.jsonl").read_text().splitlines()]
@@ -540,9 +540,9 @@ def ours_train(paths: dict, arch: dict, training: dict, out: str) -> None:
     t0, s0 = (prev[-1]["elapsed"], prev[-1]["step"]) if prev else (0.0, 0)
     steps_s = (last["step"] - s0) / max(1e-9, last["elapsed"] - t0)
     tok_s = sum(e["tokens_per_s"] for e in steady) / len(steady)
-    n = sum(p.numel() for p in tr.raw_model.parameters())
-    wpe = [p.numel() for name, p in tr.raw_model.named_parameters() if "wpe" in name or "position_embeddings" in name]
-    cfg = tr.model_config
+    n = sum(p.numel() for p in tr.learner.raw_model.parameters())
+    wpe = [p.numel() for name, p in tr.learner.raw_model.named_parameters() if "wpe" in name or "position_embeddings" in name]
+    cfg = tr.learner.model_config
     print(json.dumps({"steps_s": steps_s, "tokens_s": tok_s, "params": n - sum(wpe),
                       "losses": [[e["step"], e["loss"]] for e in log],
                       "layers": int(getattr(cfg, "n_layer", getattr(cfg, "num_hidden_layers", 0))),

@@ -92,8 +92,9 @@ wall = time.time() - t0
 log = [json.loads(l) for l in (work / "model" / "train_log.jsonl").read_text().splitlines()]
 steady = [e["tokens_per_s"] for e in log[2:]] or [log[-1]["tokens_per_s"]]  # skip compile/warm-up windows
 tps = sorted(steady)[len(steady) // 2]
-cfg = tr.model_config
-n_params = sum(p.numel() for p in tr.raw_model.parameters()) - tr.raw_model.transformer.wpe.weight.numel()
+cfg = tr.learner.model_config
+model = tr.learner.raw_model
+n_params = sum(p.numel() for p in model.parameters()) - model.transformer.wpe.weight.numel()
 flops_per_token = 6 * n_params + 12 * cfg.n_layer * cfg.n_embd * training.context
 name = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu (DRY run)"
 peak = os.environ.get("PEAK_TFLOPS")
@@ -102,7 +103,7 @@ if peak is None:
 mfu = tps * flops_per_token / (float(peak) * 1e12) if peak else float("nan")
 print(json.dumps({
     "gpu": name, "params_M": round(n_params / 1e6, 1), "context": training.context, "batch": training.batch_size,
-    "precision": tr.precision, "compile": compile_, "micro_batch": micro, "steps": summary["steps"],
+    "precision": tr.runtime.precision, "compile": compile_, "micro_batch": micro, "steps": summary["steps"],
     "tokens_per_s": round(tps), "mfu": round(mfu, 4), "peak_tflops": peak, "wall_s": round(wall, 1),
     "final_loss": log[-1]["loss"], "dev_loss": summary["best_dev_loss"],
     "max_mem_GiB": round(torch.cuda.max_memory_allocated() / 2**30, 1) if torch.cuda.is_available() else None,

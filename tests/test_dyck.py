@@ -161,15 +161,15 @@ def test_target_run_starts_from_the_dyck_weights(pretrained):
 
     biased = {**ARCH, "bias": {"dyck": {"k": 4, "steps": 5}}}
     tr = trainer(biased, "target", init_from=str(pretrained / "ckpt"))
-    own = tr.raw_model.state_dict()
-    vocab = tr.vocab_size
+    own = tr.learner.raw_model.state_dict()
+    vocab = tr.corpora.vocab_size
     assert vocab < 400  # the condition's tokenizer is smaller than the Dyck model's vocabulary
     for name, w in dyck_w.items():
         expected = w[:vocab] if name.endswith("wte.weight") else w
         assert torch.equal(own[name], expected), name
     assert torch.equal(own["lm_head.weight"], dyck_w["transformer.wte.weight"][:vocab])  # still tied
     # a model of the same seed without the checkpoint starts elsewhere
-    plain = trainer(ARCH, "plain").raw_model.state_dict()
+    plain = trainer(ARCH, "plain").learner.raw_model.state_dict()
     assert not torch.equal(plain["transformer.h.0.attn.c_attn.weight"], own["transformer.h.0.attn.c_attn.weight"])
     # and the continued run trains from there
     summary = tr.run()

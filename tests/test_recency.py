@@ -152,7 +152,7 @@ def test_trained_model_scores_the_same_after_saving_and_loading(tmp_path):
                  seed=1, out_dir=str(tmp_path / "m"), threads=1, progress=False)
     summary = tr.run()
     assert summary["best_step"] == summary["steps"] == 12  # one evaluation, at the end: the final model is the last
-    trained = tr.raw_model.eval()
+    trained = tr.learner.raw_model.eval()
     assert trained.recency_epoch == 2
     model, tok, kind = load(tmp_path / "m")
     assert type(model).__name__ == "GPT2RecencyLMHeadModel" and kind == "causal"

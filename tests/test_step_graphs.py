@@ -68,12 +68,12 @@ def test_step_graphs_train_like_the_plain_loop(corpus, tmp_path, arch):
     plain.run()
     fast = graph_trainer(corpus, tmp_path / "graphs", arch, compile="step-graphs", **cfg)
     fast.run()
-    sg = fast.step_graphs
+    sg = fast.opt.graphs
     assert fast.compile_mode == gpu.STEP_GRAPHS and sg is not None
     shapes = {s for s in sg.warmed}
     # each shape's first step ran eagerly; every later step of a recorded shape was a replay
     assert sg.eager_steps == len(shapes) and sg.replays == 12 - len(shapes) and sg.replays > 0
-    assert fast.step_graphs.backend.captures == len(sg.graphs) >= 1
+    assert fast.opt.graphs.backend.captures == len(sg.graphs) >= 1
     a, b = logged(tmp_path / "plain"), logged(tmp_path / "graphs")
     assert [e["step"] for e in a] == [e["step"] for e in b]
     np.testing.assert_allclose([e["loss"] for e in b], [e["loss"] for e in a], rtol=1e-6)
@@ -91,10 +91,10 @@ def test_step_graphs_cap_falls_back_to_eager_steps(corpus, tmp_path):
     plain = plain_trainer(corpus, tmp_path / "plain", ROBERTA, **cfg)
     plain.run()
     fast = graph_trainer(corpus, tmp_path / "graphs", ROBERTA, compile="step-graphs", **cfg)
-    fast.step_graphs.max_graphs = 1
+    fast.opt.graphs.max_graphs = 1
     fast.run()
-    assert len(fast.step_graphs.graphs) == 1
-    assert fast.step_graphs.eager_steps + fast.step_graphs.replays == 10
+    assert len(fast.opt.graphs.graphs) == 1
+    assert fast.opt.graphs.eager_steps + fast.opt.graphs.replays == 10
     np.testing.assert_allclose([e["loss"] for e in logged(tmp_path / "graphs")],
                                [e["loss"] for e in logged(tmp_path / "plain")], rtol=1e-6)
 
@@ -104,18 +104,18 @@ def test_recorded_steps_read_one_learning_rate_tensor(corpus, tmp_path):
     place with the schedule's rate, also after resuming from a checkpoint (whose groups carry values)."""
     cfg = {"max_steps": 6, "eval_every": 3, "save_every": 3, "warmup": 2, "lr": 2e-3}
     tr = graph_trainer(corpus, tmp_path / "m", GPT2, compile="step-graphs", **cfg)
-    lr_tensor = tr.lr_tensor
+    lr_tensor = tr.opt.lr_tensor
     tr.run()
-    assert all(g["lr"] is lr_tensor for g in tr.optimizer.param_groups)
+    assert all(g["lr"] is lr_tensor for g in tr.opt.optimizer.param_groups)
     # linear warmup over 2 steps, then linear decay to 0 at step 6 (lr_at of the last step, 5)
     assert float(lr_tensor) == pytest.approx(2e-3 * (6 - 5) / (6 - 2))
     resumed = graph_trainer(corpus, tmp_path / "m", GPT2, compile="step-graphs", **{**cfg, "max_steps": 6})
-    resumed.try_resume()
+    resumed.resume()
     resumed.finished = False
-    for group in resumed.optimizer.param_groups:
+    for group in resumed.opt.optimizer.param_groups:
         assert torch.is_tensor(group["lr"])
     out = resumed.run()
-    assert all(g["lr"] is resumed.lr_tensor for g in resumed.optimizer.param_groups)
+    assert all(g["lr"] is resumed.opt.lr_tensor for g in resumed.opt.optimizer.param_groups)
     assert out is not None
 
 
@@ -142,21 +142,21 @@ def test_recorded_step_never_syncs_the_host(corpus, tmp_path, arch, monkeypatch)
     tr = graph_trainer(corpus, tmp_path / "m", arch, compile="step-graphs", grad_clip=1.0,
                        pad_to_multiple_of=32, batch_size=4)
     idx = tr.schedule.batch(0)
-    rng = None if tr.causal else np.random.default_rng([1, 1, 0])
-    inputs, labels, att, _ = tr.batch(tr.train_data, idx, rng)
+    rng = None if tr.learner.causal else np.random.default_rng([1, 1, 0])
+    inputs, labels, att, _ = tr.learner.batch(tr.learner.train_data, idx, rng)
     if att is None:  # packed data: give the step a padding mask to check the masked path too
         att = torch.ones_like(inputs)
     att[0, -3:] = 0
-    monkeypatch.setattr(tr.optimizer, "step", lambda *a, **k: None)
+    monkeypatch.setattr(tr.opt.optimizer, "step", lambda *a, **k: None)
     if arch is ROBERTA:
         full = torch.ones_like(att)
         with pytest.raises(AssertionError, match="host sync"), NoHostSync():
-            tr._graph_step(inputs, labels, full)
+            tr.opt.graph_step(inputs, labels, full)
     monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
     with NoHostSync():
-        loss = tr._graph_step(inputs, labels, att)
+        loss = tr.opt.graph_step(inputs, labels, att)
     assert torch.isfinite(loss) and loss.requires_grad is False
-    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in tr.raw_model.parameters())
+    assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in tr.learner.raw_model.parameters())
 
 
 def test_step_graphs_is_a_config_value():

@@ -144,18 +144,18 @@ def trainer(d, weight, out):
 
 def test_every_training_sentence_is_supervised(parsed):
     tr = trainer(parsed, 0.5, "check")
-    assert tr.bias.tpt_data.n_supervised == 1100  # gold parses of synthetic text: all trees, all aligned
-    assert tr.bias.tpt == {"layers": [-1], "heads": [0], "weight": 0.5, "distance": "exponential"}
+    assert tr.learner.bias.tpt_data.n_supervised == 1100  # gold parses of synthetic text: all trees, all aligned
+    assert tr.learner.bias.tpt == {"layers": [-1], "heads": [0], "weight": 0.5, "distance": "exponential"}
 
 
 def test_training_lowers_the_divergence_of_the_supervised_head(parsed):
     tpt = trainer(parsed, 0.5, "tpt")
-    before = tpt.bias.dev_divergence()
+    before = tpt.learner.bias.dev_divergence(tpt.learner.dev_attentions)
     tpt.run()
-    after = tpt.bias.dev_divergence()
+    after = tpt.learner.bias.dev_divergence(tpt.learner.dev_attentions)
     lm_only = trainer(parsed, 1e-9, "lm")  # same seed and data, (practically) no tree loss
     lm_only.run()
-    baseline = lm_only.bias.dev_divergence()
+    baseline = lm_only.learner.bias.dev_divergence(lm_only.learner.dev_attentions)
     # measured: 0.142 -> 0.095 with the tree loss, 0.142 -> 0.140 without it
     assert after < 0.8 * before
     assert after < 0.8 * baseline
@@ -206,7 +206,7 @@ def test_tpt_and_recency_compose_and_resume_exactly(parsed, monkeypatch):
 
     def save_then_crash(self):
         real_save(self)
-        if self.step == 40:
+        if self.state.step == 40:
             raise Crash
 
     monkeypatch.setattr(Trainer, "save_checkpoint", save_then_crash)

@@ -23,8 +23,9 @@ import pytest
 from povstim.io import PovstimError
 from povstim.tokenizer import bpe
 from povstim.train import data as D
-from povstim.train import gpu
+from povstim.train import checkpoints, gpu
 from povstim.train.loop import Trainer
+from povstim.train.optim import micro_batches
 from povstim.train.params import resolve
 from test_tokenizer import write_corpus
 
@@ -67,22 +68,22 @@ def logged(folder: Path) -> list[dict]:
 def kill_at(tr, step: int) -> None:
     """Run ``tr`` and stop it as a kill would when it starts ``step`` (after its last checkpoint, before the next):
     the newest checkpoint keeps the trainer state to resume from, and no final model is written."""
-    schedule = tr.lr_at
+    real_step = tr.train_step
 
-    def lr_at(s):
+    def train_step(s):
         if s == step:
             raise KeyboardInterrupt
-        return schedule(s)
+        return real_step(s)
 
-    tr.lr_at = lr_at
+    tr.train_step = train_step
     with pytest.raises(KeyboardInterrupt):
         tr.run()
-    assert not (tr.out / "model.safetensors").exists()
-    assert any(tr.ckpt_dir.glob("step*/trainer_state.pt"))
+    assert not (tr.store.out / "model.safetensors").exists()
+    assert any(tr.store.ckpt_dir.glob("step*/trainer_state.pt"))
 
 
 def state(tr) -> dict:
-    return {k: v.detach().clone() for k, v in tr.raw_model.state_dict().items()}
+    return {k: v.detach().clone() for k, v in tr.learner.raw_model.state_dict().items()}
 
 
 @pytest.mark.parametrize("arch", [GPT2, ROBERTA], ids=["gpt2-packed", "roberta-mlm"])
@@ -90,7 +91,7 @@ def test_micro_batches_give_the_big_batch_step(corpus, tmp_path, arch):
     """batch 8 as 3 micro-batches (3+3+2 rows) = batch 8 at once: same losses and weights (fp tolerance)."""
     whole, log_whole = run(corpus, tmp_path / "whole", arch=arch)
     micro, log_micro = run(corpus, tmp_path / "micro", arch=arch, micro_batch=3)
-    assert micro.micro == 3 and micro.micro_batches(8, np.ones(8))[-1][0] == slice(6, 8)
+    assert micro.learner.micro == 3 and micro_batches(micro.learner.micro, 8, np.ones(8))[-1][0] == slice(6, 8)
     assert [e["step"] for e in log_micro] == [e["step"] for e in log_whole]
     np.testing.assert_allclose([e["loss"] for e in log_micro], [e["loss"] for e in log_whole], rtol=1e-5)
     np.testing.assert_allclose([e["dev_loss"] for e in log_micro if e["dev_loss"] is not None],
@@ -99,18 +100,16 @@ def test_micro_batches_give_the_big_batch_step(corpus, tmp_path, arch):
     for name in a:
         np.testing.assert_allclose(b[name].numpy(), a[name].numpy(), atol=2e-5, rtol=1e-4, err_msg=name)
     # and micro-batching did change how the step was computed (not silently ignored)
-    assert micro.micro_batches(8, np.arange(1, 9)) != whole.micro_batches(8, np.arange(1, 9))
+    assert (micro_batches(micro.learner.micro, 8, np.arange(1, 9))
+            != micro_batches(whole.learner.micro, 8, np.arange(1, 9)))
 
 
 def test_micro_batch_weights_are_token_shares():
-    tr = Trainer.__new__(Trainer)
-    tr.micro = 2
     n_pred = np.array([3, 1, 0, 0, 4, 4])
-    parts = tr.micro_batches(6, n_pred)
+    parts = micro_batches(2, 6, n_pred)
     # rows 2-3 predict nothing: skipped (their mean loss would be 0/0); the rest weigh by their tokens
     assert parts == [(slice(0, 2), 4 / 12), (slice(4, 6), 8 / 12)]
-    tr.micro = 6
-    assert tr.micro_batches(6, n_pred) == [(slice(None), 1.0)]
+    assert micro_batches(6, 6, n_pred) == [(slice(None), 1.0)]
 
 
 def test_micro_batch_resume_and_seeds(corpus, tmp_path):
@@ -125,10 +124,10 @@ def test_micro_batch_resume_and_seeds(corpus, tmp_path):
     c = tmp_path / "c"
     kill_at(trainer(corpus, c, **cfg), 8)
     tr = trainer(corpus, c, **cfg)
-    assert tr.try_resume() and tr.step == 6
+    assert tr.resume() and tr.state.step == 6
     tr = trainer(corpus, c, **cfg)
     tr.run()
-    assert tr.key == trainer(corpus, tmp_path / "x", **cfg).key
+    assert tr.store.key == trainer(corpus, tmp_path / "x", **cfg).store.key
     assert (c / "model.safetensors").read_bytes() == full
     assert logged(c) == logged(tmp_path / "a")
     run(corpus, tmp_path / "s2", seed=2, **cfg)
@@ -140,18 +139,18 @@ def test_padding_to_a_multiple_changes_no_loss(corpus, tmp_path):
     the padding never attended to nor predicted, the same losses."""
     plain, log_plain = run(corpus, tmp_path / "plain", arch=ROBERTA, max_steps=6)
     padded, log_pad = run(corpus, tmp_path / "pad", arch=ROBERTA, max_steps=6, pad_to_multiple_of=16)
-    assert plain.pad_multiple == 1 and padded.pad_multiple == 16
+    assert plain.learner.pad_multiple == 1 and padded.learner.pad_multiple == 16
     widened = 0
     for step in range(6):
         idx = padded.schedule.batch(step)
-        inputs, labels, att, ntok, _ = padded._batch(padded.train_data, idx, np.random.default_rng([1, 1, step]))
-        base = plain._batch(plain.train_data, idx, np.random.default_rng([1, 1, step]))
+        inputs, labels, att, ntok, _ = padded.learner._batch(padded.learner.train_data, idx, np.random.default_rng([1, 1, step]))
+        base = plain.learner._batch(plain.learner.train_data, idx, np.random.default_rng([1, 1, step]))
         w = base[0].shape[1]
         assert inputs.shape[1] in (16, 32) and inputs.shape[1] >= w
         widened += inputs.shape[1] > w
         # the same masked inputs and labels, then only padding: never attended to, never predicted
         assert (inputs[:, :w] == base[0]).all() and (labels[:, :w] == base[1]).all() and ntok == base[3]
-        assert (inputs[:, w:] == padded.ids["pad"]).all() and (labels[:, w:] == -100).all()
+        assert (inputs[:, w:] == padded.corpora.ids["pad"]).all() and (labels[:, w:] == -100).all()
         assert (att[:, w:] == 0).all()
     assert widened
     np.testing.assert_allclose([e["loss"] for e in log_pad], [e["loss"] for e in log_plain], rtol=1e-5)
@@ -193,16 +192,16 @@ def test_cuda_batch_path_builds_the_cpu_tensors(corpus, tmp_path, arch):
     """The GPU batch path (packed blocks gathered on the device; other batches in one pinned copy),
     run here with device 'cpu' and no pinning: the same inputs, labels, mask and token counts."""
     tr = trainer(corpus, tmp_path / "m", arch=arch)
-    assert tr.to_device is None and tr.device_blocks is None  # the CPU path
+    assert tr.learner.to_device is None and tr.learner.device_blocks is None  # the CPU path
 
     def batches(data, rows):
-        return tr._batch(data, rows, None if tr.causal else np.random.default_rng([1, 1, 3]))
+        return tr.learner._batch(data, rows, None if tr.learner.causal else np.random.default_rng([1, 1, 3]))
 
-    cases = [(tr.train_data, tr.schedule.batch(3)), (tr.dev_data, np.arange(3))]
+    cases = [(tr.learner.train_data, tr.schedule.batch(3)), (tr.learner.dev_data, np.arange(3))]
     want = [batches(data, rows) for data, rows in cases]
-    tr.to_device = functools.partial(gpu.to_device, device="cpu", pin=False)
-    if tr.train_data.packed:
-        tr.device_blocks = gpu.DeviceBlocks(tr.train_data.blocks, "cpu")
+    tr.learner.to_device = functools.partial(gpu.to_device, device="cpu", pin=False)
+    if tr.learner.train_data.packed:
+        tr.learner.device_blocks = gpu.DeviceBlocks(tr.learner.train_data.blocks, "cpu")
     for (data, rows), ref in zip(cases, want):
         got = batches(data, rows)
         assert got[3] == ref[3]
@@ -236,23 +235,23 @@ def test_compiled_graph_mode_traces_whole_and_matches_eager(corpus, tmp_path, ar
 
 def test_device_blocks_only_for_packed_data_under_the_limit(corpus, tmp_path):
     tr = trainer(corpus, tmp_path / "m")
-    assert gpu.DeviceBlocks.maybe(tr.train_data, "cpu") is not None
-    assert gpu.DeviceBlocks.maybe(tr.train_data, "cpu", limit=16) is None
+    assert gpu.DeviceBlocks.maybe(tr.learner.train_data, "cpu") is not None
+    assert gpu.DeviceBlocks.maybe(tr.learner.train_data, "cpu", limit=16) is None
     enc = D.Encoded(tokens=np.arange(5, 50, dtype=np.int32), lengths=np.array([20, 25]))
     assert gpu.DeviceBlocks.maybe(D.Dataset.build(enc, 32, False, 1, 1, "x"), "cpu") is None
     # CPU training never builds them
-    assert tr.device_blocks is None
+    assert tr.learner.device_blocks is None
 
 
 def test_unused_hooks_add_no_forward_pass(corpus, tmp_path):
     """Without micro_batch the loop makes exactly one forward per step (and per dev batch), as before."""
     tr = trainer(corpus, tmp_path / "m")
     calls = []
-    orig = tr.forward_loss
-    tr.forward_loss = functools.partial(lambda f, *a, **k: calls.append(1) or f(*a, **k), orig)
+    orig = tr.learner.forward_loss
+    tr.learner.forward_loss = functools.partial(lambda f, *a, **k: calls.append(1) or f(*a, **k), orig)
     tr.run()
     # one forward per step plus one per dev batch per evaluation
-    n_dev = -(-tr.dev_data.n_items // tr.p.batch_size)
+    n_dev = -(-tr.learner.dev_data.n_items // tr.p.batch_size)
     assert len(calls) == tr.p.max_steps + 2 * n_dev
 
 
@@ -271,9 +270,9 @@ def test_cuda_compiled_training_matches_eager_cuda(corpus, tmp_path, arch, mode)
     cfg = {"device": "cuda", "max_steps": 8, "eval_every": 4, "save_every": 8}
     eager, log_eager = run(corpus, tmp_path / "eager", arch=arch, **cfg)
     fast, log_fast = run(corpus, tmp_path / "fast", arch=arch, compile=mode, micro_batch=4, **cfg)
-    assert fast.compile_mode == ("default" if mode is True else mode) and fast.micro == 4
-    if eager.train_data.packed:
-        assert fast.device_blocks is not None
+    assert fast.compile_mode == ("default" if mode is True else mode) and fast.learner.micro == 4
+    if eager.learner.train_data.packed:
+        assert fast.learner.device_blocks is not None
     np.testing.assert_allclose([e["loss"] for e in log_fast], [e["loss"] for e in log_eager], rtol=2e-2)
 
 
@@ -286,7 +285,7 @@ def test_cuda_step_graphs_match_eager_cuda(corpus, tmp_path, arch):
     cfg = {"device": "cuda", "max_steps": 12, "eval_every": 6, "save_every": 12, "pad_to_multiple_of": 32}
     eager, log_eager = run(corpus, tmp_path / "eager", arch=arch, **cfg)
     fast, log_fast = run(corpus, tmp_path / "fast", arch=arch, compile="step-graphs", **cfg)
-    assert fast.step_graphs is not None and fast.step_graphs.replays >= 6
+    assert fast.opt.graphs is not None and fast.opt.graphs.replays >= 6
     np.testing.assert_allclose([e["loss"] for e in log_fast], [e["loss"] for e in log_eager], rtol=2e-2)
 
 
@@ -337,42 +336,42 @@ def test_causal_batches_attend_without_a_mask(corpus, tmp_path, monkeypatch, pac
     materialised [B, 1, T, T] mask (which keeps SDPA off its flash kernel on a GPU)."""
     import torch
 
-    from povstim.train import loop
+    from povstim.train import learner as loop
 
     tr, log = run(corpus, tmp_path / "new", dropout=0.1, packing=packing)
-    assert tr.attn_restore == "sdpa"
-    assert tr.raw_model.config._attn_implementation == "sdpa"  # restored after training
+    assert tr.learner.attn_restore == "sdpa"
+    assert tr.learner.raw_model.config._attn_implementation == "sdpa"  # restored after training
     assert "povstim" not in (tmp_path / "new" / "config.json").read_text()  # not saved with the model
     monkeypatch.setattr(loop, "use_unmasked_causal", lambda model: None)  # the loop as it was
     old, log_old = run(corpus, tmp_path / "old", dropout=0.1, packing=packing)
-    assert old.attn_restore is None
+    assert old.learner.attn_restore is None
     assert [e["loss"] for e in log] == [e["loss"] for e in log_old]
     assert all(torch.equal(a, b) for a, b in zip(state(tr).values(), state(old).values()))
 
-    ids, labels, att, _, _ = tr._batch(tr.train_data, tr.schedule.batch(0), None)
+    ids, labels, att, _, _ = tr.learner._batch(tr.learner.train_data, tr.schedule.batch(0), None)
     assert (att is None) if packing else bool((att == 0).any())  # sentence batches really are padded
     from povstim.attention import PADDING_CHECK, use_unmasked_causal
 
-    assert not any(PADDING_CHECK in m.__dict__ for m in tr.raw_model.modules())  # restored after training
-    assert use_unmasked_causal(tr.raw_model) == "sdpa"  # as during training
+    assert not any(PADDING_CHECK in m.__dict__ for m in tr.learner.raw_model.modules())  # restored after training
+    assert use_unmasked_causal(tr.learner.raw_model) == "sdpa"  # as during training
     # none: not even transformers' padding check (`pad_id in ids[:, [-1, 0]]`), which the switch skips
-    assert _host_syncs(lambda: tr.forward_loss(ids, labels, att)) == []
+    assert _host_syncs(lambda: tr.learner.forward_loss(ids, labels, att)) == []
     # transformers, given no mask, checks the position ids for packed sequences (`.all()` -> bool) and, given a
     # padding mask, turns its tensors into Python bools: a host sync per forward either way
-    assert _host_syncs(lambda: old.forward_loss(ids, labels, att))
+    assert _host_syncs(lambda: old.learner.forward_loss(ids, labels, att))
     for trainer_, masked in ((tr, False), (old, True)):
-        calls = _sdpa_calls(trainer_._forward_loss, ids, labels, att)
+        calls = _sdpa_calls(trainer_.learner._forward_loss, ids, labels, att)
         assert len(calls) == GPT2["n_layer"] and all(c["mask"] == masked for c in calls), (masked, calls)
         assert all(c["is_causal"] is (not masked) for c in calls), (masked, calls)
 
 
 def test_causal_attention_without_a_mask_only_where_nothing_edits_the_mask(corpus, tmp_path):
-    assert trainer(corpus, tmp_path / "mlm", arch=ROBERTA).attn_restore is None  # bidirectional: padding matters
+    assert trainer(corpus, tmp_path / "mlm", arch=ROBERTA).learner.attn_restore is None  # bidirectional: padding matters
     recency = {**GPT2, "bias": {"recency": {"r": 0.6}}}
-    assert trainer(corpus, tmp_path / "recency", arch=recency).attn_restore is None  # adds its bias to the mask
+    assert trainer(corpus, tmp_path / "recency", arch=recency).learner.attn_restore is None  # adds its bias to the mask
     for packing in (True, False):
         tr = trainer(corpus, tmp_path / f"gpt2-{packing}", packing=packing)
-        assert tr.attn_restore == "sdpa" and tr.raw_model.config._attn_implementation == "povstim_unmasked_causal"
+        assert tr.learner.attn_restore == "sdpa" and tr.learner.raw_model.config._attn_implementation == "povstim_unmasked_causal"
 
 
 @pytest.mark.parametrize("packing", [True, False], ids=["packed", "sentences"])
@@ -383,10 +382,10 @@ def test_causal_loss_and_gradients_equal_transformers_own(corpus, tmp_path, pack
     import torch
 
     tr = trainer(corpus, tmp_path / "t", packing=packing)
-    ids, labels, att, _ = tr.batch(tr.train_data, np.arange(8), None)
+    ids, labels, att, _ = tr.learner.batch(tr.learner.train_data, np.arange(8), None)
     if not packing:
         assert bool((labels == -100).any())  # the padding really is in the batch
-    model = tr.raw_model
+    model = tr.learner.raw_model
     model.eval()  # no dropout: both losses see the same forward
 
     def loss_and_grads(fn):
@@ -395,13 +394,13 @@ def test_causal_loss_and_gradients_equal_transformers_own(corpus, tmp_path, pack
         loss.backward()
         return loss.detach().clone(), [p.grad.clone() for p in model.parameters()]
 
-    ours, ours_g = loss_and_grads(lambda: tr.forward_loss(ids, labels, att))
+    ours, ours_g = loss_and_grads(lambda: tr.learner.forward_loss(ids, labels, att))
     theirs, theirs_g = loss_and_grads(lambda: model(input_ids=ids, attention_mask=att, labels=labels).loss)
     assert abs(float(ours) - float(theirs)) <= 1e-6 * float(theirs)
     for a, b in zip(ours_g, theirs_g):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
     with torch.no_grad():
-        total, n = tr.loss(ids, labels, att, reduction="sum")
+        total, n = tr.learner.loss(ids, labels, att, reduction="sum")
         hf = model(input_ids=ids, attention_mask=att, labels=labels).loss
     assert n == int((labels[:, 1:] != -100).sum())
     assert abs(float(total) / n - float(hf)) <= 1e-6 * float(hf)
@@ -419,15 +418,15 @@ def test_fp16_scales_the_loss_and_resumes_exactly(corpus, tmp_path):
 
     cfg = {"dropout": 0.1}
     a = fp16_trainer(corpus, tmp_path / "a", **cfg)
-    assert a.precision == "fp16" and a.amp_dtype is torch.float16 and a.scaler is not None
-    ids, labels, att, _ = a.batch(a.train_data, np.arange(4), None)
-    with a.autocast():
-        assert a.raw_model(input_ids=ids).logits.dtype is torch.float16  # the forward really runs in fp16
+    assert a.runtime.precision == "fp16" and a.runtime.amp_dtype is torch.float16 and a.runtime.scaler is not None
+    ids, labels, att, _ = a.learner.batch(a.learner.train_data, np.arange(4), None)
+    with a.runtime.autocast():
+        assert a.learner.raw_model(input_ids=ids).logits.dtype is torch.float16  # the forward really runs in fp16
     a.run()
     log_a = logged(tmp_path / "a")
     assert log_a[-1]["loss"] < log_a[0]["loss"]  # it learns
     saved = torch.load(tmp_path / "a" / "checkpoints" / "step12" / "trainer_state.pt", weights_only=True)
-    assert saved["scaler"]["scale"] == a.scaler.get_scale() and saved["scaler"]["growth_interval"] == 2000
+    assert saved["scaler"]["scale"] == a.runtime.scaler.get_scale() and saved["scaler"]["growth_interval"] == 2000
     # the same run in fp32 computes something else (fp16 rounding), close to it
     b = trainer(corpus, tmp_path / "fp32", **cfg)
     b.run()
@@ -444,9 +443,10 @@ def test_fp16_scales_the_loss_and_resumes_exactly(corpus, tmp_path):
     assert kept["scaler"]["scale"] == 2.0**16
     kept["scaler"].update(scale=1024.0, _growth_tracker=3)
     torch.save(kept, d / "checkpoints" / "step6" / "trainer_state.pt")
+    checkpoints.reseal(d / "checkpoints" / "step6")  # edited by hand: sealed again, or resume would refuse it
     other = fp16_trainer(corpus, d, **cfg)
-    assert other.try_resume() and other.step == 6
-    assert other.scaler.get_scale() == 1024.0 and other.scaler.state_dict()["_growth_tracker"] == 3
+    assert other.resume() and other.state.step == 6
+    assert other.runtime.scaler.get_scale() == 1024.0 and other.runtime.scaler.state_dict()["_growth_tracker"] == 3
     resumed = fp16_trainer(corpus, c, **cfg)
     resumed.run()
     assert (c / "model.safetensors").read_bytes() == (tmp_path / "a" / "model.safetensors").read_bytes()
@@ -457,21 +457,21 @@ def test_fp16_backward_scales_and_update_clips_the_true_gradients(corpus, tmp_pa
     import torch
 
     tr = fp16_trainer(corpus, tmp_path / "t")
-    ids, labels, att, _ = tr.batch(tr.train_data, np.arange(4), None)
-    tr.raw_model.eval()  # no dropout: the two backwards see the same weights and inputs
-    amp, tr.amp_dtype = tr.amp_dtype, None
-    tr.forward_loss(ids, labels, att).backward()  # fp32, unscaled: the reference
-    plain = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in tr.raw_model.parameters()]))
-    tr.amp_dtype = amp
-    tr.optimizer.zero_grad(set_to_none=True)
-    tr.backward(tr.forward_loss(ids, labels, att))
-    scale = tr.scaler.get_scale()
-    scaled = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in tr.raw_model.parameters()]))
+    ids, labels, att, _ = tr.learner.batch(tr.learner.train_data, np.arange(4), None)
+    tr.learner.raw_model.eval()  # no dropout: the two backwards see the same weights and inputs
+    amp, tr.runtime.amp_dtype = tr.runtime.amp_dtype, None
+    tr.learner.forward_loss(ids, labels, att).backward()  # fp32, unscaled: the reference
+    plain = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in tr.learner.raw_model.parameters()]))
+    tr.runtime.amp_dtype = amp
+    tr.opt.optimizer.zero_grad(set_to_none=True)
+    tr.opt.backward(tr.learner.forward_loss(ids, labels, att))
+    scale = tr.runtime.scaler.get_scale()
+    scaled = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in tr.learner.raw_model.parameters()]))
     torch.testing.assert_close(scaled / scale, plain, rtol=2e-2, atol=0)  # the loss was scaled up by the scale
     seen = []
     clip = torch.nn.utils.clip_grad_norm_
     monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_", lambda params, m: seen.append(clip(params, m)) or seen[-1])
-    tr.update()
+    tr.opt.update()
     torch.testing.assert_close(seen[0], plain, rtol=2e-2, atol=0)  # clipping saw the unscaled gradients
 
 
@@ -481,19 +481,19 @@ def test_fp16_skips_a_step_whose_gradients_overflowed(corpus, tmp_path):
     import torch
 
     tr = fp16_trainer(corpus, tmp_path / "t")
-    ids, labels, att, _ = tr.batch(tr.train_data, np.arange(4), None)
-    tr.backward(tr.forward_loss(ids, labels, att))  # as a step does: the loss scaled, then backward
+    ids, labels, att, _ = tr.learner.batch(tr.learner.train_data, np.arange(4), None)
+    tr.opt.backward(tr.learner.forward_loss(ids, labels, att))  # as a step does: the loss scaled, then backward
     before = state(tr)
-    scale = tr.scaler.get_scale()
-    for p in tr.raw_model.parameters():
+    scale = tr.runtime.scaler.get_scale()
+    for p in tr.learner.raw_model.parameters():
         p.grad = torch.full_like(p, scale * 1e-3)
-    next(tr.raw_model.parameters()).grad.view(-1)[0] = float("inf")
-    tr.update()
+    next(tr.learner.raw_model.parameters()).grad.view(-1)[0] = float("inf")
+    tr.opt.update()
     assert all(torch.equal(before[k], v) for k, v in state(tr).items())
-    assert tr.scaler.get_scale() == scale / 2
-    for p in tr.raw_model.parameters():  # finite (scaled) gradients: a step, clipped on their true norm
-        p.grad = torch.full_like(p, tr.scaler.get_scale() * 1e-3)
-    tr.update()
+    assert tr.runtime.scaler.get_scale() == scale / 2
+    for p in tr.learner.raw_model.parameters():  # finite (scaled) gradients: a step, clipped on their true norm
+        p.grad = torch.full_like(p, tr.runtime.scaler.get_scale() * 1e-3)
+    tr.opt.update()
     assert not all(torch.equal(before[k], v) for k, v in state(tr).items())
 
 
@@ -521,7 +521,7 @@ def test_cuda_fp16_trains_like_fp32(corpus, tmp_path, compile_):
     cfg = {"device": "cuda", "max_steps": 8, "eval_every": 4, "save_every": 8, "compile": compile_}
     half, log_half = run(corpus, tmp_path / "fp16", precision="fp16", **cfg)
     ref, log_ref = run(corpus, tmp_path / "fp32", precision="fp32", **cfg)
-    assert half.precision == "fp16" and half.scaler is not None
+    assert half.runtime.precision == "fp16" and half.runtime.scaler is not None
     np.testing.assert_allclose([e["loss"] for e in log_half], [e["loss"] for e in log_ref], rtol=2e-2)
     saved = torch.load(tmp_path / "fp16" / "checkpoints" / "step8" / "trainer_state.pt", weights_only=True)
-    assert saved["scaler"]["scale"] == half.scaler.get_scale()
+    assert saved["scaler"]["scale"] == half.runtime.scaler.get_scale()

@@ -1,7 +1,11 @@
 """What the trainer does differently for an arch with a ``bias:`` block.
 
-The :class:`povstim.train.loop.Trainer` asks one :class:`TrainingBiases` object at
-fixed points of its loop; for an arch without biases every hook is a no-op.
+The training loop (:mod:`povstim.train.loop`) and the model's learner
+(:mod:`povstim.train.learner`) ask one :class:`TrainingBiases` object at fixed points;
+for an arch without biases every hook is a no-op. The hooks get what they need as
+arguments -- the model, its sizes, the datasets, the batches per epoch, the attention
+maps of a forward -- never the trainer, and change nothing but the model and their own
+running sums.
 
 * ``dyck``: the model starts from the pre-pretrained Dyck checkpoint (``--init-from``):
   every weight is copied; the token embeddings (shared with the tied LM head) keep their
@@ -23,8 +27,11 @@ import logging
 from pathlib import Path
 
 import numpy as np
+import torch
+from safetensors.torch import load_file
 
-from ..io import PovstimError, sha256_file
+from ..io import PovstimError, read_sentences, sha256_file
+from ..parse.conllu import read_file
 from . import tpt as T
 
 log = logging.getLogger("povstim.train")
@@ -32,8 +39,6 @@ log = logging.getLogger("povstim.train")
 
 def init_from_checkpoint(model, folder: str | Path, where: str = "--init-from") -> dict:
     """Copy a (Dyck) checkpoint's weights into ``model``; embedding rows beyond the model's vocab are dropped."""
-    from safetensors.torch import load_file
-
     folder = Path(folder)
     path = folder / "model.safetensors"
     if not path.exists():
@@ -66,9 +71,19 @@ def init_from_checkpoint(model, folder: str | Path, where: str = "--init-from") 
 
 
 class TrainingBiases:
-    def __init__(self, trainer, init_from: str | None = None, parses: list[str] | None = None):
-        bias = dict(trainer.arch.get("bias") or {})
-        self.trainer = trainer
+    """The hooks of an arch's ``bias:`` block.
+
+    ``model`` is the freshly built model (a Dyck checkpoint is copied into it, TPT switches its attention to the
+    eager implementation, recency sets its epoch); ``n_layer``/``n_head`` its sizes; ``batches_per_epoch`` the
+    recency epoch's length; ``tok``, ``texts`` (train, dev corpus paths), ``datasets`` (train, dev
+    ``train.data.Dataset``) and ``lengths`` (tokens per sentence) what the TPT supervision aligns its parses to.
+    """
+
+    def __init__(self, bias: dict | None, model, *, n_layer: int, n_head: int, batches_per_epoch: int, device: str,
+                 tok=None, texts=(None, None), datasets=(None, None), lengths=(None, None),
+                 init_from: str | None = None, parses: list[str] | None = None):
+        bias = dict(bias or {})
+        self.model, self.device, self.batches_per_epoch = model, device, batches_per_epoch
         self.recency = bias.get("recency")
         self.tpt = None
         self.dev_tpt = None
@@ -77,50 +92,53 @@ class TrainingBiases:
         if "dyck" in bias:
             if not init_from:
                 raise PovstimError("the arch has bias.dyck: give the pre-pretrained checkpoint with --init-from")
-            info = init_from_checkpoint(trainer.raw_model, init_from)
+            info = init_from_checkpoint(model, init_from)
             log.info("initialised from the Dyck checkpoint %s (%d tensors, its vocabulary %d -> %d)", init_from,
-                     info["weights"], info["checkpoint_vocab"], trainer.vocab_size)
+                     info["weights"], info["checkpoint_vocab"], model.get_input_embeddings().weight.shape[0])
         elif init_from:
             raise PovstimError("--init-from is for archs with bias.dyck (this arch has none)")
         if "tpt" in bias:
             if not parses:
                 raise PovstimError("the arch has bias.tpt: give the CoNLL-U parses of the training (and dev) "
                                    "corpus with --parses")
-            cfg = trainer.model_config
-            self.tpt = T.check_spec(bias["tpt"] or {}, cfg.n_layer, cfg.n_head, "bias.tpt")
-            if trainer.train_data.packed:
+            self.tpt = T.check_spec(bias["tpt"] or {}, n_layer, n_head, "bias.tpt")
+            self.train_data, self.dev_data = datasets
+            if self.train_data.packed:
                 raise PovstimError("bias.tpt needs sentence-level input: set training.packing to false")
-            self.tpt_data = self._build(parses[0], trainer.train_sentences, trainer.train_lengths, "train")
+            self.tpt_data = self._build(tok, parses[0], texts[0], lengths[0], "train")
             if len(parses) > 1:
-                self.dev_tpt = self._build(parses[1], trainer.dev_sentences, trainer.dev_lengths, "dev")
+                self.dev_tpt = self._build(tok, parses[1], texts[1], lengths[1], "dev")
             # attention maps come only from the eager implementation
-            trainer.raw_model.set_attn_implementation("eager")
+            model.set_attn_implementation("eager")
             log.info("TPT: %d of %d training sentences supervised; heads %s of layers %s, weight %g, %s distance",
                      self.tpt_data.n_supervised, len(self.tpt_data.n_nodes), self.tpt["heads"], self.tpt["layers"],
                      self.tpt["weight"], self.tpt["distance"])
         elif parses:
             raise PovstimError("--parses is for archs with bias.tpt (this arch has none)")
-        if not self.tpt:  # only the TPT alignment needs the sentence strings: free them
-            trainer.train_sentences = trainer.dev_sentences = None
 
-    def _build(self, path, sentences, lengths, what):
-        from ..parse.conllu import read_file
-
+    def _build(self, tok, path, text, lengths, what):
         try:
             parses = read_file(path)
         except FileNotFoundError:
             raise PovstimError(f"--parses: {path} not found") from None
-        return T.build(self.trainer.tok, sentences, parses, lengths, self.tpt["distance"], f"{path} ({what})")
+        sentences = read_sentences(text, "corpus")  # the lines the parses' '# sent_id' count
+        return T.build(tok, sentences, parses, lengths, self.tpt["distance"], f"{path} ({what})")
 
     @property
     def active(self) -> bool:
+        """Whether a training step must run eagerly (it changes the attention or reads its maps)."""
         return bool(self.recency or self.tpt)
+
+    @property
+    def wants_attentions(self) -> bool:
+        """Whether a training forward must return its attention maps (for :meth:`attention_loss`)."""
+        return bool(self.tpt)
 
     # ------------------------------------------------------------------ recency
     def set_epoch_for_step(self, step: int) -> None:
         """Before update ``step`` (0-based): t = the epoch it belongs to."""
         if self.recency:
-            self.trainer.raw_model.set_recency_epoch(step // self.trainer.schedule.batches_per_epoch)
+            self.model.set_recency_epoch(step // self.batches_per_epoch)
 
     def after_resume(self, step: int) -> None:
         """A resumed model holds the t of its last update (step - 1)."""
@@ -129,62 +147,46 @@ class TrainingBiases:
 
     # ------------------------------------------------------------------ TPT
     def _tpt_tensors(self, data, dataset, idx):
-        torch = self.trainer.torch
         q, k, tgt = data.collate(dataset.starts, dataset.lengths, np.asarray(idx) // dataset.repeats,
                                  dataset.sentence_ids)
-        dev = self.trainer.device
+        dev = self.device
         return torch.from_numpy(q).to(dev), torch.from_numpy(k).to(dev), torch.from_numpy(tgt).to(dev)
 
-    def _forward(self, inputs, attention):
-        tr = self.trainer
-        with tr.autocast():
-            out = tr.model(input_ids=inputs, attention_mask=attention, use_cache=False, output_attentions=True)
-        return out
-
-    def train_loss(self, inputs, labels, attention, idx):
-        """The loss of one training step (LM loss, + weight × TPT divergence for a TPT arch)."""
-        tr = self.trainer
-        if not self.tpt:
-            return tr.forward_loss(inputs, labels, attention)
-        out = self._forward(inputs, attention)
-        lm = tr.lm_loss(out.logits, labels)
-        attn = T.supervised_attention(out.attentions, self.tpt["layers"], self.tpt["heads"])
-        q, k, tgt = self._tpt_tensors(self.tpt_data, tr.train_data, idx)
+    def attention_loss(self, attentions, idx):
+        """weight × the TPT divergence of a training (micro-)batch's supervised heads, added to its LM loss;
+        ``attentions`` are the forward's attention maps, ``idx`` the batch's training items."""
+        attn = T.supervised_attention(attentions, self.tpt["layers"], self.tpt["heads"])
+        q, k, tgt = self._tpt_tensors(self.tpt_data, self.train_data, idx)
         kl, _ = T.tpt_loss(attn, q, k, tgt)
         self._tpt_sum = kl.detach() if self._tpt_sum is None else self._tpt_sum + kl.detach()
         self._tpt_steps += 1
-        return lm + self.tpt["weight"] * kl
+        return self.tpt["weight"] * kl
 
-    def dev_divergence(self) -> float | None:
-        """Mean TPT divergence of the supervised heads on the dev set (no gradient)."""
+    def dev_divergence(self, dev_attentions) -> float | None:
+        """Mean TPT divergence of the supervised heads on the dev set; ``dev_attentions()`` yields each dev
+        batch's (attention maps, items), computed without gradient."""
         if not self.tpt or self.dev_tpt is None:
             return None
-        tr = self.trainer
-        torch = tr.torch
         total, rows = 0.0, 0
-        tr.model.eval()
-        with torch.no_grad():
-            for idx in tr.dev_batches():
-                inputs, _, att, _ = tr.batch(tr.dev_data, idx, None)
-                out = self._forward(inputs, att)
-                attn = T.supervised_attention(out.attentions, self.tpt["layers"], self.tpt["heads"])
-                q, k, tgt = self._tpt_tensors(self.dev_tpt, tr.dev_data, idx)
-                kl, r = T.tpt_loss(attn, q, k, tgt)
-                total += float(kl) * r
-                rows += r
-        tr.model.train()
+        for attentions, idx in dev_attentions():
+            attn = T.supervised_attention(attentions, self.tpt["layers"], self.tpt["heads"])
+            q, k, tgt = self._tpt_tensors(self.dev_tpt, self.dev_data, idx)
+            kl, r = T.tpt_loss(attn, q, k, tgt)
+            total += float(kl) * r
+            rows += r
         return total / rows if rows else None
 
-    def log_fields(self, is_eval: bool) -> dict:
+    def log_fields(self, is_eval: bool, dev_attentions) -> dict:
+        """The bias's columns of a train_log.jsonl line (``dev_attentions`` as for :meth:`dev_divergence`)."""
         out = {}
         if self.recency:
-            out["recency_epoch"] = int(self.trainer.raw_model.config.recency_epoch)
+            out["recency_epoch"] = int(self.model.config.recency_epoch)
         if self.tpt:
             if self._tpt_steps:
                 out["tpt_kl"] = float(self._tpt_sum) / self._tpt_steps
             self._tpt_sum, self._tpt_steps = None, 0
             if is_eval and self.dev_tpt is not None:
-                out["dev_tpt_kl"] = self.dev_divergence()
+                out["dev_tpt_kl"] = self.dev_divergence(dev_attentions)
         return out
 
 

@@ -53,22 +53,18 @@ class DyckTrainer(Trainer):
                                        patience=int(steps) + 1, packing=True)
         super().__init__(tokenizer=None, training=training, **kw)
 
-    def load_data(self, train, dev, tokenizer) -> None:
-        self.tok = None
-        self.ids = dict(FIXED_SPECIAL_IDS)
-        self.vocab_size = self._vocab_size
+    def load_data(self, train, dev, tokenizer) -> D.Corpora:
+        ids = dict(FIXED_SPECIAL_IDS)
         ctx = self.p.context
+        data = {}
         for split, path in (("train", train), ("dev", dev)):
             seqs = dyck.read_sequences(path, self.k)
             lengths = np.array([len(s) for s in seqs], dtype=np.int64)
             tokens = np.concatenate([np.asarray(s, dtype=np.int32) for s in seqs]) + N_SPECIAL
             enc = D.Encoded(tokens=tokens.astype(np.int32), lengths=lengths)
-            if split == "train":
-                self.train_data = D.Dataset.build(enc, ctx, True, self.ids["pad"], 1, path)
-                self.train_sentences, self.train_lengths = None, lengths
-            else:
-                self.dev_data = D.Dataset.build(enc, ctx, True, self.ids["pad"], 1, path, allow_short=True)
-                self.dev_sentences, self.dev_lengths = None, lengths
+            data[split] = (D.Dataset.build(enc, ctx, True, ids["pad"], 1, path, allow_short=split == "dev"), lengths)
+        return D.Corpora(train=data["train"][0], dev=data["dev"][0], ids=ids, vocab_size=self._vocab_size,
+                         train_lengths=data["train"][1], dev_lengths=data["dev"][1])
 
     def make_hf_tokenizer(self):
         return _DyckVocab(self.k)

@@ -6,6 +6,9 @@ import argparse
 import json
 import logging
 
+from ..io import json_object_arg
+from .params import resolve
+
 log = logging.getLogger("povstim.train")
 
 
@@ -42,10 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from ..io import json_object_arg
-    from .params import resolve
-
     arch, training = resolve(args.arch, args.params, max_steps=args.max_steps, device=args.device)
+    # torch and transformers: imported only when a model is trained, not for --help
     from .loop import Trainer
 
     trainer = Trainer(

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..io import PovstimError, read_sentences
+from ..tokenizer import bpe
 
 
 def read_corpus(path: str | os.PathLike) -> list[str]:
@@ -163,6 +164,39 @@ def pad_to_multiple(inputs: np.ndarray, labels: np.ndarray, attention: np.ndarra
 def n_pred(labels: np.ndarray, causal: bool) -> np.ndarray:
     """Predicted tokens per row of ``labels`` (-100 = not predicted; causal LMs predict from position 1)."""
     return ((labels[:, 1:] if causal else labels) != -100).sum(axis=1)
+
+
+@dataclass
+class Corpora:
+    """What a run trains and evaluates on: the two datasets and the vocabulary they were encoded with."""
+
+    train: Dataset
+    dev: Dataset
+    ids: dict  # special token ids: bos, pad, eos, unk, mask
+    vocab_size: int
+    train_lengths: np.ndarray  # tokens per sentence, <s> and </s> included (the TPT bias aligns parses to them)
+    dev_lengths: np.ndarray
+    tok: object = None  # the BPE tokenizer (None where the symbols are not text: Dyck pre-pretraining)
+
+    @property
+    def special(self) -> np.ndarray:
+        return np.array(sorted(self.ids.values()), dtype=np.int64)
+
+
+def load_corpora(train: str, dev: str, tokenizer: str, training) -> Corpora:
+    """Tokenise the training and dev corpora (one sentence per line) into datasets for ``training``'s context
+    and packing; sentences longer than the context are left out of one-sentence batches, and counted."""
+    tok = bpe.load(tokenizer)
+    ids = bpe.special_ids(tok)
+    train_sents = encode(tok, read_corpus(train), ids["bos"], ids["eos"])
+    dev_sents = encode(tok, read_corpus(dev), ids["bos"], ids["eos"])
+    ctx, packed = training.context, bool(training.packing)
+    return Corpora(
+        train=Dataset.build(train_sents, ctx, packed, ids["pad"], training.repeats, train),
+        dev=Dataset.build(dev_sents, ctx, packed, ids["pad"], 1, dev, allow_short=True),
+        ids=ids, vocab_size=tok.get_vocab_size(), train_lengths=train_sents.lengths,
+        dev_lengths=dev_sents.lengths, tok=tok,
+    )
 
 
 class Schedule:

@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..io import PovstimError
+
 # Packed training data up to this size is copied to the GPU once (int32 tokens).
 DEVICE_DATA_BYTES = 2 * 2**30
 GRAPH_MODES = ("reduce-overhead", "max-autotune")
@@ -73,8 +75,6 @@ def pad_multiple(setting: int | None, cuda: bool, mode: str | None, packed: bool
 def batching(training, cuda: bool, mode: str | None, packed: bool, tpt: bool) -> tuple[int | None, int]:
     """(micro-batch rows or None, width multiple) for these training settings; TPT allows neither
     (its supervision is per batch and aligned to the batch's longest sentence)."""
-    from ..io import PovstimError
-
     micro = int(training.micro_batch) if training.micro_batch else None
     if micro is not None and micro >= int(training.batch_size):
         micro = None
