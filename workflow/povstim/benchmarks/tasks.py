@@ -3,7 +3,9 @@
 Every benchmark item has ``suite, paradigm, category, item_id`` and a ``task``
 (``minimal_pair`` when absent, so every existing suite stays valid). Per kind:
 
-``minimal_pair``   ``good, bad`` — acceptability judgement (unchanged).
+``minimal_pair``   ``good, bad`` — acceptability judgement (unchanged); optionally a critical
+                   ``region`` of each sentence, ``{good: [start, end], bad: [start, end], unit:
+                   chars|words}`` (:func:`check_region`), for ``scoring.metric: region``.
 ``multiple_choice`` ``stimulus, connective, options, answer`` — lexical, sentence and
                    idiom comprehension: each option is scored as the string
                    ``stimulus + " " + connective + " " + option`` (Italian *cioè*,
@@ -43,6 +45,46 @@ FIELDS = {
 NORMS_FILES = ("norms.json", "norms.csv")
 # the fields of a minimal pair (validate_record)
 REQUIRED = ("suite", "paradigm", "category", "item_id", "good", "bad")
+
+
+# a minimal pair's optional critical region (scoring.metric: region, docs/evaluation.md)
+REGION_UNITS = ("chars", "words")
+_WORD_RE = re.compile(r"\S+")
+
+
+def word_spans(sentence: str) -> list[tuple[int, int]]:
+    """Character spans ``[start, end)`` of the sentence's whitespace-delimited words."""
+    return [m.span() for m in _WORD_RE.finditer(sentence)]
+
+
+def check_region(item: dict, place: str) -> None:
+    """An item's optional ``region``: ``{good: [start, end], bad: [start, end], unit: chars|words}`` inside its
+    sentences; errors name ``place`` (the file and line, or :func:`where`)."""
+    region = item.get("region")
+    if region is None:
+        return
+    if not isinstance(region, dict):
+        raise PovstimError(f"{place}: 'region' must be an object {{good: [start, end], bad: [start, end], unit: "
+                           f"chars|words}}, not {region!r}")
+    unit = region.get("unit", "chars")
+    if unit not in REGION_UNITS:
+        raise PovstimError(f"{place}: region unit {unit!r} is not one of {', '.join(REGION_UNITS)}")
+    unknown = sorted(set(region) - {"good", "bad", "unit"})
+    if unknown:
+        raise PovstimError(f"{place}: region has unknown key(s) {', '.join(unknown)} (keys: good, bad, unit)")
+    for side in ("good", "bad"):
+        span = region.get(side)
+        if not (isinstance(span, list) and len(span) == 2 and all(isinstance(v, int) and not isinstance(v, bool)
+                                                                  for v in span)):
+            raise PovstimError(f"{place}: region.{side} must be [start, end] (two integers, end excluded), "
+                               f"not {span!r}")
+        size = len(item[side]) if unit == "chars" else len(word_spans(item[side]))
+        a, b = span
+        if not 0 <= a < b <= size:
+            what = "characters" if unit == "chars" else "words"
+            raise PovstimError(f"{place}: region.{side} [{a}, {b}) is outside the {side} sentence "
+                               f"({size} {what}: {item[side]!r}); a region is [start, end) with 0 <= start < end "
+                               f"<= {size}")
 
 
 def task_of(item: dict) -> str:
@@ -112,6 +154,7 @@ def validate_record(obj, where: str) -> dict:
         if not isinstance(obj[k], str) or not obj[k].strip():
             raise PovstimError(f"{where}: field '{k}' must be a non-empty string")
     obj["item_id"] = str(obj["item_id"])
+    check_region(obj, f"{where} (item {obj['item_id']!r})")
     return obj
 
 

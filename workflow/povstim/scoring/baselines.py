@@ -49,6 +49,15 @@ class UnigramFrequency:
         logp = np.array([sum(self.counts[w] for w in t) / self.total for t in toks], dtype=np.float64)
         return Scores(logp=logp, ntok=np.array([len(t) for t in toks], dtype=np.int64))
 
+    def logprob(self, sentences: list[str]) -> Scores:
+        """Unigram log-probability of each sentence, ``sum_w log p(w)`` over its words, with add-one smoothing
+        so an unseen word has a probability: ``p(w) = (count(w) + 1) / (total + V + 1)`` (V word types; the +1
+        is every unseen word's share). ``ntok``: the number of words (SLOR's |s|, scoring/words.py)."""
+        denom = math.log(self.total + len(self.counts) + 1)
+        toks = [words(s) for s in sentences]
+        logp = np.array([math.fsum(math.log(self.counts[w] + 1) - denom for w in t) for t in toks], dtype=np.float64)
+        return Scores(logp=logp, ntok=np.array([len(t) for t in toks], dtype=np.int64))
+
 
 class KneserNey:
     """Interpolated Kneser-Ney n-gram model over words."""

@@ -43,7 +43,7 @@ from ..benchmarks.tasks import resolve_path
 from ..io import PovstimError
 from ..io import json_object_arg as _json_arg
 from ..settings import build
-from .run import ScoringSettings, score_baseline, score_model
+from .run import ScoringSettings, score_baseline, score_model, unigram_for
 
 log = logging.getLogger("povstim.score")
 
@@ -69,7 +69,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="causal: do not prepend BOS (the first token is then NOT scored, as in minicons' default)")
     p.add_argument("--eos", action="store_true", default=None,
                    help="causal: append EOS and score it too (log p(end | sentence)); off by default")
-    p.add_argument("--mlm", choices=["pll", "holistic"], help="masked LMs: pseudo-log-likelihood (default) or holistic")
+    p.add_argument("--mlm", choices=["pll", "pll_word_l2r", "holistic"],
+                   help="masked LMs: pseudo-log-likelihood (default), PLL with the scored token's word's tokens to "
+                   "its right masked too (Kauf & Ivanova 2023), or holistic")
+    p.add_argument("--metric", choices=["sentence", "region", "slor"],
+                   help="what a pair compares: the sentences (default), their critical regions (the items' "
+                   "'region' field) or SLOR (needs --corpus: the unigram's training text)")
+    p.add_argument("--words", action=argparse.BooleanOptionalAction, default=None,
+                   help="also write each sentence's words and word surprisals (default scoring.words)")
     p.add_argument("--batch-size", type=int, help="sentences (causal/holistic) or masked rows (PLL) per forward pass")
     p.add_argument("--checkpoints", action=argparse.BooleanOptionalAction, default=None,
                    help="also score every MODEL/checkpoints/step{N}/ (rows final=False); default scoring.checkpoints")
@@ -79,7 +86,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", help="auto (default), cpu, cuda or cuda:N")
     p.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's choice, all cores)")
     p.add_argument("--baseline", choices=["unigram", "ngram"], help="score with a corpus baseline instead of --model")
-    p.add_argument("--corpus", action="append", default=[], help="baseline training corpus (repeatable)")
+    p.add_argument("--corpus", action="append", default=[],
+                   help="baseline training corpus, or with --model and metric slor the unigram's (repeatable)")
     p.add_argument("--order", type=int, default=3, help="n-gram order for --baseline ngram (default 3)")
     p.add_argument("--out", required=True, help="output .parquet")
 
@@ -88,7 +96,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def settings(args) -> ScoringSettings:
     """The scoring section from --params, overridden by the flags, defaulted and checked by the schema."""
     flags = {key: getattr(args, key, None) for key in ("reduction", "bos", "eos", "mlm", "batch_size",
-                                                       "checkpoints", "device", "sensitivity")}
+                                                       "checkpoints", "device", "sensitivity", "metric", "words")}
     return build(ScoringSettings, "scoring", _json_arg(args.params, "--params"), **flags)
 
 
@@ -141,7 +149,7 @@ def run(args) -> int:
             raise PovstimError("--baseline needs at least one --corpus (the training text)")
         df = score_baseline(pairs, args.baseline, args.corpus, meta, opts, order=args.order)
     else:
-        df = score_model(pairs, args.model, opts, meta, threads=args.threads)
+        df = score_model(pairs, args.model, opts, meta, threads=args.threads, unigram=unigram_for(opts, args.corpus))
     write_parquet(df, args.out)
     # the final model and each checkpoint: one (step, final) pair each
     targets = len(df[["step", "final"]].drop_duplicates()) if len(df) else 0

@@ -29,7 +29,7 @@ from .scorer import Scorer
 
 
 class FastScorer(Scorer):
-    def score_ids(self, ids: list[list[int]], targets: list[list[int]], prepared=None) -> np.ndarray:
+    def score_ids(self, ids: list[list[int]], targets: list[list[int]], prepared=None, words=None) -> np.ndarray:
         import torch
 
         total = np.zeros(len(ids), dtype=np.float64)
@@ -37,7 +37,8 @@ class FastScorer(Scorer):
             return total
         pll = self.kind == "masked" and self.method != "holistic"
         with torch.inference_mode():
-            logprobs, owners = self._pll(ids, targets) if pll else self._whole(ids, targets, prepared)
+            logprobs, owners = self._pll(ids, targets, self._until(targets, words)) if pll else \
+                self._whole(ids, targets, prepared)
         if logprobs:
             # one device -> host copy per model; same float64 additions, same order, as Scorer
             lp = torch.cat(logprobs).double().cpu().numpy()
@@ -66,9 +67,29 @@ class FastScorer(Scorer):
             owners.append(np.repeat(batch, counts))
         return logprobs, owners
 
-    def _pll(self, ids, targets):
+    def token_logprobs(self, ids: list[list[int]], targets: list[list[int]], words=None) -> list[np.ndarray]:
+        """Each scored token's log-probability (float64, one array per sentence, in ``targets``' order): the
+        forwards of :meth:`score_ids` without a prefix tree (word- and region-level scores, scoring/words.py).
+        Summed in order they are FastScorer's sentence sums bit for bit."""
+        import torch
+
+        pll = self.kind == "masked" and self.method != "holistic"
+        counts = [len(t) for t in targets]
+        if not ids or not sum(counts):
+            return [np.zeros(c, dtype=np.float64) for c in counts]
+        with torch.inference_mode():
+            logprobs, owners = self._pll(ids, targets, self._until(targets, words)) if pll else \
+                FastScorer._whole(self, ids, targets)
+        lp = torch.cat(logprobs).double().cpu().numpy()
+        # within a sentence its tokens come in target order (batches keep each row's targets in order; PLL rows
+        # are sorted by position): a stable sort by sentence puts them in place
+        lp = lp[np.argsort(np.concatenate(owners), kind="stable")]
+        return np.split(lp, np.cumsum(counts)[:-1])
+
+    def _pll(self, ids, targets, until=None):
         """Scorer._score_pll's masked rows and chunks: one row per (sentence, position), sorted by
-        (sentence length, sentence, position), ``batch_size`` rows per forward."""
+        (sentence length, sentence, position), ``batch_size`` rows per forward. ``until`` (within-word l2r PLL):
+        per sentence and scored position, the end of the positions masked with it."""
         mask_id = self.tok.mask_token_id
         if mask_id is None:
             raise PovstimError("the tokenizer has no mask token, so pseudo-log-likelihood is undefined")
@@ -80,6 +101,7 @@ class FastScorer(Scorer):
             np.zeros(0, dtype=np.int64)
         order = np.lexsort((position, sentence, lengths[sentence]))  # as sorted((len, i, j)) in Scorer
         sentence, position = sentence[order], position[order]
+        end = None if until is None else np.concatenate([np.asarray(u, dtype=np.int64) for u in until])[order]
         pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else 0
         logprobs, owners = [], []
         # PLL is the slow one on a CPU (a forward per masked row): its progress bar, as Scorer's
@@ -93,6 +115,10 @@ class FastScorer(Scorer):
             rows = np.arange(len(rows_of))
             tgts = tid[rows, cols]  # the tokens before they are masked
             tid[rows, cols] = mask_id
+            if end is not None:  # within-word l2r: the word's tokens right of the masked one too
+                ends = end[start : start + self.batch_size]
+                ar = np.arange(width)[None, :]
+                tid[(ar > cols[:, None]) & (ar < ends[:, None])] = mask_id
             mask = (np.arange(width)[None, :] < lengths[rows_of][:, None]).astype(np.int64)
             logprobs.append(self._batch_logprobs(tid, mask, rows, cols, tgts, cuda))
             owners.append(rows_of)

@@ -20,7 +20,7 @@ from ..benchmarks.tasks import resolve_path
 from ..io import PovstimError
 from ..io import json_object_arg as _json_arg
 from ..settings import build
-from .run import ScoringSettings, score_models
+from .run import ScoringSettings, score_models, unigram_for
 
 log = logging.getLogger("povstim.score")
 
@@ -37,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="one model: its folder, its meta JSON {arch, condition, size, seed} and the output "
                    ".parquet (repeatable)")
     p.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's choice)")
+    p.add_argument("--corpus", action="append", default=[],
+                   help="scoring.metric slor: the unigram's training text, the same for every job (repeatable)")
 
 
 def run(args) -> int:
@@ -62,7 +64,8 @@ def run(args) -> int:
     preload_and_freeze()
     pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
     t0 = time.perf_counter()
-    for index, frame in score_models(pairs, jobs, opts, threads=args.threads):
+    for index, frame in score_models(pairs, jobs, opts, threads=args.threads,
+                                     unigram=unigram_for(opts, args.corpus)):
         write_parquet(frame, outs[index])
         log.info("%s -> %s", jobs[index][0], outs[index])
     log.info("%d pairs x %d model(s) scored in %.1fs", len(pairs), len(jobs), time.perf_counter() - t0)

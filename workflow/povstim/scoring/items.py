@@ -77,27 +77,32 @@ def identity_columns(items: list[dict], meta: dict, step: int, final: bool) -> d
     }
 
 
-def item_frame(pairs: list[dict], score_fn, meta: dict, step: int, final: bool, sensitivity=None):
+def item_frame(pairs: list[dict], score_fn, meta: dict, step: int, final: bool, sensitivity=None, metric=None,
+               words=None):
     """Score every pair's sentences in one call (so batching spans pairs) and build rows.
 
     ``score_fn`` is a function of the sentences or their Scores already computed.
     ``sensitivity``: None (no extra columns) or a function of (n, primary Scores) returning
-    the SENSITIVITY_COLUMNS.
+    the SENSITIVITY_COLUMNS. ``metric``: None (the sentence scores) or (logp, ntok) of pair_sentences() under
+    ``scoring.metric`` (region or SLOR scores, scoring/words.py), which the logp/ntok columns and the verdict then
+    hold; the sensitivity columns stay the sentences'. ``words``: the word columns (words.word_columns), last.
     """
     import pandas as pd
 
     sentences = pair_sentences(pairs)
     scores = score_fn(sentences) if callable(score_fn) else score_fn
     n = len(pairs)
-    good, bad = scores.logp[:n], scores.logp[n:]
+    logp, ntok = (scores.logp, scores.ntok) if metric is None else metric
+    good, bad = logp[:n], logp[n:]
     extra = sensitivity(n, scores) if sensitivity is not None else {}
+    extra.update(words or {})
     return pd.DataFrame(
         {
             **identity_columns(pairs, meta, step, final),
             "logp_good": good.astype(np.float64),
             "logp_bad": bad.astype(np.float64),
-            "ntok_good": scores.ntok[:n].astype(np.int64),
-            "ntok_bad": scores.ntok[n:].astype(np.int64),
+            "ntok_good": ntok[:n].astype(np.int64),
+            "ntok_bad": ntok[n:].astype(np.int64),
             "correct": good > bad,
             **extra,
         },

@@ -7,6 +7,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..io import PovstimError
 from ..settings import as_dict
 
 # items, prepare, tree, scorer, tasks, baselines (numpy) and devices (the schema) are imported where used: the
@@ -32,6 +33,8 @@ class ScoringSettings:
     matmul: str  # fp32 | 3xtf32: the linear layers' products on a GPU (scoring/matmul.py)
     sensitivity: bool  # keep the raw sums/token counts of every metric (the metric sensitivity table)
     group: str  # none | seeds | all: models scored by one job (speed only; rules/evaluate.smk)
+    metric: str  # sentence | region | slor: what a pair compares (scoring/words.py)
+    words: bool  # also write every sentence's word surprisals (scoring/words.py)
 
 
 def _task_frames(pairs: list[dict], settings: ScoringSettings, meta: dict):
@@ -48,13 +51,14 @@ def _task_frames(pairs: list[dict], settings: ScoringSettings, meta: dict):
 
 
 def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: dict, threads: int | None = None,
-                prepared=None):
+                prepared=None, unigram=None):
     """Item scores of ``model`` (a save_pretrained folder or local hub name) and, when asked, of every
     ``checkpoints/step{N}/`` beside it: one DataFrame, rows final=True for the model itself.
 
     The suite's sentences are encoded once per tokenizer and framing (scoring/prepare.py), the first model's
     while the device starts and the weights load; ``prepared``: a :class:`~.prepare.Preparations` of the suite's
-    sentences shared with other models (score_models), else the job's own."""
+    sentences shared with other models (score_models), else the job's own. ``unigram``: the condition's unigram
+    model (baselines.UnigramFrequency), which ``scoring.metric: slor`` needs."""
     import torch
 
     from .items import checkpoints, final_step, pair_sentences
@@ -71,6 +75,7 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     if settings.checkpoints and model_path.is_dir():
         targets += [(step, str(d), False) for step, d in checkpoints(model_path)]
     tasks = _task_frames(pairs, settings, meta)
+    check_metric(pairs, settings, tasks is not None, unigram)
     sentences = pair_sentences(pairs) if tasks is None else None
     own = prepared is None and sentences is not None
     if own:
@@ -78,7 +83,7 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
         if model_path.is_dir():  # (a hub name loads from the local cache only: load() says why it cannot)
             prepared.ahead(model_path, _framings(settings), _derive(settings))
     try:
-        return _score_targets(pairs, targets, model_path, tasks, sentences, prepared, settings, meta)
+        return _score_targets(pairs, targets, model_path, tasks, sentences, prepared, settings, meta, unigram)
     finally:
         if own:
             prepared.close()
@@ -108,7 +113,78 @@ def _derive(settings: ScoringSettings):
     return derive
 
 
-def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, settings, meta):
+def check_metric(pairs: list[dict], settings: ScoringSettings, tasks: bool, unigram=None) -> None:
+    """The word- and region-level options apply to minimal pairs; ``region`` needs every item's region (inside its
+    sentences), ``slor`` a unigram model. Errors name the key, the suite file and the item."""
+    from .words import METRICS, check_region, where
+
+    if settings.metric not in METRICS:
+        raise PovstimError(f"scoring.metric must be one of {', '.join(METRICS)}, not {settings.metric!r}")
+    if tasks and (settings.metric != "sentence" or settings.words):
+        what = f"scoring.metric: {settings.metric}" if settings.metric != "sentence" else "scoring.words: true"
+        raise PovstimError(f"{what} applies to minimal pairs; this suite has other task kinds (multiple_choice, "
+                           "completion): use scoring.multiple_choice.metric for those")
+    if settings.metric == "slor" and unigram is None:
+        raise PovstimError("scoring.metric: slor needs the condition's unigram model: pass --corpus with the "
+                           "condition's train.txt (the corpus the model was trained on)")
+    for p in pairs:
+        if settings.metric == "region" and p.get("region") is None:
+            raise PovstimError(f"{where(p)}: scoring.metric: region needs a 'region' field in every item "
+                               "({good: [start, end], bad: [start, end], unit: chars|words})")
+        check_region(p, where(p))
+
+
+def _metric(pairs, scorer, tok, sentences, result, prepared, settings, unigram):
+    """(metric, word columns) of one model: the ``scoring.metric`` scores that replace logp/ntok (None for
+    ``sentence``) and the ``scoring.words`` columns (None when off), from one pass of per-token log-probabilities
+    (scoring/words.py) where either needs it."""
+    import numpy as np
+
+    from .words import region_positions, token_offsets, token_words, where, word_columns, word_logprobs, word_spans
+
+    n = len(pairs)
+    metric = words = None
+    if settings.metric == "slor":
+        uni = unigram.logprob(sentences)
+        if (uni.ntok == 0).any():
+            bad = pairs[int(np.flatnonzero(uni.ntok == 0)[0]) % n]
+            raise PovstimError(f"{where(bad)}: scoring.metric: slor: a sentence without words")
+        metric = ((result.total - uni.logp) / uni.ntok, result.ntok)
+    if settings.metric != "region" and not settings.words:
+        return metric, words
+    ready = prepared
+    if ready is None or ready.framing != scorer.framing:
+        from .prepare import prepare
+
+        ready = prepare(tok, scorer.framing, sentences)
+    rows = [ready.index[s] for s in sentences]
+    ids = [ready.ids[r] for r in rows]
+    targets = [ready.targets[r] for r in rows]
+    extra = {"words": [scorer.l2r_words(ready)[r] for r in rows]} if scorer.l2r else {}
+    token_lp = scorer.token_logprobs(ids, targets, **extra)
+    where_words = token_words(tok, scorer.framing, sentences, ids)
+    if settings.words:
+        per_word = [word_logprobs(len(word_spans(s)), t, lp, w, len(x))
+                    for s, t, lp, w, x in zip(sentences, targets, token_lp, where_words, ids)]
+        words = word_columns(sentences, n, per_word)
+    if settings.metric == "region":
+        offsets = token_offsets(tok, scorer.framing, sentences, ids)
+        logp, ntok = np.zeros(2 * n), np.zeros(2 * n, dtype=np.int64)
+        for k, s in enumerate(sentences):
+            item, side = pairs[k % n], ("good", "bad")[k // n]
+            keep = region_positions(item, side, targets[k], where_words[k], offsets[k])
+            if not keep:
+                raise PovstimError(f"{where(item)}: the region of the {side} sentence holds no scored token "
+                                   f"({item['region'][side]} of {s!r}; without BOS the first token is not scored)")
+            total = 0.0
+            for v in token_lp[k][keep]:  # in order, as the scorers add
+                total += v
+            logp[k], ntok[k] = (total / len(keep) if settings.reduction == "mean" else total), len(keep)
+        metric = (logp, ntok)
+    return metric, words
+
+
+def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, settings, meta, unigram=None):
     import pandas as pd
 
     from ..devices.slots import resolve_device
@@ -127,13 +203,14 @@ def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, setti
         if final_result is not None and holds_final_model(model_path, step, Path(path)):
             # the checkpoint saved at the final model's step: the same files, so the same scores (a demo
             # score job scores 2 of its 3 targets; docs/evaluation.md)
-            result, kind = final_result
+            result, kind, metric, words = final_result
             if tasks is not None:
                 frames.append(as_checkpoint_rows(result, step))
             else:
                 extra = _sensitivity(None, None, kind, settings.bos, {}, sentences, False) \
                     if settings.sensitivity else None
-                frames.append(item_frame(pairs, result, meta, step=step, final=False, sensitivity=extra))
+                frames.append(item_frame(pairs, result, meta, step=step, final=False, sensitivity=extra,
+                                         metric=metric, words=words))
             log.info("%s (step %d): accuracy %.3f (the final model's files: its scores, not scored again)", path,
                      step, frames[-1]["correct"].mean())
             continue
@@ -146,6 +223,7 @@ def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, setti
         # TreeScorer: causal models feed each shared prefix once (scoring/tree.py); otherwise, and with
         # share_prefixes: false, FastScorer: Scorer's numbers bit for bit, with less Python per token
         scorer = TreeScorer(lm, tok, kind, bos=settings.bos, **opts)
+        metric = words = None
         if tasks is not None:
             frames.append(tasks(scorer.score, step, final, scorer, (lm, tok, kind, device)))
             result = frames[-1]
@@ -162,9 +240,11 @@ def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, setti
             extra = None
             if settings.sensitivity:
                 extra = _sensitivity(lm, tok, kind, settings.bos, opts, sentences, final, path, prepared)
-            frames.append(item_frame(pairs, result, meta, step=step, final=final, sensitivity=extra))
+            metric, words = _metric(pairs, scorer, tok, sentences, result, ready, settings, unigram)
+            frames.append(item_frame(pairs, result, meta, step=step, final=final, sensitivity=extra,
+                                     metric=metric, words=words))
         if final and model_path.is_dir():
-            final_result = (result, kind)
+            final_result = (result, kind, metric, words)
         log.info("%s (step %d): accuracy %.3f (%s)", path, step, frames[-1]["correct"].mean(), timing)
         del lm
     return pd.concat(frames, ignore_index=True)
@@ -202,7 +282,7 @@ def _sensitivity(lm, tok, kind, bos, opts, sentences, final, name="", prepared=N
 
 
 def score_models(pairs: list[dict], jobs: list[tuple[str, dict]], settings: ScoringSettings,
-                 threads: int | None = None):
+                 threads: int | None = None, unigram=None):
     """Item scores of several models in one process: ``jobs`` is (model, meta) per model; yields
     (index, frame) as each model is done. Each frame is exactly :func:`score_model`'s for that model
     alone; the process pays torch/transformers imports, CUDA initialisation and the GPU claim once
@@ -216,10 +296,23 @@ def score_models(pairs: list[dict], jobs: list[tuple[str, dict]], settings: Scor
         prepared.ahead(Path(jobs[0][0]), _framings(settings), _derive(settings))  # the first model's, as score_model
     try:
         for index, (model, meta) in enumerate(jobs):
-            yield index, score_model(pairs, model, settings, meta, threads=threads, prepared=prepared)
+            yield index, score_model(pairs, model, settings, meta, threads=threads, prepared=prepared,
+                                     unigram=unigram)
     finally:
         if prepared is not None:
             prepared.close()
+
+
+def unigram_for(opts: ScoringSettings, corpora: list[str]):
+    """The unigram model ``scoring.metric: slor`` needs, trained on ``corpora`` (None for other metrics)."""
+    if opts.metric != "slor":
+        return None
+    if not corpora:
+        raise PovstimError("scoring.metric: slor needs the condition's unigram model: pass --corpus with the "
+                           "condition's train.txt (the corpus the model was trained on)")
+    from .baselines import train_baseline
+
+    return train_baseline("unigram", corpora)
 
 
 def score_baseline(pairs: list[dict], baseline: str, corpora: list[str], meta: dict, settings: ScoringSettings,

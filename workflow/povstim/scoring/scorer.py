@@ -35,6 +35,10 @@ from .prepare import Prepared, batch_ids, encode, framing, model_kind, prepare, 
 
 log = logging.getLogger(__name__)
 
+# scoring.mlm: pseudo-log-likelihood, the same with a word's tokens to the right masked too (Kauf & Ivanova 2023,
+# scoring/words.py), or holistic
+MLM_METHODS = ("pll", "pll_word_l2r", "holistic")
+
 # fp32 vocabulary logits per log-softmax chunk on a CPU (Scorer._softmax_rows): 16 MB
 SOFTMAX_CHUNK = 1 << 22
 
@@ -163,8 +167,8 @@ class Scorer:
                  matmul: str = "fp32"):
         if reduction not in ("sum", "mean"):
             raise PovstimError(f"scoring.reduction must be sum or mean, not {reduction!r}")
-        if method not in ("pll", "holistic"):
-            raise PovstimError(f"scoring.mlm must be pll or holistic, not {method!r}")
+        if method not in MLM_METHODS:
+            raise PovstimError(f"scoring.mlm must be one of {', '.join(MLM_METHODS)}, not {method!r}")
         self.model, self.tok, self.kind, self.device = model, tokenizer, kind, device
         self.bos, self.method, self.batch_size, self.reduction = bos, method, int(batch_size), reduction
         # scoring.matmul: the linear layers' products as 3xTF32 on a GPU that has TF32 (scoring/matmul.py)
@@ -257,7 +261,8 @@ class Scorer:
         elif prepared.framing != self.framing:
             raise ValueError(f"Scorer.score: sentences prepared for {prepared.framing}, not {self.framing}")
         t1 = time.perf_counter()
-        total = self.score_ids(prepared.ids, prepared.targets, prepared=prepared)
+        extra = {"words": self.l2r_words(prepared)} if self.l2r else {}
+        total = self.score_ids(prepared.ids, prepared.targets, prepared=prepared, **extra)
         # where a job's time goes (the score log; gpu_bench's score row reads it): encode_s is what this call waited
         # for the encoding (nothing when it was prepared ahead), prepared_s what encoding took wherever it ran; the
         # model's part ends when the sums are on the host, so it holds the device's work too
@@ -270,13 +275,29 @@ class Scorer:
         order = [prepared.index[s] for s in sentences]
         return Scores(logp=logp[order], ntok=ntok[order], total=total[order])
 
+    @property
+    def l2r(self) -> bool:
+        """Whether this scorer runs within-word l2r PLL (a masked model, ``scoring.mlm: pll_word_l2r``)."""
+        return self.kind == "masked" and self.method == "pll_word_l2r"
+
+    def l2r_words(self, prepared: Prepared) -> list:
+        """The tokenizer's word of each position of the prepared sentences (within-word l2r PLL), kept with them."""
+        from .words import tokenizer_word_ids
+
+        if "word_ids" not in prepared.derived:
+            prepared.derived["word_ids"] = tokenizer_word_ids(self.tok, prepared.framing, prepared.sentences,
+                                                              prepared.ids)
+        return prepared.derived["word_ids"]
+
     def targets(self, ids: list[list[int]]) -> list[list[int]]:
         """The positions of each encoded sentence that are scored (all but BOS / special tokens)."""
         return scored_positions(self.framing, ids)
 
-    def score_ids(self, ids: list[list[int]], targets: list[list[int]], prepared: Prepared | None = None) -> np.ndarray:
+    def score_ids(self, ids: list[list[int]], targets: list[list[int]], prepared: Prepared | None = None,
+                  words: list | None = None) -> np.ndarray:
         """Summed log-probabilities (float64) of the ``targets`` positions of each encoded sentence (``prepared``:
-        their preparation, where subclasses keep what they derive from it).
+        their preparation, where subclasses keep what they derive from it; ``words``: within-word l2r PLL's word
+        of each position, words.tokenizer_word_ids).
 
         Sentences are length-sorted and batched (``batch_size`` sentences, or PLL
         rows, per forward pass) whatever their origin, so callers get batching
@@ -289,8 +310,19 @@ class Scorer:
             if self.kind == "causal" or self.method == "holistic":
                 self._score_whole(ids, targets, total)
             else:
-                self._score_pll(ids, targets, total)
+                self._score_pll(ids, targets, total, self._until(targets, words))
         return total
+
+    def _until(self, targets, words):
+        """Within-word l2r PLL: per sentence, the end of the positions masked with each scored one (words.l2r_until);
+        None for plain PLL."""
+        if not self.l2r:
+            return None
+        if words is None:
+            raise PovstimError("scoring.mlm: pll_word_l2r needs each token's word: score whole sentences (Scorer.score)")
+        from .words import l2r_until
+
+        return [l2r_until(w, t) for w, t in zip(words, targets)]
 
     def _score_whole(self, ids, targets, total):
         """One forward per sentence: causal next-token or holistic (unmasked) scoring."""
@@ -314,8 +346,9 @@ class Scorer:
             )
             np.add.at(total, np.array(owner), lp.double().cpu().numpy())
 
-    def _score_pll(self, ids, targets, total):
-        """PLL: every (sentence, position) is one masked row; rows go in bounded chunks."""
+    def _score_pll(self, ids, targets, total, until=None):
+        """PLL: every (sentence, position) is one masked row; rows go in bounded chunks. ``until`` (within-word l2r
+        PLL): per sentence and scored position, the end of the run masked with it."""
         import torch
 
         mask_id = self.tok.mask_token_id
@@ -329,6 +362,9 @@ class Scorer:
             for _, i, j in chunk:
                 row = list(ids[i])
                 row[j] = mask_id
+                if until is not None:
+                    end = until[i][targets[i].index(j)]
+                    row[j:end] = [mask_id] * (end - j)
                 rows.append(row)
             tid, mask = self._pad(rows)
             lp = self._token_logprobs(
