@@ -10,7 +10,7 @@
 # ask for the same thing share one node.
 
 from povstim import biases as bias_plan
-from povstim import devices
+from povstim.devices import slots as device_slots
 from povstim.train.bias_plan import dyck_plan
 
 DYCK = dyck_plan(config)
@@ -107,7 +107,7 @@ rule tpt_parse:
         language=plan.language(config),
         code=stage_code("parse"),
     resources:
-        gpu=lambda wc: devices.job_gpus(config["parser"]["device"]) if wc.backend == "stanza" else 0,
+        gpu=lambda wc: device_slots.job_gpus(config["parser"]["device"]) if wc.backend == "stanza" else 0,
     log:
         f"{LOGS}/parse/tpt/{{backend}}/{{condition}}/{{size}}/{{split}}.log",
     benchmark:

@@ -498,7 +498,7 @@ def test_fp16_skips_a_step_whose_gradients_overflowed(corpus, tmp_path):
 
 
 def test_fp16_is_asked_for_and_not_with_step_graphs():
-    from povstim.devices import train_precision
+    from povstim.devices.precision import train_precision
     from povstim.io import PovstimError
 
     assert train_precision("fp16", "cuda:0", (7, 5)) == "fp16"  # a T4's fp16 tensor cores

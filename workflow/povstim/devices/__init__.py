@@ -9,7 +9,3 @@ Import from the module that holds the concern, so a stage's code hash (povstim.c
 what it uses and no more.
 """
 
-# TEMPORARY (removed before landing): the names the training modules still import from the package
-from .precision import capability, train_precision  # noqa: E402,F401
-from .slots import held_gpu, resolve_device  # noqa: E402,F401
-from .threads import job_environment  # noqa: E402,F401

@@ -1,7 +1,7 @@
 """Where a training job runs and in what precision: CPU threads, the device (a GPU slot), autocast, loss scaling.
 
 ``training.precision: auto`` is bf16 autocast with fp32 master weights on a GPU with bf16 tensor cores
-(compute capability 8.0+), fp32 elsewhere (``povstim.devices.train_precision``); ``fp16`` is asked for and
+(compute capability 8.0+), fp32 elsewhere (``povstim.devices.precision.train_precision``); ``fp16`` is asked for and
 loss-scaled (torch's ``GradScaler``, whose state travels with each checkpoint).
 """
 
@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
-from ..devices import capability, held_gpu, resolve_device, train_precision
+from ..devices.precision import capability, train_precision
+from ..devices.slots import held_gpu, resolve_device
 
 log = logging.getLogger("povstim.train")
 
@@ -81,5 +82,5 @@ def start(training, threads: int | None = None, cpu_fp16: bool = False) -> Runti
 
 
 def threads_note() -> str:
-    """A run's jobs share the cores: idle threads sleep (povstim.devices.job_environment)."""
+    """A run's jobs share the cores: idle threads sleep (povstim.devices.threads.job_environment)."""
     return f" (OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']})" if "OMP_WAIT_POLICY" in os.environ else ""
