@@ -36,7 +36,7 @@ def corrupted_parses(gold: list[Sentence]) -> list[Sentence]:
     """What a parser might make of the fixture's trees: two typical errors, by hand.
 
     - sentence 0 "Is the boy who is smiling happy?": the relative clause attached as a plain ``acl``
-      (App. C's test misses it; the conservative relativizer cue "boy who is" still sees it);
+      (App. C's test misses it; the conservative mode still sees "who" + a finite verb after a noun);
     - sentence 11 "Who do you wanna see?": "see" made a relcl of the verb "wanna" (App. C's test
       fires, and so does the conservative mode, which keeps App. C's test on the parse: recall first).
     """
@@ -67,11 +67,12 @@ def test_recall_and_precision_counted_by_hand(gold):
     # posh on the parses flags 1, 2, 3, 4, 10 and 11: one miss (0), one false positive (11)
     assert {k: qf["posh"]["cross_validated"]["reference"][k] for k in ("tp", "fp", "fn", "recall", "precision")} == \
         {"tp": 5, "fp": 1, "fn": 1, "recall": 0.833333, "precision": 0.833333}
-    # conservative: 0 through the relativizer cue; 11 too (App. C's own test on the parse is one of its cues)
+    # conservative: 0 through the wh-clause analysis ("who" + a finite verb: the first analysis that fires on
+    # it); 11 too (App. C's own test on the parse is one of its analyses)
     assert {k: qf["conservative"]["cross_validated"]["reference"][k]
             for k in ("tp", "fp", "fn", "recall", "precision")} == \
         {"tp": 6, "fp": 1, "fn": 0, "recall": 1.0, "precision": 0.857143}
-    assert qf["conservative"]["per_rule"]["qf_conservative_relativizer"] == {"n": 1, "tp": 1, "precision": 1.0}
+    assert qf["conservative"]["per_rule"]["qf_conservative_wh_clause"] == {"n": 1, "tp": 1, "precision": 1.0}
     assert qf["conservative"]["per_rule"]["qf_conservative_relcl"] == {"n": 6, "tp": 5, "precision": 0.833333}
     # strict against strict on the gold trees (0 and 10): the corrupted 0 is missed
     assert qf["strict"]["cross_validated"]["same_mode_on_gold"]["recall"] == 0.5
