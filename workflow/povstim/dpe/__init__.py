@@ -6,9 +6,10 @@ package):
 - its **rule per mode**: ``posh`` states POSH App. C literally (over-filters on
   gold trees, but misses what a parser misparses); ``strict`` targets the
   disambiguating evidence itself; ``conservative`` aims at App. C's decisions on
-  *gold* trees from a real parser's output: App. C's test on the parse, read
-  the way UD annotates it, united with surface patterns that flag what the
-  parse may have missed (measured against gold trees: docs/filter.md);
+  *gold* trees from a real parser's output, recall first: App. C's test on the
+  parse united with general structural patterns that flag what the parse may
+  have missed (measured against gold trees, cross-validated by transcript:
+  docs/filter.md);
 - its **surface pre-test**: a *necessary* condition of every mode's rule,
   computed from the raw text alone, so a sentence that fails it never needs
   parsing (the parse stage's prefilter is derived from these);
