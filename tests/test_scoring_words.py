@@ -325,3 +325,18 @@ def test_metrics_apply_to_minimal_pairs_only(models):
             "stimulus": "the dog", "connective": "that is", "options": ["a dog", "a cat"], "answer": "a dog"}
     with pytest.raises(PovstimError, match=r"scoring\.words: true applies to minimal pairs"):
         score_model([item], str(models["causal"]), _settings(words=True), {"arch": "x"})
+
+
+def test_pll_word_l2r_scores_multiple_choice_sentences_and_refuses_the_option_metric(models):
+    item = {"suite": "t", "paradigm": "p", "category": "c", "item_id": "1", "task": "multiple_choice",
+            "stimulus": "the dog runs", "connective": "that is", "options": ["a dog runs", "a cat sleeps"],
+            "answer": "a dog runs"}
+    strings = ["the dog runs that is a dog runs", "the dog runs that is a cat sleeps"]
+    ref = _minicons_masked(models["masked"]).sequence_score(strings, reduction=lambda x: x.mean(0).item(),
+                                                             PLL_metric="within_word_l2r")
+    df = score_model([item], str(models["masked"]), _settings(mlm="pll_word_l2r"), {"arch": "x"})
+    assert df["logp_good"][0] == pytest.approx(ref[0], abs=1e-4)  # the answer's mean log-probability
+    assert df["logp_bad"][0] == pytest.approx(ref[1], abs=1e-4)
+    with pytest.raises(PovstimError, match=r"pll_word_l2r needs the words of whole sentences"):
+        score_model([item], str(models["masked"]), _settings(mlm="pll_word_l2r", multiple_choice={"metric": "option"}),
+                    {"arch": "x"})

@@ -57,7 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "from the file: BLiMP jsonl, SCaMP tsv, csv; .txt needs zorro or posh)")
     p.add_argument("--suite-name", help="suite name for imported files (default: the file name)")
     p.add_argument("--params", help="the config's scoring section as JSON (keys: reduction, bos, eos, batch_size, "
-                   "checkpoints, mlm, device, sensitivity, multiple_choice, completion)")
+                   "checkpoints, mlm, device, sensitivity, metric, words, multiple_choice, completion)")
     p.add_argument("--meta", help="JSON {arch, condition, size, seed} written into every row")
     p.add_argument("--arch", help="override meta arch (default: train_summary.json's record, else the "
                    "models/{arch}/{condition}/{size}/seed{N} path, else the folder's name)")

@@ -319,7 +319,8 @@ class Scorer:
         if not self.l2r:
             return None
         if words is None:
-            raise PovstimError("scoring.mlm: pll_word_l2r needs each token's word: score whole sentences (Scorer.score)")
+            raise PovstimError("scoring.mlm: pll_word_l2r needs the words of whole sentences (minimal pairs, "
+                               "multiple_choice.metric: sentence); the option metric takes pll or holistic")
         from .words import l2r_until
 
         return [l2r_until(w, t) for w, t in zip(words, targets)]
