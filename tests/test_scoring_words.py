@@ -87,13 +87,9 @@ def _by_ws_words(tok, sentence, token_scores):
 
 
 def _word_logp(scorer, tok, sentences):
-    p = prepare(tok, scorer.framing, sentences)
-    extra = {"words": scorer.l2r_words(p)} if scorer.l2r else {}
-    lp = scorer.token_logprobs(p.ids, p.targets, **extra)
-    where = W.token_words(tok, p.framing, p.sentences, p.ids)
-    out = {s: W.word_logprobs(len(s.split()), t, x, w, len(i))
-           for s, t, x, w, i in zip(p.sentences, p.targets, lp, where, p.ids)}
-    return [out[s] for s in sentences]
+    out = W.word_scores(scorer, sentences)
+    assert [[w for w, _ in ws] for ws in out] == [s.split() for s in sentences]
+    return [np.array([v for _, v in ws]) for ws in out]
 
 
 # --------------------------------------------------------------------------- per-word surprisal
@@ -214,7 +210,7 @@ def _causal_token_logprobs(lm, tok, sentence):
 
 def test_region_by_characters_is_the_hand_computed_sum_and_mean(models):
     lm, tok, kind = load(models["causal"])
-    item = PAIRS[0]
+    item, hand = PAIRS[0], {}
     for side in ("good", "bad"):
         lp, pieces = _causal_token_logprobs(lm, tok, item[side])
         # the region [29, 37) is "himself." / "herself.": the tokens with a letter in it, read from the pieces
@@ -227,17 +223,15 @@ def test_region_by_characters_is_the_hand_computed_sum_and_mean(models):
                 keep.append(k)
             at += len(piece)
         assert "".join(pieces[k] for k in keep).replace("Ġ", "") == item[side][29:37]
-        item[f"_{side}"] = (sum(lp[k] for k in keep), len(keep))
+        hand[side] = (sum(lp[k] for k in keep), len(keep))
     for reduction in ("sum", "mean"):
         df = score_model(PAIRS[:1], str(models["causal"]), _settings(metric="region", reduction=reduction),
                          {"arch": "x"})
         for side in ("good", "bad"):
-            total, n = item[f"_{side}"]
+            total, n = hand[side]
             assert df[f"ntok_{side}"][0] == n
             assert df[f"logp_{side}"][0] == pytest.approx(total / n if reduction == "mean" else total, abs=1e-4)
         assert df["correct"][0] == (df["logp_good"][0] > df["logp_bad"][0])
-    for side in ("good", "bad"):
-        del item[f"_{side}"]
 
 
 def test_region_by_words_equals_minicons_word_scores(models):

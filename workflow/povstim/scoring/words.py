@@ -168,3 +168,19 @@ def token_offsets(tok, fr, sentences: list[str], ids: list[list[int]]) -> list[l
         _check_ids(e, fr, x, s)
         out.append(_framed(fr, [tuple(o) for o in e.offsets], (0, 0)))
     return out
+
+
+def word_scores(scorer, sentences: list[str]) -> list[list[tuple[str, float]]]:
+    """(word, log-probability) of each whitespace word of each sentence under a loaded scorer (FastScorer or
+    TreeScorer; NaN where a word has an unscored token): the library form of ``scoring.words``, for notebooks."""
+    from .prepare import prepare
+
+    p = prepare(scorer.tok, scorer.framing, sentences)
+    extra = {"words": scorer.l2r_words(p)} if scorer.l2r else {}
+    token_lp = scorer.token_logprobs(p.ids, p.targets, **extra)
+    where_words = token_words(scorer.tok, p.framing, p.sentences, p.ids)
+    out = {}
+    for s, t, lp, w, x in zip(p.sentences, p.targets, token_lp, where_words, p.ids):
+        spans = word_spans(s)
+        out[s] = list(zip((s[a:b] for a, b in spans), word_logprobs(len(spans), t, lp, w, len(x)).tolist()))
+    return [out[s] for s in sentences]
