@@ -6,6 +6,9 @@ Layout of an output folder DIR while training runs:
                                (train_log.jsonl) + manifest.json; the newest two also hold
                                trainer_state.pt (optimizer, RNG, early-stopping state), so a killed
                                job resumes at the newest and falls back to the one before it
+    DIR/checkpoints/chck_{B}/  with training.checkpoint_words: the model after the first step whose words seen
+                               reach budget B (chck_1M, BabyLM's names), + the log up to it and manifest.json
+                               (its step, words seen, budget); learning-curve snapshots, never resumed from
     DIR/best/step{N}/          the best-by-dev-loss weights so far (+ manifest.json)
     DIR/train_log.partial.jsonl
 
@@ -54,6 +57,7 @@ LOG_FILE = "train_log.jsonl"
 # checkpoints that keep trainer_state.pt while a run trains: the newest, and the one to fall back on
 KEEP_STATES = 2
 _STEP_RE = re.compile(r"^step(\d+)$")
+WORDS_PREFIX = "chck_"  # train/budgets.PREFIX
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 # torch and safetensors re-raise a full disk as their own errors, keeping only the OS's text
 _NO_SPACE_TEXT = (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT), "os error 28", "os error 122",
@@ -203,6 +207,26 @@ class CheckpointStore:
         self.prune_states(1 if state.finished else KEEP_STATES)
         self.prune_best(state.best_step)
 
+    def save_words(self, name: str, step: int, words: int, write_model) -> None:
+        """checkpoints/chck_{name}: the model at ``step``, the first whose words seen (``words``) reach the budget
+        ``name``; the log so far beside it. No trainer state: a run resumes from its step checkpoints."""
+        final = self.ckpt_dir / f"{WORDS_PREFIX}{name}"
+        with self._sealed(final, step=step, words=words, budget=name) as tmp:
+            write_model(tmp)
+            if self.partial_log.exists():
+                shutil.copyfile(self.partial_log, tmp / LOG_FILE)
+
+    def word_checkpoints(self) -> dict[str, int]:
+        """budget name -> step of the sealed chck_* folders on disk."""
+        out = {}
+        if self.ckpt_dir.is_dir():
+            for p in sorted(self.ckpt_dir.glob(f"{WORDS_PREFIX}*")):
+                try:
+                    out[p.name[len(WORDS_PREFIX):]] = int(json.loads((p / MANIFEST).read_text("utf-8"))["step"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    out[p.name[len(WORDS_PREFIX):]] = -1  # unreadable: the resume below rewrites it
+        return out
+
     def prune_states(self, keep: int) -> None:
         """trainer_state.pt stays in the newest ``keep`` checkpoints only."""
         for s in steps(self.ckpt_dir, STATE_FILE)[:-keep]:
@@ -283,6 +307,9 @@ class CheckpointStore:
             for s in steps(self.ckpt_dir):
                 if s > step:
                     shutil.rmtree(self.ckpt_dir / f"step{s}")
+            for name, s in self.word_checkpoints().items():
+                if s > step or s < 0:
+                    shutil.rmtree(self.ckpt_dir / f"{WORDS_PREFIX}{name}")
             if (folder / LOG_FILE).exists():
                 shutil.copyfile(folder / LOG_FILE, self.partial_log)
             elif self.partial_log.exists():
@@ -329,7 +356,7 @@ class CheckpointStore:
         """Hidden .tmp folders are writes a killed job did not finish: never read, removed."""
         for folder in (self.ckpt_dir, self.best_dir):
             if folder.is_dir():
-                for tmp in sorted(folder.glob(".step*.tmp")):
+                for tmp in sorted([*folder.glob(".step*.tmp"), *folder.glob(f".{WORDS_PREFIX}*.tmp")]):
                     log.info("removing %s (an unfinished write)", tmp)
                     shutil.rmtree(tmp, ignore_errors=True)
 

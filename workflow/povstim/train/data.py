@@ -177,6 +177,7 @@ class Corpora:
     train_lengths: np.ndarray  # tokens per sentence, <s> and </s> included (the TPT bias aligns parses to them)
     dev_lengths: np.ndarray
     tok: object = None  # the BPE tokenizer (None where the symbols are not text: Dyck pre-pretraining)
+    train_words: np.ndarray | None = None  # words per base training item (training.checkpoint_words only)
 
     @property
     def special(self) -> np.ndarray:
@@ -191,12 +192,47 @@ def load_corpora(train: str, dev: str, tokenizer: str, training) -> Corpora:
     train_sents = encode(tok, read_corpus(train), ids["bos"], ids["eos"])
     dev_sents = encode(tok, read_corpus(dev), ids["bos"], ids["eos"])
     ctx, packed = training.context, bool(training.packing)
-    return Corpora(
+    corpora = Corpora(
         train=Dataset.build(train_sents, ctx, packed, ids["pad"], training.repeats, train),
         dev=Dataset.build(dev_sents, ctx, packed, ids["pad"], 1, dev, allow_short=True),
         ids=ids, vocab_size=tok.get_vocab_size(), train_lengths=train_sents.lengths,
         dev_lengths=dev_sents.lengths, tok=tok,
     )
+    if training.checkpoint_words is not None:
+        words = np.fromiter((len(line.split()) for line in read_corpus(train)), dtype=np.int64)
+        corpora.train_words = item_words(corpora.train, words, train_sents.lengths)
+    return corpora
+
+
+def item_words(data: Dataset, sentence_words: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Words of the training text in each base item of ``data`` (a sentence's whitespace-separated words).
+
+    One sentence per sequence: the item's sentence's words. Packed: a sentence's words count in the block that
+    holds its last token (``</s>``), so a sentence cut by a block boundary counts once, when its end is read;
+    sentences ending in the stream's tail that fills no block are never trained on and never count. Words seen
+    after a step are thus exact up to the words of one sentence per block read."""
+    sentence_words = np.asarray(sentence_words, dtype=np.int64)
+    if not data.packed:
+        return sentence_words[data.sentence_ids]
+    n, width = data.blocks.shape
+    block = (np.cumsum(lengths) - 1) // width
+    keep = block < n
+    return np.bincount(block[keep], weights=sentence_words[keep], minlength=n).astype(np.int64)
+
+
+def words_by_step(schedule: Schedule, words: np.ndarray, repeats: int, steps: int) -> np.ndarray:
+    """Words seen after each number of steps 0..``steps`` (``out[s]``: after the first ``s`` steps), a pure
+    function of the schedule: ``words`` per base item, each copy of a repeated item counted."""
+    fresh = Schedule(schedule.n_items, schedule.batch_size, schedule.seed, schedule.ordered)  # the loop's cache stays
+    per_step = np.zeros(steps, dtype=np.int64)
+    bpe = fresh.batches_per_epoch
+    for epoch in range(-(-steps // bpe)):
+        w = words[fresh.order(epoch) // repeats]
+        sums = np.add.reduceat(w, np.arange(0, len(w), fresh.batch_size))
+        lo = epoch * bpe
+        take = min(bpe, steps - lo)
+        per_step[lo:lo + take] = sums[:take]
+    return np.concatenate([[0], np.cumsum(per_step)])
 
 
 class Schedule:

@@ -31,6 +31,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 from tqdm import tqdm
 
@@ -39,6 +40,7 @@ from ..biases import training as biases_training
 from ..io import code_hash, sha256_file
 from ..settings import as_dict
 from ..tokenizer import bpe
+from . import budgets as B
 from . import data as D
 from . import gpu, runtime
 from .checkpoints import CheckpointStore, RunState
@@ -83,6 +85,8 @@ class Trainer:
         self.opt = Optimiser(self.learner.raw_model, self.p, self.runtime, self.compile_mode, graph_backend,
                              self.learner.forward_loss)
         self.store = CheckpointStore(Path(out_dir), key)
+        # training.checkpoint_words: words seen after each step, and the budgets each step reaches
+        self.words_seen, self.word_steps = word_plan(self.corpora, self.p, self.schedule)
         self.state = RunState()
         # where a job's wall time goes (logged at the end of run(); logs only: timings are not results)
         rt = self.runtime
@@ -135,6 +139,10 @@ class Trainer:
                 store.write_log(entry)
                 window_loss, window_steps, window_tokens = torch.zeros((), device=self.runtime.device), 0, 0
                 t_window = time.perf_counter()
+            if s.step in self.word_steps:  # before the step checkpoint: a resume from it finds these written
+                with self.timed("checkpoints"):
+                    for name, _ in self.word_steps[s.step]:
+                        self.store.save_words(name, s.step, int(self.words_seen[s.step]), self.learner.save)
             if s.step % p.save_every == 0 or s.finished:
                 self.save_checkpoint()
                 t_window = time.perf_counter()  # tokens/s measures training, not checkpoint I/O
@@ -233,6 +241,8 @@ class Trainer:
             "tokens_seen": s.tokens_seen, "train_tokens": int(data.train.n_tokens),
             "batches_per_epoch": self.schedule.batches_per_epoch, "model": {**self.meta, "seed": self.seed},
         }
+        if self.p.checkpoint_words is not None:
+            summary.update(word_summary(self.words_seen, self.word_steps, self.p, s))
         self.store.finalize(s.best_step, self.learner.save_tokenizer, summary)
         log.info("done: %d steps (%s), best dev loss %.4f at step %d -> %s", s.step, s.stop_reason, s.best_loss,
                  s.best_step, self.store.out)
@@ -269,12 +279,51 @@ def plan_steps(corpora: D.Corpora, training, seed: int, seconds: float):
     return schedule, training
 
 
+def word_plan(corpora: D.Corpora, training, schedule) -> tuple:
+    """(words seen after each step 0..max_steps, {step: [(budget name, budget words)]}) for
+    ``training.checkpoint_words``; (None, {}) without it. A budget beyond what max_steps reads is logged."""
+    wanted = B.budgets(training.checkpoint_words)
+    if not wanted:
+        return None, {}
+    if corpora.train_words is None:
+        log.warning("training.checkpoint_words: this run's data have no words (not a text corpus); no word "
+                    "checkpoints saved")
+        return None, {}
+    seen = D.words_by_step(schedule, corpora.train_words, corpora.train.repeats, training.max_steps)
+    plan: dict[int, list] = {}
+    for name, words in wanted:
+        step = int(np.searchsorted(seen, words, side="left"))
+        if step >= len(seen):
+            log.warning("training.checkpoint_words %s: the run reads only %d words in its %d steps; no %s%s",
+                        name, int(seen[-1]), training.max_steps, B.PREFIX, name)
+            continue
+        plan.setdefault(step, []).append((name, words))
+    log.info("word checkpoints: %s", ", ".join(f"{B.PREFIX}{n} at step {st} ({int(seen[st])} words)"
+                                                 for st, names in sorted(plan.items()) for n, _ in names) or "none")
+    return seen, plan
+
+
+def word_summary(seen, plan: dict, training, state: RunState) -> dict:
+    """train_summary.json's word fields: words seen at the end and at the best step, each budget's checkpoint,
+    and the budgets the run did not reach (max_steps or early stopping came first)."""
+    if seen is None:
+        return {"checkpoint_words": {}, "checkpoint_words_unreached": [n for n, _ in B.budgets(
+            training.checkpoint_words)]}
+    saved = {n: {"step": st, "words": int(seen[st]), "budget": w} for st, names in sorted(plan.items())
+             if st <= state.step for n, w in names}
+    return {"words_seen": int(seen[state.step]), "best_words": int(seen[state.best_step]),
+            "checkpoint_words": saved,
+            "checkpoint_words_unreached": [n for n, _ in B.budgets(training.checkpoint_words) if n not in saved]}
+
+
 def resume_key(arch: dict, training, seed: int, train: str, dev: str, tokenizer: str | None, inputs: dict) -> str:
     """What a checkpoint must have been trained from to be resumed: data, tokenizer, arch, training settings
     (not device or threads), seed, the extra inputs of a bias and the training code."""
     h = hashlib.sha256()
     payload = {
-        "arch": arch, "training": {k: v for k, v in as_dict(training).items() if k not in ("device", "threads")},
+        # checkpoint_words only adds snapshots: the weights do not depend on it, so a run may resume across it
+        "arch": arch, "training": {k: v for k, v in as_dict(training).items()
+                                   if k not in ("device", "threads", "checkpoint_words")},
         "seed": seed, "train": sha256_file(train), "dev": sha256_file(dev),
         "tokenizer": sha256_file(tokenizer) if tokenizer else None,
         "code": code_hash(Path(__file__).parent, Path(bpe.__file__), Path(biases_training.__file__).parent,

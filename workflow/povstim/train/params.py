@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from .. import biases, families
 from ..io import PovstimError, json_object_arg
 from ..settings import build, section
+from .budgets import budgets
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class TrainingSettings:
     eval_every: int
     save_every: int
     log_every: int
+    checkpoint_words: list | dict | None  # word budgets of checkpoints/chck_{budget} (train/budgets.py); None: none
     eval_batches: int | None
     weight_decay: float
     dropout: float
@@ -56,6 +58,7 @@ def check_training(training: dict, where: str = "training") -> None:
     """Cross-key checks the schema cannot express (config load runs them before any job)."""
     if training.get("leave_unmasked_prob", 0) + training.get("random_token_prob", 0) > 1:
         raise PovstimError(f"{where}.leave_unmasked_prob + {where}.random_token_prob must be <= 1")
+    budgets(training.get("checkpoint_words"), f"{where}.checkpoint_words")  # increasing, readable, distinct names
     if training.get("precision") == "fp16" and str(training.get("compile")) == "step-graphs":
         # a recorded step runs on the GPU alone; fp16's loss scaling decides on the host whether to take each step
         raise PovstimError(f"{where}.precision fp16 cannot run with {where}.compile step-graphs (its loss scaling "
