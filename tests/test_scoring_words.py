@@ -334,3 +334,22 @@ def test_pll_word_l2r_scores_multiple_choice_sentences_and_refuses_the_option_me
     with pytest.raises(PovstimError, match=r"pll_word_l2r needs the words of whole sentences"):
         score_model([item], str(models["masked"]), _settings(mlm="pll_word_l2r", multiple_choice={"metric": "option"}),
                     {"arch": "x"})
+
+
+def test_importers_carry_a_region_and_keep_other_region_columns(tmp_path):
+    from povstim.benchmarks.importers import import_suite
+
+    (tmp_path / "mine.jsonl").write_text(json.dumps({"ok": "Tom likes himself.", "star": "Tom likes herself.",
+                                                     "region": {"good": [10, 18], "bad": [10, 18]}}) + "\n")
+    pairs = import_suite("jsonl", tmp_path / "mine.jsonl", "mine", {"good": "ok", "bad": "star"})
+    assert pairs[0].to_json()["region"] == {"good": [10, 18], "bad": [10, 18]}
+    (tmp_path / "mine.csv").write_text('good,bad,region\nTom likes himself.,Tom likes herself.,'
+                                       '"{""unit"": ""words"", ""good"": [2, 3], ""bad"": [2, 3]}"\n')
+    assert import_suite("csv", tmp_path / "mine.csv", "mine")[0].to_json()["region"]["unit"] == "words"
+    (tmp_path / "out.csv").write_text('good,bad,region\nTom likes himself.,Tom likes herself.,'
+                                      '"{""good"": [10, 19], ""bad"": [10, 18]}"\n')
+    with pytest.raises(PovstimError, match=r"out\.csv, row 2 \(item '2'\): region\.good \[10, 19\) is outside"):
+        import_suite("csv", tmp_path / "out.csv", "mine")
+    # a column that happens to be called region (a dialect, say) is another field, kept as it was
+    (tmp_path / "geo.csv").write_text("good,bad,region\nTom likes himself.,Tom likes herself.,north\n")
+    assert import_suite("csv", tmp_path / "geo.csv", "mine")[0].to_json()["region"] == "north"

@@ -19,10 +19,12 @@ prefix), so cross-suite comparison happens exactly where Table 10 says.
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 from ..io import PovstimError
 from .suite import Pair, category_for, iter_jsonl, posh_paradigm_name, read_suite
+from .tasks import check_region
 
 FORMATS = ("blimp", "zorro", "scamp", "posh", "jsonl", "csv")
 _DEFAULT_EXT = {"blimp": ".jsonl", "zorro": ".txt", "scamp": ".tsv", "posh": ".txt", "jsonl": ".jsonl", "csv": ".csv"}
@@ -137,8 +139,18 @@ def _from_columns(rows, where, columns: dict, suite: str, default_paradigm: str)
         item_id = str(row.get(col["item_id"]) if row.get(col["item_id"]) not in (None, "") else n)
         used = {col[k] for k in col}
         extra = {k: v for k, v in row.items() if k not in used and k not in ("suite",)}
-        out.append(Pair(suite=suite, paradigm=paradigm, category=category, item_id=item_id,
-                        good=str(row[col["good"]]), bad=str(row[col["bad"]]), extra=extra))
+        region = extra.get("region")
+        if isinstance(region, str) and region.strip().startswith("{"):  # a CSV cell: a critical region as JSON
+            try:
+                extra["region"] = region = json.loads(region)
+            except ValueError:
+                raise PovstimError(f"{where}, row {n}: column 'region' is not JSON ({region!r}); write "
+                                   '{"good": [start, end], "bad": [start, end]}') from None
+        pair = Pair(suite=suite, paradigm=paradigm, category=category, item_id=item_id,
+                    good=str(row[col["good"]]), bad=str(row[col["bad"]]), extra=extra)
+        if isinstance(region, dict):  # a critical region (scoring.metric: region); another 'region' column is kept
+            check_region(pair.to_json(), f"{where}, row {n} (item {item_id!r})")
+        out.append(pair)
     return out
 
 

@@ -154,7 +154,8 @@ def validate_record(obj, where: str) -> dict:
         if not isinstance(obj[k], str) or not obj[k].strip():
             raise PovstimError(f"{where}: field '{k}' must be a non-empty string")
     obj["item_id"] = str(obj["item_id"])
-    check_region(obj, f"{where} (item {obj['item_id']!r})")
+    if isinstance(obj.get("region"), dict):  # a critical region (any other 'region' field is kept as it was)
+        check_region(obj, f"{where} (item {obj['item_id']!r})")
     return obj
 
 

@@ -127,8 +127,10 @@ def check_metric(pairs: list[dict], settings: ScoringSettings, tasks: bool, unig
     if settings.metric == "slor" and unigram is None:
         raise PovstimError("scoring.metric: slor needs the condition's unigram model: pass --corpus with the "
                            "condition's train.txt (the corpus the model was trained on)")
+    if settings.metric != "region":
+        return
     for p in pairs:
-        if settings.metric == "region" and p.get("region") is None:
+        if p.get("region") is None:
             raise PovstimError(f"{where(p)}: scoring.metric: region needs a 'region' field in every item "
                                "({good: [start, end], bad: [start, end], unit: chars|words})")
         check_region(p, where(p))
