@@ -71,6 +71,19 @@ class Family:
     base: str | None = None
     description: str = ""
     extras: dict = field(default_factory=dict)
+    # the size keys an archs: entry of this family may set (besides family, sizes, conditions, training);
+    # any other is an error naming it (check_arch)
+    keys: tuple[str, ...] = ("n_layer", "n_embd", "n_head", "n_inner", "n_positions", "layer_norm_eps", "bias")
+    # (arch with defaults, where) -> None: the family's cross-field checks (None: a transformer's, _check_transformer)
+    check: Callable | None = None
+    # a corpus model (an n-gram): no tokenizer, no training job, no model folder; the score job fits it on the
+    # condition's train split and scores it (plan.corpus_models); one model per condition x size, not per seed
+    corpus_model: bool = False
+    # the training learner (train/learner.py's LEARNERS): transformer (HFLearner) or recurrent (LSTMLearner)
+    learner: str = "transformer"
+    # (arch with defaults) -> transformer sizes (n_layer, n_embd, n_head, n_inner) at least as large in GPU
+    # memory, for the estimates of povstim.devices.sharing (None: the arch's own)
+    memory_sizes: Callable | None = None
 
     @property
     def causal(self) -> bool:
@@ -133,12 +146,29 @@ def resolve_arch(arch: dict, where: str = "arch") -> dict:
     return out
 
 
+# keys every archs: entry may have, whatever its family
+ARCH_KEYS = ("family", "sizes", "conditions", "training")
+
+
 def check_arch(arch: dict, where: str = "arch") -> None:
-    """Cross-field checks a JSON schema cannot express (run at config load, before any job)."""
-    for key in ("n_layer", "n_embd", "n_head", "n_inner"):
+    """Cross-field checks a JSON schema cannot express (run at config load, before any job): only the keys of
+    the arch's family, and sizes that fit together."""
+    fam = get(arch.get("family"), f"{where}.family")
+    for key in arch:
+        if key not in ARCH_KEYS and key not in fam.keys:
+            raise PovstimError(f"{where}.{key}: not a key of family {fam.name} (its keys: {', '.join(fam.keys)})")
+    (fam.check or _check_transformer)(arch, where)
+
+
+def _positive_ints(arch: dict, keys, where: str) -> None:
+    for key in keys:
         v = arch.get(key)
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise PovstimError(f"{where}.{key} must be a positive integer, got {v!r}")
+
+
+def _check_transformer(arch: dict, where: str) -> None:
+    _positive_ints(arch, ("n_layer", "n_embd", "n_head", "n_inner"), where)
     if arch["n_embd"] % arch["n_head"]:
         raise PovstimError(
             f"{where}.n_embd ({arch['n_embd']}) must be divisible by {where}.n_head ({arch['n_head']})"
@@ -280,4 +310,95 @@ register(Family(
     variants={"recency": "gpt2-recency"},
     base="gpt2",
     description="GPT-2 with the dynamic recency bias r^t * b_i in every attention head (Mita et al. 2025; POSH §7)",
+))
+
+
+# --------------------------------------------------------------------------- LSTM (POSH-BENCH's and FiCT's RNN baseline)
+# The model class lives in lstm.py, which imports torch: imported inside the builders below. It trains through
+# the same loop as GPT-2 (train/learner.py's LSTMLearner: HFLearner without attention biases).
+
+def _lstm_config(arch: dict, training, vocab_size: int, ids: dict):
+    from . import lstm
+
+    return lstm.build_config(arch, float(training.dropout), vocab_size, ids)
+
+
+def _lstm_class():
+    from .lstm import LSTMForCausalLM
+
+    return LSTMForCausalLM
+
+
+def _lstm_auto():
+    from .lstm import register_auto
+
+    register_auto()
+
+
+def _check_lstm(arch: dict, where: str) -> None:
+    _positive_ints(arch, ("n_layer", "n_embd", "n_hidden"), where)
+    if not isinstance(arch.get("tie_weights"), bool):
+        raise PovstimError(f"{where}.tie_weights must be true or false, got {arch.get('tie_weights')!r}")
+    if arch["tie_weights"] and arch["n_hidden"] < arch["n_embd"]:
+        # tied: a projection n_hidden -> n_embd feeds the shared embedding matrix; it may only shrink
+        raise PovstimError(f"{where}.n_hidden ({arch['n_hidden']}) must be at least {where}.n_embd "
+                           f"({arch['n_embd']}) when {where}.tie_weights is true (the LSTM's states are projected "
+                           "down to the tied embedding size), or set tie_weights: false")
+
+
+def _lstm_memory_sizes(arch: dict) -> dict:
+    # an LSTM layer's 4h(e + h) weights and its gates' activations stay below a transformer layer of width
+    # max(e, h) with an FFN of twice that (8d^2 weights)
+    d = max(arch["n_embd"], arch["n_hidden"])
+    return {**arch, "n_embd": d, "n_head": 1, "n_inner": 2 * d}
+
+
+register(Family(
+    name="lstm",
+    kind=CAUSAL,
+    defaults={"n_layer": 2, "n_embd": 512, "n_hidden": 1024, "tie_weights": True},
+    build_config=_lstm_config,
+    model_class=_lstm_class,
+    packing=True,
+    tokenizer_frame="none",
+    model_types=("povstim-lstm",),
+    split_head=("model", "lm_head"),
+    unmasked_padding=False,  # no attention: the scorer's right padding never reaches a real token anyway
+    register_auto=_lstm_auto,
+    learner="recurrent",
+    memory_sizes=_lstm_memory_sizes,
+    keys=("n_layer", "n_embd", "n_hidden", "tie_weights"),
+    check=_check_lstm,
+    description="LSTM causal LM: embedding, n_layer stacked LSTMs, tied or untied output (POSH-BENCH, FiCT)",
+))
+
+
+# --------------------------------------------------------------------------- Kneser-Ney n-gram
+# A corpus model: scoring/baselines.py's KneserNey (the `ngram` corpus baseline) fitted on the condition's train
+# split by its score job (rules/evaluate.smk, score_corpus_model); no model class, tokenizer or training run.
+# Named for its smoothing, not `ngram`: that is the baseline's name (benchmarks.<suite>.baselines), which scores
+# the same model outside the grid (seed 0, kept out of Tables 3/8).
+
+def _no_model(*_args):
+    raise PovstimError("family kneser-ney is fitted by its score job (povstim score --baseline ngram), not trained")
+
+
+def _check_ngram(arch: dict, where: str) -> None:
+    _positive_ints(arch, ("order",), where)
+
+
+register(Family(
+    name="kneser-ney",
+    kind=CAUSAL,
+    defaults={"order": 3},
+    build_config=_no_model,
+    model_class=_no_model,
+    packing=False,
+    tokenizer_frame="none",
+    model_types=(),
+    keys=("order",),
+    check=_check_ngram,
+    corpus_model=True,
+    extras={"baseline": "ngram"},  # povstim score --baseline ...
+    description="interpolated Kneser-Ney word n-gram model of the condition's train split (scoring/baselines.py)",
 ))

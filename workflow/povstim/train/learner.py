@@ -15,7 +15,8 @@ a Hugging Face transformer (an LSTM) brings a learner class of its own and leave
 
 The constructor's arguments are the interface's too: ``(arch, training, seed, family, runtime, corpora,
 schedule, *, hf_tok, bias_inputs, compile_mode, compile_backend)``. :func:`learner_for` picks the class for a
-family (``LEARNERS``, by family name; :class:`HFLearner` for every transformers family).
+family (``LEARNERS``, by the family's ``learner`` name: :class:`HFLearner` for every transformers family,
+:class:`LSTMLearner` for the LSTM).
 
 Batches and masks are pure functions of (seed, step): the MLM mask of training step s is drawn from
 ``default_rng([seed, 1, s])``, dev batch b's from ``default_rng([seed, 2, b])``.
@@ -62,12 +63,7 @@ class HFLearner:
         self.model_config = build_config(arch, training, corpora.vocab_size, corpora.ids)
         self.raw_model = self.model = build_model(arch, self.model_config).to(runtime.device)
         # inductive biases (povstim.biases): Dyck initialisation, recency epoch, TPT supervision
-        self.bias = TrainingBiases(
-            arch.get("bias"), self.raw_model, n_layer=self.model_config.num_hidden_layers,
-            n_head=self.model_config.num_attention_heads,
-            batches_per_epoch=schedule.batches_per_epoch, device=runtime.device, tok=corpora.tok,
-            datasets=(corpora.train, corpora.dev), lengths=(corpora.train_lengths, corpora.dev_lengths),
-            **bias_inputs)
+        self.bias = self.make_biases(arch, corpora, schedule, bias_inputs)
         # causal batches are packed blocks (no padding) or right-padded sentences (padding only after a row's last
         # real token, and never a label): SDPA's own causal masking, no mask tensor (povstim/attention.py); not with
         # a bias that edits the attention mask (recency) or reads attention maps (TPT)
@@ -89,6 +85,15 @@ class HFLearner:
         self.device_blocks = gpu.DeviceBlocks.maybe(self.train_data, runtime.device) if runtime.cuda else None
         # other batches: one pinned asynchronous copy per batch (None: CPU tensors straight from numpy)
         self.to_device = functools.partial(gpu.to_device, device=runtime.device) if runtime.cuda else None
+
+    def make_biases(self, arch, corpora, schedule, bias_inputs) -> TrainingBiases:
+        """The hooks of the arch's ``bias:`` block (povstim.biases.training)."""
+        return TrainingBiases(
+            arch.get("bias"), self.raw_model, n_layer=self.model_config.num_hidden_layers,
+            n_head=self.model_config.num_attention_heads,
+            batches_per_epoch=schedule.batches_per_epoch, device=self.runtime.device, tok=corpora.tok,
+            datasets=(corpora.train, corpora.dev), lengths=(corpora.train_lengths, corpora.dev_lengths),
+            **bias_inputs)
 
     @property
     def eager_only(self) -> bool:
@@ -233,11 +238,25 @@ class HFLearner:
         restore_attention(self.raw_model, self.attn_restore)
 
 
-# family name -> its learner class, for a family that is not a transformers model (registered by the module
-# that defines the learner); every other family trains as an HFLearner
-LEARNERS: dict[str, type] = {}
+class LSTMLearner(HFLearner):
+    """An LSTM (povstim/lstm.py): a transformers model with no attention, so HFLearner's batches (packed like
+    GPT-2's), causal loss, evaluation and weights serve as they are; it has no attention biases (the config
+    check rejects a ``bias:`` block on an lstm arch) and never switches an attention implementation."""
+
+    def make_biases(self, arch, corpora, schedule, bias_inputs) -> TrainingBiases:
+        if arch.get("bias") or any(bias_inputs.get(k) for k in ("init_from", "parses")):
+            raise PovstimError(f"family {arch['family']}: inductive biases need a transformer (GPT-2) family")
+        return TrainingBiases(None, self.raw_model, n_layer=self.model_config.n_layer, n_head=1,
+                              batches_per_epoch=schedule.batches_per_epoch, device=self.runtime.device)
+
+
+# learner name (a family's ``Family.learner``) -> its class; a family that is not a transformers model names
+# its own (the LSTM: recurrent); every other family trains as an HFLearner
+LEARNERS: dict[str, type] = {"transformer": HFLearner, "recurrent": LSTMLearner}
 
 
 def learner_for(family) -> type:
     """The learner class that trains models of ``family`` (a povstim.families.Family)."""
-    return LEARNERS.get(family.name, HFLearner)
+    if family.corpus_model:
+        raise PovstimError(f"family {family.name} is a corpus model: its score job fits it, nothing trains it")
+    return LEARNERS.get(family.learner, HFLearner)
