@@ -148,3 +148,36 @@ def test_resume_keeps_word_checkpoints_identical(corpus, word_run, tmp_path):  #
             (word_run / "checkpoints" / name / "model.safetensors").read_bytes()
     assert json.loads((out / "train_summary.json").read_text())["checkpoint_words"] == \
         json.loads((word_run / "train_summary.json").read_text())["checkpoint_words"]
+
+
+# ------------------------------------------------------- scoring and curves
+def test_scoring_scores_the_word_checkpoints_with_their_words(word_run):
+    """The scorer's targets are the chck_ folders (by their manifests' steps) and every row gets words_seen."""
+    import pandas as pd
+    from povstim.scoring import items
+
+    summary = json.loads((word_run / "train_summary.json").read_text())
+    found = items.checkpoints(word_run)
+    assert [s for s, _ in found] == sorted(v["step"] for v in summary["checkpoint_words"].values())
+    assert all(p.name.startswith("chck_") for _, p in found)
+    steps = [s for s, _ in found] + [summary["best_step"]]
+    frame = pd.DataFrame({"step": steps, "correct": [True] * len(steps)})
+    seen = items.with_words_seen(frame, word_run)["words_seen"].tolist()
+    assert seen[:-1] == [summary["checkpoint_words"][n]["words"] for n in ("500", "1k", "2k")]
+    assert seen[-1] == summary["best_words"]
+    with pytest.raises(PovstimError, match="no words seen recorded for step"):
+        items.with_words_seen(pd.DataFrame({"step": [3]}), word_run)
+
+
+def test_curves_carry_words_seen():
+    import pandas as pd
+    from povstim.analysis.curves import curve_table
+
+    rows = []
+    for step, words in ((10, 500), (20, 1000)):
+        for i in range(4):
+            rows.append({"suite": "s", "arch": "gpt2", "condition": "baby", "size": "10k", "seed": 1, "step": step,
+                         "final": step == 20, "category": "c", "paradigm": "p", "item_id": str(i),
+                         "correct": i < step // 10 + 1, "words_seen": words})
+    out = curve_table(pd.DataFrame(rows))
+    assert out["words_seen"].tolist() == [500, 1000] and out.columns[-1] == "words_seen"

@@ -22,10 +22,14 @@ def curve_table(scores: pd.DataFrame) -> pd.DataFrame:
                     on=["suite", "arch", "condition", "size", "seed"])
     par["final"] = par["step"] == par["final_step"]
     par = par.drop(columns=["final_step"])
+    if "words_seen" in rows.columns:  # training.checkpoint_words: words seen at each step (the curves' x-axis)
+        seen = rows.groupby(["suite", "arch", "condition", "size", "seed", "step"])["words_seen"].first()
+        par = par.merge(seen.reset_index(), how="left", on=["suite", "arch", "condition", "size", "seed", "step"])
     par["level"] = "paradigm"
     out = tables.sort_table(par)
     order = ["suite", "arch", "condition", "size", "seed", "step", "final", "category", "paradigm",
-             "n_correct", "n_total", "accuracy"] + (["chance"] if "chance" in par.columns else [])
+             "n_correct", "n_total", "accuracy"] + (["chance"] if "chance" in par.columns else []) \
+        + (["words_seen"] if "words_seen" in par.columns else [])
     out = out[order].sort_values(["suite", "arch", "condition", "size", "seed", "step", "category", "paradigm"],
                                  kind="mergesort", key=lambda s: s.map(tidy.size_words) if s.name == "size" else s)
     return out.reset_index(drop=True)

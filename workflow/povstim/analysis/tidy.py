@@ -73,7 +73,7 @@ def read_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
         if extra and len(extra) != len(SENSITIVITY_COLUMNS):
             raise PovstimError(f"{path}: item-score file has only some of the sensitivity columns "
                                f"(lacks {', '.join(c for c in SENSITIVITY_COLUMNS if c not in extra)})")
-        frames.append(df[SCORE_COLUMNS + extra + [c for c in TASK_KEEP if c in df.columns]])
+        frames.append(df[SCORE_COLUMNS + extra + [c for c in TASK_KEEP + WORDS_KEEP if c in df.columns]])
     if not frames:
         raise PovstimError("no item scores to analyse: every --scores file is empty")
     # Files without the sensitivity columns (baselines, older runs) get NaN sums and 0 tokens there.
@@ -88,6 +88,8 @@ def read_scores(paths: Iterable[str | Path]) -> pd.DataFrame:
 
 # Score files of suites with other task kinds (scoring/tasks.py) also carry these.
 TASK_KEEP = ["task", "n_options"]
+# ... and those of models trained with training.checkpoint_words this (scoring/items.with_words_seen)
+WORDS_KEEP = ["words_seen"]
 
 
 def with_chance(df: pd.DataFrame) -> pd.DataFrame:

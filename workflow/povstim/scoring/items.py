@@ -164,15 +164,65 @@ def final_step(model_dir: Path) -> int:
 
 
 def checkpoints(model_dir: Path) -> list[tuple[int, Path]]:
-    """``DIR/checkpoints/step{N}/`` folders holding weights, by step."""
+    """``DIR/checkpoints/step{N}/`` folders holding weights, by step; when the run saved checkpoints by words
+    seen (``training.checkpoint_words``: ``DIR/checkpoints/chck_{budget}/``), those instead, by the step each
+    manifest names (the step checkpoints are then resume points, not learning-curve points)."""
     root = model_dir / "checkpoints"
     out = []
+    words = word_checkpoints(model_dir)
+    if words:
+        return words
     if root.is_dir():
         for d in root.iterdir():
             m = _STEP_RE.match(d.name)
             if m and d.is_dir() and any((d / f).exists() for f in ("model.safetensors", "pytorch_model.bin")):
                 out.append((int(m.group(1)), d))
     return sorted(out)
+
+
+def word_checkpoints(model_dir: Path) -> list[tuple[int, Path]]:
+    """(step, folder) of each ``DIR/checkpoints/chck_{budget}/`` holding weights, by step (train/checkpoints.py)."""
+    root = model_dir / "checkpoints"
+    out = []
+    if root.is_dir():
+        for d in sorted(root.glob("chck_*")):
+            if d.is_dir() and any((d / f).exists() for f in ("model.safetensors", "pytorch_model.bin")):
+                try:
+                    out.append((int(json.loads((d / "manifest.json").read_text())["step"]), d))
+                except (OSError, ValueError, KeyError, TypeError):
+                    raise PovstimError(f"{d / 'manifest.json'} is missing or does not name the checkpoint's "
+                                       "step") from None
+    return sorted(out)
+
+
+def words_seen(model_dir: Path) -> dict[int, int] | None:
+    """step -> words of training text seen, for the final model and its word checkpoints, from the
+    train_summary.json of a run with ``training.checkpoint_words``; None for any other model."""
+    summary = model_dir / "train_summary.json"
+    if not summary.exists():
+        return None
+    try:
+        data = json.loads(summary.read_text())
+    except ValueError:
+        raise PovstimError(f"{summary} is not valid JSON") from None
+    if "best_words" not in data:
+        return None
+    out = {int(v["step"]): int(v["words"]) for v in data.get("checkpoint_words", {}).values()}
+    out[int(data["best_step"])] = int(data["best_words"])
+    return out
+
+
+def with_words_seen(frame, model_dir: Path):
+    """The item scores with a ``words_seen`` column (words seen at each row's step) when the model was trained
+    with word checkpoints; unchanged otherwise."""
+    seen = words_seen(model_dir) if model_dir.is_dir() else None
+    if seen is None:
+        return frame
+    missing = sorted(set(int(s) for s in frame["step"].unique()) - set(seen))
+    if missing:
+        raise PovstimError(f"{model_dir / 'train_summary.json'}: no words seen recorded for step(s) "
+                           f"{', '.join(map(str, missing))}")
+    return frame.assign(words_seen=frame["step"].map(seen).astype("int64"))
 
 
 # Files a model folder holds besides the model: what training recorded. They do not change a score.

@@ -61,7 +61,7 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
     model (baselines.UnigramFrequency), which ``scoring.metric: slor`` needs."""
     import torch
 
-    from .items import checkpoints, final_step, pair_sentences
+    from .items import checkpoints, final_step, pair_sentences, with_words_seen
     from .prepare import Preparations
 
     # Scorer.score runs under torch.inference_mode(); no process-wide grad
@@ -83,7 +83,8 @@ def score_model(pairs: list[dict], model: str, settings: ScoringSettings, meta: 
         if model_path.is_dir():  # (a hub name loads from the local cache only: load() says why it cannot)
             prepared.ahead(model_path, _framings(settings), _derive(settings))
     try:
-        return _score_targets(pairs, targets, model_path, tasks, sentences, prepared, settings, meta, unigram)
+        frame = _score_targets(pairs, targets, model_path, tasks, sentences, prepared, settings, meta, unigram)
+        return with_words_seen(frame, model_path)  # training.checkpoint_words: the curves' x-axis
     finally:
         if own:
             prepared.close()

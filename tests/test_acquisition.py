@@ -1,0 +1,146 @@
+"""Acquisition points (issue 46 §2, §4, §5): parameter recovery on simulated binomial learning curves with
+planted halfway points, the categories (not acquired within the budget, before the first checkpoint), the
+seeds' pooled summary, condition contrasts, and clear notes for curves too short to fit."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from povstim.analysis import acquisition as A
+from povstim.io import PovstimError
+
+SETTINGS = A.AcquisitionSettings(min_checkpoints=4, min_gain=0.05, interval=0.95, childes=None, child_words=None)
+WORDS = np.logspace(4, 7, 10)  # 10k .. 10M words, 10 checkpoints
+
+
+def simulate(x0, asymptote=0.9, slope=3.0, n=200, rng=None, chance=0.5, words=WORDS):
+    rng = rng or np.random.default_rng(0)
+    p = chance + (asymptote - chance) / (1 + np.exp(-slope * (np.log10(words) - x0)))
+    return rng.binomial(n, p), np.full(len(words), n)
+
+
+def curves_table(planted: dict, seeds=(1, 2, 3), rng=None, n=200, words=WORDS) -> pd.DataFrame:
+    """accuracy_by_step rows for condition -> {paradigm: x0 (None: flat at chance)}."""
+    rng = rng or np.random.default_rng(7)
+    rows = []
+    for cond, paradigms in planted.items():
+        for seed in seeds:
+            for par, x0 in paradigms.items():
+                if x0 is None:
+                    k, nn = rng.binomial(n, 0.5, size=len(words)), np.full(len(words), n)
+                else:
+                    k, nn = simulate(x0 + rng.normal(0, 0.05), rng=rng, n=n, words=words)
+                for step, (w, kk, tot) in enumerate(zip(words, k, nn), 1):
+                    rows.append({"suite": "posh", "arch": "gpt2", "condition": cond, "size": "10M", "seed": seed,
+                                 "step": step * 10, "final": step == len(words), "category": "cat",
+                                 "paradigm": par, "n_correct": int(kk), "n_total": int(tot),
+                                 "accuracy": kk / tot, "words_seen": int(w)})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("x0", [4.6, 5.0, 5.5, 6.0, 6.5])
+def test_planted_points_are_recovered(x0):
+    """Over 20 simulated curves per planted point: the estimate is unbiased to 0.1 decade and the 95% Laplace
+    interval covers the planted point in most of them."""
+    rng = np.random.default_rng(int(x0 * 10))
+    est, cover = [], 0
+    for _ in range(20):
+        k, n = simulate(x0, rng=rng)
+        fit = A.fit_curve(WORDS, k, n)
+        est.append(fit["x0"])
+        cover += abs(fit["x0"] - x0) <= 1.96 * fit["x0_se"]
+        assert A.categorise(fit, 0.05)[0] == "acquired"
+    assert abs(np.mean(est) - x0) < 0.1
+    assert cover >= 16
+    assert abs(fit["asymptote"] - 0.9) < 0.05
+
+
+def test_halfway_is_between_chance_and_the_asymptote_not_one():
+    """A curve that tops out at 0.7 is acquired where it crosses 0.6, not 0.75."""
+    rng = np.random.default_rng(3)
+    k, n = simulate(5.5, asymptote=0.7, n=2000, rng=rng)
+    fit = A.fit_curve(WORDS, k, n)
+    assert abs(fit["x0"] - 5.5) < 0.15 and abs(fit["asymptote"] - 0.7) < 0.03
+
+
+def test_other_chance_levels():
+    rng = np.random.default_rng(4)
+    k, n = simulate(5.0, asymptote=0.8, chance=0.25, n=500, rng=rng)
+    fit = A.fit_curve(WORDS, k, n, chance=0.25)
+    assert abs(fit["x0"] - 5.0) < 0.15
+
+
+def test_never_acquired_is_a_category_with_the_budget():
+    rng = np.random.default_rng(5)
+    k = rng.binomial(200, 0.5, size=len(WORDS))
+    fit = A.fit_curve(WORDS, k, np.full(len(WORDS), 200))
+    category, words = A.categorise(fit, 0.05)
+    assert category == "not_acquired" and words == pytest.approx(1e7)
+
+
+def test_crossing_after_the_budget_is_not_acquired():
+    k, n = simulate(8.5, rng=np.random.default_rng(6), n=400)  # halfway at 300M words, budget 10M
+    category, words = A.categorise(A.fit_curve(WORDS, k, n), 0.05)
+    assert category == "not_acquired" and words == pytest.approx(1e7)
+
+
+def test_acquired_before_the_first_checkpoint():
+    k, n = simulate(3.0, rng=np.random.default_rng(8), n=400)  # halfway at 1k words, first checkpoint 10k
+    category, words = A.categorise(A.fit_curve(WORDS, k, n), 0.05)
+    assert category == "before_first" and words == pytest.approx(1e4)
+
+
+def test_summary_contrasts_and_delay():
+    """BABY-F planted one decade later than BABY on one paradigm, the same on another, never on a third."""
+    curves = curves_table({"baby-f": {"p1": 6.0, "p2": 5.0, "p3": None},
+                           "baby": {"p1": 5.0, "p2": 5.0, "p3": 5.5}})
+    points, notes = A.acquisition_points(curves, SETTINGS)
+    assert not notes and len(points) == 2 * 3 * 3
+    summ = A.summary(points, SETTINGS)
+    row = summ[(summ["condition"] == "baby-f") & (summ["paradigm"] == "p1")].iloc[0]
+    assert row["acquisition"] == "acquired" and row["n_acquired"] == 3
+    assert row["log10_lo"] < 6.0 < row["log10_hi"] and abs(row["log10_point"] - 6.0) < 0.15
+    p3 = summ[(summ["condition"] == "baby-f") & (summ["paradigm"] == "p3")].iloc[0]
+    assert p3["acquisition"] == "not_acquired" and p3["point_words"] == pytest.approx(1e7)
+    con = A.contrasts(summ, SETTINGS)
+    par = con[con["level"] == "paradigm"].set_index("paradigm")
+    assert list(con["condition_a"].unique()) == ["baby-f"] and list(con["condition_b"].unique()) == ["baby"]
+    assert par.loc["p1", "status"] == "later" and abs(par.loc["p1", "delta"] - 1.0) < 0.2
+    assert par.loc["p1", "factor"] == pytest.approx(10 ** par.loc["p1", "delta"])
+    assert par.loc["p2", "status"] == "no clear difference"
+    assert par.loc["p3", "status"].startswith("a not acquired") and par.loc["p3", "lo"] > 0
+    assert con[con["level"] == "category"].iloc[0]["acquisition_a"] == "not_acquired"
+
+
+def test_too_few_checkpoints_are_named_and_skipped():
+    curves = curves_table({"baby": {"p1": 5.0}}, seeds=(1,), words=np.logspace(4, 7, 3))
+    points, notes = A.acquisition_points(curves, SETTINGS)
+    assert points.empty
+    assert notes == ["posh gpt2/baby/10M/seed1 p1: 3 checkpoint(s) with words seen, fewer than the 4 the sigmoid "
+                     "fit needs (acquisition.min_checkpoints): skipped"]
+
+
+def test_curves_without_words_seen_say_what_is_missing():
+    curves = curves_table({"baby": {"p1": 5.0}}, seeds=(1,)).drop(columns=["words_seen"])
+    with pytest.raises(PovstimError, match="training.checkpoint_words"):
+        A.acquisition_points(curves, SETTINGS)
+
+
+def test_pooled_matches_a_fixed_effect_mean_when_seeds_agree():
+    mu, se, tau = A.pooled(np.array([5.0, 5.0, 5.0]), np.array([0.1, 0.1, 0.1]))
+    assert mu == pytest.approx(5.0) and tau == 0 and se == pytest.approx(0.1 / math.sqrt(3))
+    mu, se, tau = A.pooled(np.array([4.0, 5.0, 6.0]), np.array([0.05, 0.05, 0.05]))
+    assert tau > 0.8 and se > 0.5  # seeds that disagree widen the interval
+
+
+def test_flat_curves_are_rarely_called_acquired():
+    """Curves at chance with binomial noise: the likelihood-ratio gate calls few of them acquired."""
+    rng = np.random.default_rng(11)
+    called = 0
+    for _ in range(40):
+        k = rng.binomial(200, 0.5, size=len(WORDS))
+        called += A.categorise(A.fit_curve(WORDS, k, np.full(len(WORDS), 200)), 0.05)[0] != "not_acquired"
+    assert called <= 4
