@@ -136,7 +136,7 @@ onstart:
         if _analyze and config["prewarm_analysis"]:
             WARM_START["prewarm"] = povstim_prewarm.launch(
                 povstim_prewarm.command(
-                    sys.executable, [dataclasses.asdict(m) for m in MODELS],
+                    sys.executable, [dataclasses.asdict(m) for m in MODELS + CORPUS_MODELS],
                     {s: f"{RESULTS}/benchmarks/{s}" for s in SUITES}, plan.condition_meta(config),
                     bias_plan.arch_meta(config), config["analysis"], str(_analyze[0].log[0]),
                     povstim_prewarm.SUITE_WAIT_S, os.getpid()),

@@ -28,6 +28,8 @@ def as_json(obj):
 SYNTHETIC_SOURCES = [s for s, spec in config["sources"].items() if spec["kind"] == "synthetic"]
 REAL_SOURCES = [s for s, spec in config["sources"].items() if spec["kind"] != "synthetic"]
 MODELS = plan.models(config)
+# n-gram archs (family kneser-ney): fitted and scored by rule score_corpus_model, no training job
+CORPUS_MODELS = plan.corpus_models(config)
 SUITES = plan.suites(config)
 N_SHARDS = int(config["parser"]["shards"])
 
@@ -62,7 +64,7 @@ def model_dir(m):
 
 
 def score_files():
-    return [f"{RESULTS}/scores/{m.path}/{suite}.parquet" for m in MODELS for suite in SUITES]
+    return [f"{RESULTS}/scores/{m.path}/{suite}.parquet" for m in MODELS + CORPUS_MODELS for suite in SUITES]
 
 
 # --- real sources (rules/sources.smk)

@@ -145,3 +145,37 @@ rule score_baseline:
     shell:
         "{POVSTIM} score --baseline {wildcards.baseline} --corpus {input.corpus} --suite {input.suite}"
         " --meta {params.meta:q} --out {output} > {log} 2>&1"
+
+
+# The grid's n-gram learners (archs of family kneser-ney, plan.corpus_models): fitted on the condition's
+# train split and scored in one job, rows in the models' item-score format, so Tables 3/8 and the Bayesian
+# model get them beside the trained models. Deterministic: one per arch x condition x size, labelled with the
+# first seed (docs/analysis.md, "n-gram rows").
+CORPUS_ARCHS = sorted({m.arch for m in CORPUS_MODELS})
+if CORPUS_ARCHS:
+    ruleorder: score_corpus_model > score_baseline
+
+    rule score_corpus_model:
+        input:
+            suite=f"{RESULTS}/benchmarks/{{suite}}",
+            corpus=f"{RESULTS}/corpus/{{condition}}/{{size}}/train.txt",
+        output:
+            f"{RESULTS}/scores/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.parquet",
+        wildcard_constraints:
+            arch=one_of(CORPUS_ARCHS),
+            seed=str(config["seeds"][0]),
+        params:
+            meta=lambda wc: as_json(
+                {"arch": wc.arch, "condition": wc.condition, "size": wc.size, "seed": int(wc.seed)}
+            ),
+            order=lambda wc: plan.corpus_model_order(config, wc.arch),
+            code=stage_code("score"),
+        log:
+            f"{LOGS}/score/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.log",
+        benchmark:
+            f"{BENCH}/score/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/{{suite}}.tsv"
+        conda:
+            "../envs/train.yaml"
+        shell:
+            "{POVSTIM} score --baseline ngram --order {params.order} --corpus {input.corpus} --suite {input.suite}"
+            " --meta {params.meta:q} --out {output} > {log} 2>&1"

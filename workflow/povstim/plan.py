@@ -62,6 +62,40 @@ def mixture(config: dict, corpus: str, size: str) -> dict[str, float]:
 
 
 def models(config: dict) -> list[Model]:
+    """The trained models: every arch x condition x size x seed (an arch's sizes/conditions narrow it), corpus
+    models (corpus_models) aside."""
+    return [m for m in _grid(config) if not _corpus_model(config, m.arch)]
+
+
+def corpus_models(config: dict) -> list[Model]:
+    """The corpus models (a kneser-ney arch): fitted by their score job on the condition's train split, with no
+    training job. Deterministic, so one per arch x condition x size, labelled with the first of ``seeds``: every
+    seed would be the same model, and copies would shrink the analysis' seed variance. The rows sit in an existing
+    seed group, so the seed random effect keeps the neural models' groups (docs/analysis.md)."""
+    first = int(config["seeds"][0])
+    seen, out = set(), []
+    for m in _grid(config):
+        if _corpus_model(config, m.arch) and (m.arch, m.condition, m.size) not in seen:
+            seen.add((m.arch, m.condition, m.size))
+            out.append(Model(m.arch, m.condition, m.size, first))
+    return out
+
+
+def scored_models(config: dict) -> list[Model]:
+    """Every model with item scores: the trained ones, then the corpus models."""
+    return models(config) + corpus_models(config)
+
+
+def corpus_model_order(config: dict, arch: str) -> int:
+    """The n-gram order of a corpus-model arch (its family's default filled in)."""
+    return int(families.resolve_arch(config["archs"][arch], f"archs.{arch}")["order"])
+
+
+def _corpus_model(config: dict, arch: str) -> bool:
+    return families.get(config["archs"][arch]["family"], f"archs.{arch}.family").corpus_model
+
+
+def _grid(config: dict) -> list[Model]:
     out = []
     for arch, spec in config["archs"].items():
         arch_sizes = [str(s) for s in spec.get("sizes") or []]
@@ -374,7 +408,10 @@ def precision_notes(config: dict, env=None, dev_dir: str = "/dev") -> list[str]:
 
 
 def _arch_sizes(config: dict, arch: str) -> dict:
-    return families.resolve_arch(config["archs"][arch], f"archs.{arch}")
+    """The arch's sizes as the GPU memory estimates read them (a transformer's; Family.memory_sizes maps others)."""
+    spec = families.resolve_arch(config["archs"][arch], f"archs.{arch}")
+    fam = families.get(spec["family"])
+    return fam.memory_sizes(spec) if fam.memory_sizes else spec
 
 
 def train_memory_gb(config: dict, arch: str, env=None) -> float:

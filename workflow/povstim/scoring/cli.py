@@ -88,7 +88,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", choices=["unigram", "ngram"], help="score with a corpus baseline instead of --model")
     p.add_argument("--corpus", action="append", default=[],
                    help="baseline training corpus, or with --model and metric slor the unigram's (repeatable)")
-    p.add_argument("--order", type=int, default=3, help="n-gram order for --baseline ngram (default 3)")
+    p.add_argument("--order", type=int, help="n-gram order for --baseline ngram (default 3; a kneser-ney arch's "
+                   "order in the pipeline)")
     p.add_argument("--out", required=True, help="output .parquet")
 
 
@@ -147,7 +148,8 @@ def run(args) -> int:
     if args.baseline:
         if not args.corpus:
             raise PovstimError("--baseline needs at least one --corpus (the training text)")
-        df = score_baseline(pairs, args.baseline, args.corpus, meta, opts, order=args.order)
+        df = score_baseline(pairs, args.baseline, args.corpus, meta, opts,
+                            **({"order": args.order} if args.order is not None else {}))
     else:
         df = score_model(pairs, args.model, opts, meta, threads=args.threads, unigram=unigram_for(opts, args.corpus))
     write_parquet(df, args.out)
