@@ -120,9 +120,10 @@ def model_items(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict | 
 
 
 def counts_analysis(counts: pd.DataFrame, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
-                    cores: int | None = None) -> None:
+                    cores: int | None = None, model_counts: pd.DataFrame | None = None) -> None:
     """The same tables and models from per-model x paradigm counts (n_correct, n_total; e.g. published
-    accuracies, ``povstim release``) carrying ``source`` and ``filtered``."""
+    accuracies, ``povstim release``) carrying ``source`` and ``filtered``; ``model_counts``: the rows the
+    Bayesian models are fitted to (default: all)."""
     from . import tables
 
     acc = tables.accuracy_from_counts(counts[[c for c in ("suite", "arch", "condition", "size", "seed", "category",
@@ -131,6 +132,7 @@ def counts_analysis(counts: pd.DataFrame, settings: "AnalysisSettings", out: Pat
     write_csv(counts, out / "counts.csv")
     if not fit_model:
         return
+    counts = counts if model_counts is None else model_counts
     suite = model_suite(settings, counts["suite"])
     fit_models(counts[counts["suite"] == suite], settings, out / "bayes", family="binomial", cores=cores, suite=suite)
 

@@ -53,6 +53,7 @@ class ReleaseSettings:
     paradigms: dict | None
     suite: str
     arch: str
+    learners: dict
 
 
 def release_settings(given: dict | None = None, where: str = "--params", **overrides) -> ReleaseSettings:
@@ -63,17 +64,19 @@ _TRUE = {"f", "true", "yes", "y", "1", "filtered"}
 _FALSE = {"", "false", "no", "n", "0", "unfiltered"}
 
 
-def _pattern(settings: ReleaseSettings) -> re.Pattern:
+def _pattern(settings: ReleaseSettings, pattern: str | None = None, key: str = "release.pattern",
+             seedless: bool = False) -> re.Pattern:
+    pattern = settings.pattern if pattern is None else pattern
     try:
-        rx = re.compile(settings.pattern)
+        rx = re.compile(pattern)
     except re.error as exc:
-        raise PovstimError(f"release.pattern {settings.pattern!r} is not a regular expression ({exc})") from None
+        raise PovstimError(f"{key} {pattern!r} is not a regular expression ({exc})") from None
     groups = set(rx.groupindex)
-    missing = [g for g in ("size", "seed") if g not in groups]
+    missing = [g for g in ("size",) + (() if seedless else ("seed",)) if g not in groups]
     if not ({"condition", "source"} & groups):
         missing.append("condition or source")
     if missing:
-        raise PovstimError(f"release.pattern needs the named group(s) {', '.join(missing)} "
+        raise PovstimError(f"{key} needs the named group(s) {', '.join(missing)} "
                            f"(e.g. (?P<size>[0-9]+M)); it has {', '.join(sorted(groups)) or 'none'}")
     return rx
 
@@ -99,11 +102,13 @@ def _items(settings: ReleaseSettings, paradigm: str) -> int:
     return int(n)
 
 
-def model_of(path: Path, rx: re.Pattern, settings: ReleaseSettings) -> dict:
-    """arch, condition, source, filtered, size, seed of one result file, from its name."""
+def model_of(path: Path, rx: re.Pattern, settings: ReleaseSettings, label: str | None = None,
+             seed: int | None = None, key: str = "release.pattern") -> dict:
+    """arch, condition, source, filtered, size, seed of one result file, from its name (``label``: an arch
+    template over the name's groups; ``seed``: the seed of a name without one)."""
     m = rx.fullmatch(path.name)
     if m is None:
-        raise PovstimError(f"{path}: file name does not match release.pattern {settings.pattern!r} "
+        raise PovstimError(f"{path}: file name does not match {key} {rx.pattern!r} "
                            "(skip it with release.ignore, or change the pattern)")
     g = {k: (v if v is not None else "") for k, v in m.groupdict().items()}
     flag = g.get("filtered", "").strip().lower()
@@ -118,12 +123,20 @@ def model_of(path: Path, rx: re.Pattern, settings: ReleaseSettings) -> dict:
         parse_size(size)
     except PovstimError:
         raise PovstimError(f"{path}: size {size!r} from the file name is not a word count like 10M") from None
-    try:
-        seed = int(g["seed"])
-    except ValueError:
-        raise PovstimError(f"{path}: seed {g['seed']!r} from the file name is not an integer") from None
-    return {"arch": g.get("arch") or settings.arch, "condition": condition, "source": source,
-            "filtered": filtered, "size": size, "seed": seed}
+    if "seed" in g or seed is None:
+        try:
+            seed = int(g["seed"])
+        except ValueError:
+            raise PovstimError(f"{path}: seed {g['seed']!r} from the file name is not an integer") from None
+    arch = g.get("arch") or settings.arch
+    if label is not None:
+        try:
+            arch = label.format(**g)
+        except (KeyError, IndexError, ValueError) as exc:
+            raise PovstimError(f"{path}: release.learners label {label!r} names a group the pattern has not "
+                               f"({exc})") from None
+    return {"arch": arch, "condition": condition, "source": source, "filtered": filtered, "size": size,
+            "seed": seed}
 
 
 def read_file(path: Path, settings: ReleaseSettings, paradigms: dict[str, str]) -> tuple[dict[str, float], list]:
@@ -182,40 +195,86 @@ def results_folder(folder: str | Path, settings: ReleaseSettings) -> Path:
     return folder
 
 
+@dataclass(frozen=True)
+class _Source:
+    """One folder of result files and how its names read: the results folder, or a learner's beside it."""
+
+    folder: Path
+    rx: re.Pattern
+    glob: str
+    label: str | None = None
+    seedless: bool = False
+    seed: int | None = None
+    key: str = "release.pattern"
+
+
+def _learner_sources(folder: Path, settings: ReleaseSettings) -> list[_Source]:
+    """The release.learners folders next to the results folder that hold result files (checked patterns)."""
+    out = []
+    for name, spec in (settings.learners or {}).items():
+        where = f"release.learners.{name}"
+        rx = _pattern(settings, spec["pattern"], f"{where}.pattern", seedless=True)
+        sub = folder.parent / name
+        glob = spec.get("glob") or settings.glob
+        if not sub.is_dir() or not any(p.is_file() for p in sub.glob(glob)):
+            continue
+        label = spec.get("label") or (None if "arch" in rx.groupindex else name)
+        out.append(_Source(sub, rx, glob, label, "seed" not in rx.groupindex, spec.get("seed"), f"{where}.pattern"))
+    return out
+
+
 def read_released(folder: str | Path, settings: ReleaseSettings) -> pd.DataFrame:
     """One row per model x paradigm: suite, arch, condition, size, seed, category, paradigm, phenomenon,
-    n_correct, n_total, source, filtered, file. ``folder``: the result files' folder, or a checkout of the
-    POSH-BENCH authors' repository (its results/posh_gpt_results/, or posh_results/ in older checkouts)."""
+    n_correct, n_total, source, filtered, file, learner ("" for the results folder's files, else the
+    learner folder's name). ``folder``: the result files' folder, or a checkout of the
+    POSH-BENCH authors' repository (its results/posh_gpt_results/, or posh_results/ in older checkouts).
+    Other learners' folders beside it (``release.learners``: the authors' posh_lstm_results/ and
+    posh_ngram_results/) are read too, their rows labelled by learner (lstm-small, ngram); an n-gram file's
+    name has no seed, so it gets the smallest seed of the other files (one model, one existing seed group)."""
     folder = results_folder(folder, settings)
-    rx = _pattern(settings)
+    main = _Source(folder, _pattern(settings), settings.glob)
+    sources = [main] + _learner_sources(folder, settings)
     paradigms = _paradigms(settings)
-    files = [p for p in sorted(folder.glob(settings.glob)) if p.is_file()
-             and not any(fnmatch.fnmatch(p.name, g) for g in settings.ignore)]
-    if not files:
-        raise PovstimError(f"{folder}: no result files matching {settings.glob!r}"
-                           + (f" (ignoring {', '.join(settings.ignore)})" if settings.ignore else ""))
+    listed = []
+    for src in sources:
+        files = [p for p in sorted(src.folder.glob(src.glob)) if p.is_file()
+                 and not any(fnmatch.fnmatch(p.name, g) for g in settings.ignore)]
+        if not files and src is main:
+            raise PovstimError(f"{folder}: no result files matching {settings.glob!r}"
+                               + (f" (ignoring {', '.join(settings.ignore)})" if settings.ignore else ""))
+        listed.append((src, files))
+    seeded = [model_of(p, src.rx, settings, src.label, key=src.key)["seed"] for src, files in listed
+              if not src.seedless for p in files]
     rows, seen, extra = [], {}, set()
-    for path in files:
-        model = model_of(path, rx, settings)
-        key = (model["arch"], model["condition"], model["size"], model["seed"])
-        if key in seen:
-            raise PovstimError(f"{path}: the same model ({', '.join(map(str, key))}) as {seen[key].name}")
-        seen[key] = path
-        accs, others = read_file(path, settings, paradigms)
-        extra.update(others)
-        for p, a in accs.items():
-            n = _items(settings, p)
-            k = round(a * n)  # POSH: correct = round(acc * n_per_phenomenon)
-            if abs(a * n - k) > 0.01:
-                raise PovstimError(f"{path}: paradigm {p}: accuracy {a!r} is not a whole number of "
-                                   f"{n} items (is release.items_per_paradigm right?)")
-            rows.append({"suite": settings.suite, **{k_: model[k_] for k_ in ("arch", "condition", "size", "seed")},
-                         "category": paradigms[p], "paradigm": p, "phenomenon": p, "n_correct": int(k),
-                         "n_total": n, "source": model["source"], "filtered": model["filtered"],
-                         "file": path.name})
+    for src, files in listed:
+        seed = src.seed if src.seed is not None else (min(seeded) if seeded else 0)
+        if src.seedless:
+            log.info("%s: file names carry no seed: labelled seed %d (a deterministic learner: one model)",
+                     src.folder, seed)
+        for path in files:
+            model = model_of(path, src.rx, settings, src.label, seed if src.seedless else None, src.key)
+            key = (model["arch"], model["condition"], model["size"], model["seed"])
+            if key in seen:
+                raise PovstimError(f"{path}: the same model ({', '.join(map(str, key))}) as {seen[key].name}")
+            seen[key] = path
+            accs, others = read_file(path, settings, paradigms)
+            extra.update(others)
+            for p, a in accs.items():
+                n = _items(settings, p)
+                k = round(a * n)  # POSH: correct = round(acc * n_per_phenomenon)
+                if abs(a * n - k) > 0.01:
+                    raise PovstimError(f"{path}: paradigm {p}: accuracy {a!r} is not a whole number of "
+                                       f"{n} items (is release.items_per_paradigm right?)")
+                rows.append({"suite": settings.suite,
+                             **{k_: model[k_] for k_ in ("arch", "condition", "size", "seed")},
+                             "category": paradigms[p], "paradigm": p, "phenomenon": p, "n_correct": int(k),
+                             "n_total": n, "source": model["source"], "filtered": model["filtered"],
+                             "file": path.name if src is main else f"{src.folder.name}/{path.name}",
+                             "learner": "" if src is main else src.folder.name})
     if extra:
         log.warning("paradigm(s) not in release.paradigms ignored: %s", ", ".join(sorted(extra)))
     df = pd.DataFrame(rows)
-    log.info("%s: %d result files (%d models x %d paradigms)", folder, len(files), len(seen), len(paradigms))
+    n_files = sum(len(files) for _, files in listed)
+    log.info("%s: %d result files (%d models x %d paradigms)%s", folder, n_files, len(seen), len(paradigms),
+             "".join(f"; {src.folder.name}: {len(files)}" for src, files in listed[1:]))
     return normalise(df, str(folder))
-

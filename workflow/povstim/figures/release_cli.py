@@ -92,7 +92,10 @@ def run(args) -> int:
     rel, ana = settings(args)
     counts = read_released(args.results, rel)
     out = Path(args.out_dir)
-    counts_analysis(counts, ana, out / "analysis", fit_model=not args.no_model, cores=args.cores)
+    # Tables 3/8 and the figures get every learner's rows (release.learners); Table 12 stays the model of the
+    # results folder's (GPT-2) files, as POSH fitted it, not a pool of architectures its formula cannot tell apart
+    counts_analysis(counts, ana, out / "analysis", fit_model=not args.no_model, cores=args.cores,
+                    model_counts=counts[counts["learner"] == ""])
     draw_analysis(out / "analysis", out / "figures", learning_curves=False, jobs=args.cores or os.cpu_count() or 1)
     log.info("tables, model and figures from %d released result files in %.1f s -> %s",
              counts["file"].nunique(), time.perf_counter() - t0, out)
