@@ -327,7 +327,7 @@ def resume_key(arch: dict, training, seed: int, train: str, dev: str, tokenizer:
         "seed": seed, "train": sha256_file(train), "dev": sha256_file(dev),
         "tokenizer": sha256_file(tokenizer) if tokenizer else None,
         "code": code_hash(Path(__file__).parent, Path(bpe.__file__), Path(biases_training.__file__).parent,
-                          Path(__file__).parents[1] / "attention.py"),
+                          Path(__file__).parents[1] / "attention.py", Path(__file__).parents[1] / "lstm.py"),
     }
     if inputs:
         payload["inputs"] = inputs
