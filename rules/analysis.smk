@@ -5,6 +5,7 @@
 report: "../workflow/report/workflow.rst"
 
 from povstim import biases as bias_plan  # the arch-level 'bias' predictor (Experiment 3)
+from povstim.train.params import word_checkpoints_wanted  # whether the config trains word-budget checkpoints
 
 
 rule analyze:
@@ -114,6 +115,38 @@ rule figures:
         " > {log} 2>&1"
 
 
+# When is each paradigm acquired (docs/analysis.md, "Acquisition points"): only when an arch trains with
+# training.checkpoint_words, whose scored checkpoints carry words seen; CHILDES files for the children's side
+# (acquisition.childes) are inputs.
+def acquisition_outputs():
+    return [f"{RESULTS}/analysis/acquisition"] if word_checkpoints_wanted(config) else []
+
+
+rule acquisition:
+    input:
+        curves=f"{RESULTS}/analysis/accuracy_by_step.csv",
+        childes=lambda wc: (config.get("acquisition") or {}).get("childes") or [],
+    output:
+        report(
+            directory(f"{RESULTS}/analysis/acquisition"),
+            patterns=["{name}.png", "{name}.html"],
+            caption="../workflow/report/acquisition.rst",
+            category="Acquisition",
+            labels={"item": "{name}"},
+        ),
+    params:
+        acquisition=as_json(config.get("acquisition") or {}),
+        code=stage_code("acquisition"),
+    log:
+        f"{LOGS}/analyze/acquisition.log",
+    benchmark:
+        f"{BENCH}/analyze/acquisition.tsv"
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "{POVSTIM} acquisition --curves {input.curves} --params {params.acquisition:q} --out-dir {output} > {log} 2>&1"
+
+
 # `results/figures` (the README's target) always shows the figures of the
 # experiment run last: an index of relative links into results/<experiment>/figures.
 # Each experiment's own results stay complete under results/<experiment>/.
@@ -125,6 +158,8 @@ rule figures_index:
         # and conditions.tsv (rules/filter.smk): the evidence each condition holds (its report page is the
         # guardrails rule's conditions.html)
         conditions=f"{RESULTS}/corpus/conditions.tsv",
+        # and the acquisition points when the config trains word-budget checkpoints
+        acquisition=acquisition_outputs(),
     output:
         directory("results/figures"),
     params:

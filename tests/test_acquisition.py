@@ -144,3 +144,39 @@ def test_flat_curves_are_rarely_called_acquired():
         k = rng.binomial(200, 0.5, size=len(WORDS))
         called += A.categorise(A.fit_curve(WORDS, k, np.full(len(WORDS), 200)), 0.05)[0] != "not_acquired"
     assert called <= 4
+
+
+def test_the_stage_writes_tables_figures_and_notes(tmp_path):
+    """povstim acquisition on simulated curves (one model with too few checkpoints) and the children's fixture."""
+    import json
+    from pathlib import Path
+
+    from povstim import cli
+
+    curves = curves_table({"baby-f": {"p1": 6.0, "p2": 5.0}, "baby": {"p1": 5.0, "p2": 5.0},
+                           "wiki": {"p1": 5.2, "p2": None}}, seeds=(1, 2))
+    short = curves_table({"baby": {"p1": 5.0}}, seeds=(9,), words=np.logspace(4, 7, 3))
+    path = tmp_path / "accuracy_by_step.csv"
+    pd.concat([curves, short]).to_csv(path, index=False)
+    fixture = Path(__file__).parent / "fixtures" / "children" / "chat"
+    out = tmp_path / "acq"
+    assert cli.main(["acquisition", "--curves", str(path), "--params", '{"interval": 0.9}', "--childes",
+                     str(fixture), "--out-dir", str(out)]) == 0
+    for name in ("points.csv", "summary.csv", "summary.html", "contrasts.csv", "contrasts.html", "children.csv",
+                 "acquisition_curves_posh.png", "acquisition_points_posh.png", "notes.json"):
+        assert (out / name).exists(), name
+    notes = json.loads((out / "notes.json").read_text())
+    assert notes["fits"] == 3 * 2 * 2 and len(notes["skipped"]) == 1 and "seed9" in notes["skipped"][0]
+    assert any("noage.cha" in n for n in notes["children"])
+    con = pd.read_csv(out / "contrasts.csv")
+    assert {(a, b) for a, b in zip(con["condition_a"], con["condition_b"])} == {
+        ("baby-f", "baby"), ("baby-f", "wiki"), ("baby", "wiki")}
+
+
+def test_bad_params_name_the_key(tmp_path):
+    from povstim import cli
+
+    path = tmp_path / "c.csv"
+    curves_table({"baby": {"p1": 5.0}}, seeds=(1,)).to_csv(path, index=False)
+    assert cli.main(["acquisition", "--curves", str(path), "--params", '{"min_checkpoints": 2}',
+                     "--out-dir", str(tmp_path / "o")]) == 1

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from povstim import schema
+from povstim.analysis.acquisition import AcquisitionSettings
 from povstim.analysis.guardrails import GuardrailSettings
 from povstim.analysis.pipeline import AnalysisSettings
 from povstim.analysis.released import ReleaseSettings
@@ -35,6 +36,7 @@ PKG = Path(__file__).resolve().parents[1] / "workflow" / "povstim"
 
 # settings class -> its config section
 SETTINGS = {
+    AcquisitionSettings: "acquisition",
     AnalysisSettings: "analysis",
     GuardrailSettings: "guardrails",
     ReleaseSettings: "release",

@@ -71,6 +71,13 @@ def merged_training(training: dict | None, arch: dict) -> dict:
     return {**(training or {}), **(arch.get("training") or {})}
 
 
+def word_checkpoints_wanted(config: dict) -> bool:
+    """Whether any arch of a validated config trains with ``training.checkpoint_words`` (its own block or the
+    section's): the acquisition stage (rules/analysis.smk) then runs."""
+    return any(merged_training(config.get("training"), arch or {}).get("checkpoint_words") is not None
+               for arch in (config.get("archs") or {}).values())
+
+
 def effective_arch(arch: dict, where: str = "arch") -> dict:
     """The arch with the family it trains: a bias block may select a variant of its family (the registry's
     ``Family.variants``: ``gpt2`` + ``bias.recency`` trains ``gpt2-recency``); a variant named without the block

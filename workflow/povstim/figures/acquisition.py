@@ -1,0 +1,129 @@
+"""Figures of the acquisition analysis (analysis/acquisition.py): curves over words seen with the fitted sigmoids
+and acquisition points, and the points per condition with their intervals (does filtering delay acquisition?).
+
+acquisition_curves   one panel per paradigm (rows: arch x size): mean accuracy over seeds at each checkpoint's
+                     words seen (log axis), the seeds' mean fitted sigmoid, the pooled acquisition point (a dotted
+                     line; not acquired: a '>' at the budget)
+acquisition_points   one row per paradigm: each condition's pooled point with its interval, not acquired drawn as
+                     '>' at the budget; the title gives BABY-F vs BABY's mean delay over acquired paradigms
+"""
+
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..analysis.acquisition import fitted_curve
+from ..analysis.tidy import size_words
+from . import style
+
+
+def _panels(d: pd.DataFrame) -> list[str]:
+    return [p for _, p in sorted({(c, p) for c, p in zip(d["category"], d["paradigm"])})]
+
+
+def _rows(d: pd.DataFrame) -> list[tuple[str, str]]:
+    return sorted({(a, s) for a, s in zip(d["arch"], d["size"])}, key=lambda r: (r[0], size_words(r[1])))
+
+
+def acquisition_curves(curves: pd.DataFrame, points: pd.DataFrame, summ: pd.DataFrame, suite: str):
+    d = curves[(curves["suite"] == suite) & curves["words_seen"].notna() & (curves["words_seen"] > 0)].copy()
+    d["size"] = d["size"].astype(str)
+    panels, rows = _panels(d), _rows(d)
+    conds = style.condition_order(d["condition"].unique())
+    fig, axes = plt.subplots(len(rows), len(panels), figsize=(1.8 * len(panels) + 0.6, 1.7 * len(rows) + 0.8),
+                             squeeze=False, sharey=True, sharex=True)
+    mean = (d.groupby(["arch", "size", "condition", "paradigm", "words_seen"])["accuracy"].mean().reset_index())
+    pts = points[points["suite"] == suite].astype({"size": str})
+    sm = summ[summ["suite"] == suite].astype({"size": str})
+    lo, hi = math.log10(d["words_seen"].min()), math.log10(d["words_seen"].max())
+    xs = np.linspace(lo, hi, 80)
+    for r, (arch, size) in enumerate(rows):
+        for c, par in enumerate(panels):
+            ax = axes[r][c]
+            for cond in conds:
+                st = style.condition_style(cond, conds)
+                sub = mean[(mean["arch"] == arch) & (mean["size"] == size) & (mean["condition"] == cond)
+                           & (mean["paradigm"] == par)]
+                if sub.empty:
+                    continue
+                ax.plot(sub["words_seen"], 100 * sub["accuracy"], linestyle="none", marker=st["marker"],
+                        color=st["color"], markersize=3, label=style.label(cond))
+                fits = pts[(pts["arch"] == arch) & (pts["size"] == size) & (pts["condition"] == cond)
+                           & (pts["paradigm"] == par)]
+                if not fits.empty:
+                    ax.plot(10 ** xs, 100 * fitted_curve(fits, xs), color=st["color"], linestyle=st["linestyle"],
+                            linewidth=1)
+                row = sm[(sm["arch"] == arch) & (sm["size"] == size) & (sm["condition"] == cond)
+                         & (sm["paradigm"] == par)]
+                if row.empty:
+                    continue
+                row = row.iloc[0]
+                if row["acquisition"] == "not_acquired":
+                    ax.plot([row["budget_words"]], [3], marker=">", color=st["color"], markersize=5)
+                else:
+                    ax.axvline(row["point_words"], color=st["color"], linestyle=":", linewidth=0.9)
+            ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
+            ax.set_xscale("log")
+            ax.set_ylim(0, 100)
+            if r == 0:
+                ax.set_title(par.replace("_", " "))
+            if c == 0:
+                ax.set_ylabel(f"{arch} {size}\naccuracy (%)")
+            if r == len(rows) - 1:
+                ax.set_xlabel("words seen")
+    style.shared_legend(fig, axes, -0.02)
+    fig.suptitle(f"{suite}: accuracy over words seen, fitted sigmoids, acquisition points (dotted; "
+                 "> = not acquired within the budget)", fontsize=8)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+def acquisition_points(summ: pd.DataFrame, contrasts: pd.DataFrame, suite: str):
+    d = summ[summ["suite"] == suite].astype({"size": str})
+    rows = _rows(d)
+    conds = style.condition_order(d["condition"].unique())
+    panels = _panels(d)
+    fig, axes = plt.subplots(1, len(rows), figsize=(3.6 * len(rows) + 0.6, 0.32 * len(panels) + 1.4),
+                             squeeze=False, sharey=True)
+    for c, (arch, size) in enumerate(rows):
+        ax = axes[0][c]
+        for k, cond in enumerate(conds):
+            st = style.condition_style(cond, conds)
+            off = (k - (len(conds) - 1) / 2) * 0.18
+            for y, par in enumerate(panels):
+                row = d[(d["arch"] == arch) & (d["size"] == size) & (d["condition"] == cond) & (d["paradigm"] == par)]
+                if row.empty:
+                    continue
+                row = row.iloc[0]
+                lab = style.label(cond) if y == 0 else None
+                if row["acquisition"] == "not_acquired":
+                    ax.plot([math.log10(row["budget_words"])], [y + off], marker=">", color=st["color"],
+                            linestyle="none", label=lab, markerfacecolor="none")
+                else:
+                    ax.errorbar([row["log10_point"]], [y + off],
+                                xerr=[[row["log10_point"] - row["log10_lo"]], [row["log10_hi"] - row["log10_point"]]],
+                                marker=st["marker"], color=st["color"], linestyle="none", capsize=2, label=lab)
+        ax.set_yticks(range(len(panels)))
+        ax.set_yticklabels([p.replace("_", " ") for p in panels])
+        ax.invert_yaxis()
+        ax.set_xlabel("acquisition point, log10 words seen")
+        title = f"{arch} {size}"
+        con = contrasts[(contrasts["suite"] == suite) & (contrasts["arch"] == arch)
+                        & (contrasts["size"].astype(str) == size) & (contrasts["level"] == "paradigm")] \
+            if not contrasts.empty else contrasts
+        if not con.empty:
+            pair = con[(con["condition_a"] == conds[0]) & (con["condition_b"] == conds[1])] if len(conds) > 1 \
+                else con.iloc[:0]
+            if len(pair) and pair["delta"].notna().any():
+                title += (f"\n{style.label(conds[0])} - {style.label(conds[1])}: mean delay "
+                          f"{pair['delta'].mean():+.2f} decades over {int(pair['delta'].notna().sum())} paradigm(s)")
+        ax.set_title(title, fontsize=7)
+    style.shared_legend(fig, axes, -0.04)
+    fig.suptitle(f"{suite}: acquisition points per condition (pooled over seeds, with their interval; "
+                 "> = not acquired within the budget)", fontsize=8)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig

@@ -1,0 +1,101 @@
+"""``povstim acquisition``: when is each paradigm acquired? (docs/analysis.md, "Acquisition points").
+
+From the learning curves of models trained with ``training.checkpoint_words`` (analysis/accuracy_by_step.csv,
+with words seen) -> ``--out-dir``:
+
+  points.csv                  per model x paradigm: sigmoid fit, halfway point, category (analysis/acquisition.py)
+  summary.{csv,html,md,tex}   per condition x size x paradigm: seeds pooled (random-effects), interval, category
+  contrasts.{csv,html,md,tex} BABY-F vs BABY vs WIKI per paradigm and category: delay in decades of words, bounds
+  children.{csv,html,md,tex}  with acquisition.childes: children's age of first production per word
+  acquisition_curves_{suite}.png/.pdf, acquisition_points_{suite}.png/.pdf
+  notes.json                  what was skipped and why (too few checkpoints, no words seen, no ages ...)
+
+It sits with the figures because it draws them (analysis < figures in the layers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+from pathlib import Path
+
+from ..io import PovstimError, atomic_write, json_object_arg
+from ..settings import build
+
+log = logging.getLogger("povstim.acquisition")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.description = __doc__.split("\n", 1)[1] if __doc__ else None
+    p.add_argument("--curves", required=True, metavar="CSV", help="analysis/accuracy_by_step.csv (with words_seen)")
+    p.add_argument("--params", metavar="JSON", help="the config's acquisition section as JSON (may be partial)")
+    p.add_argument("--childes", nargs="+", metavar="PATH",
+                   help="CHAT files/folders or childes-db CSV exports for the children's side (overrides "
+                   "acquisition.childes)")
+    p.add_argument("--out-dir", required=True, metavar="DIR")
+
+
+def run(args) -> int:
+    # deferred: pandas, scipy and matplotlib load when the command runs, not for --help
+    import pandas as pd
+
+    from ..analysis.acquisition import AcquisitionSettings
+
+    given = json_object_arg(args.params, "--params", allow_file=True) or {}
+    if args.childes:
+        given = {**given, "childes": list(args.childes)}
+    settings = build(AcquisitionSettings, "acquisition", given)
+    path = Path(args.curves)
+    if not path.exists():
+        raise PovstimError(f"{path}: no such learning-curve table")
+    curves = pd.read_csv(path, dtype={"size": str})
+    acquisition(curves, settings, Path(args.out_dir))
+    return 0
+
+
+def acquisition(curves, settings, out: Path) -> dict:
+    """Write every output of the stage into ``out``; returns notes.json's content."""
+    from ..analysis import acquisition as A
+    from ..analysis import children
+    from ..analysis.pipeline import write_csv, write_table
+    from . import acquisition as figs
+    from . import style
+
+    out.mkdir(parents=True, exist_ok=True)
+    points, notes = A.acquisition_points(curves, settings)
+    for note in notes:
+        log.warning("%s", note)
+    summ = A.summary(points, settings)
+    con = A.contrasts(summ, settings)
+    write_csv(points, out / "points.csv")
+    pct = int(round(100 * settings.interval))
+    write_table(summ, out / "summary", f"Acquisition points: words seen at the halfway point between chance and "
+                f"the asymptote, seeds pooled (random effects), {pct}% interval of log10 words; not_acquired: not "
+                "within budget_words", "tab:acquisition")
+    write_table(con, out / "contrasts", "Acquisition contrasts between conditions: delta = log10 words of "
+                f"condition_a - condition_b (> 0: a acquires later; factor = 10**delta), {pct}% interval; where a "
+                "side is not acquired the contrast is a bound (status)", "tab:acquisition-contrasts")
+    kids_notes: list[str] = []
+    if settings.childes:
+        kids, kids_notes = children.first_productions(settings.childes, settings.child_words)
+        for note in kids_notes:
+            log.warning("%s", note)
+        write_table(kids, out / "children", "Children's age of first production per word (target children's own "
+                    "utterances in CHILDES)", "tab:children-aofp")
+    style.apply()
+    if not points.empty:
+        for suite in sorted(points["suite"].unique()):
+            style.save(figs.acquisition_curves(curves, points, summ, suite), out, f"acquisition_curves_{suite}")
+            style.save(figs.acquisition_points(summ, con, suite), out, f"acquisition_points_{suite}")
+    info = {"skipped": notes, "children": kids_notes, "models": int(points[A.MODEL].drop_duplicates().shape[0])
+            if not points.empty else 0, "fits": len(points),
+            "categories": {k: int(v) for k, v in points["acquisition"].value_counts().sort_index().items()}
+            if not points.empty else {},
+            "method": "per-seed MAP sigmoid fits (binomial, weak priors), seeds pooled by a DerSimonian-Laird "
+                      "random-effects summary"}
+    with atomic_write(out / "notes.json") as fh:
+        fh.write(json.dumps(info, indent=1, sort_keys=True) + "\n")
+    log.info("acquisition: %d fits of %d models -> %s", len(points), info["models"], out)
+    return info
