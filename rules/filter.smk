@@ -6,9 +6,15 @@
 import shlex
 
 from povstim import dpe
+from povstim.constructions import library as constructions
+from povstim.filter.settings import condition_filter, filter_rules
 
-DPE_RULES = config["filter"]["rules"]
-SANITY = [name for name, ph in dpe.PHENOMENA.items() if ph.sanity is not None]
+# What the filter runs: filter.rules and every construction a condition names in its filter list
+# (docs/constructions.md); the user's own constructions (filter.constructions) are registered first.
+constructions.use(config["filter"])
+DPE_RULES = list(filter_rules(config))
+FILTER_SECTION = {**config["filter"], "rules": DPE_RULES}
+SANITY = dpe.sanity_names(DPE_RULES)
 
 
 rule parse:
@@ -21,12 +27,13 @@ rule parse:
         parser=as_json(config["parser"]),
         # Only the enabled rules decide what the prefilter spares: a mode or
         # audit change must not rerun the parse.
-        filter=as_json({"rules": DPE_RULES}),
+        filter=as_json({"rules": DPE_RULES, **({"constructions": config["filter"]["constructions"]}
+                                               if config["filter"].get("constructions") else {})}),
         n_shards=N_SHARDS,
         language=plan.language(config),
         # the parse's closure without the dpe package, which it imports whole: only the surface
         # pre-tests decide what it parses (see the top of this file)
-        code=stage_code("parse", exclude=("dpe",)) + dpe.surface_hash(DPE_RULES),
+        code=stage_code("parse", exclude=("dpe", "constructions")) + dpe.surface_hash(DPE_RULES),
     log:
         f"{LOGS}/parse/{{corpus}}/{{size}}/{{shard}}.log",
     benchmark:
@@ -60,9 +67,10 @@ rule filter:
             for name in SANITY
         ],
     params:
-        filter=as_json(config["filter"]),
+        filter=as_json(FILTER_SECTION),
         audit_dir=subpath(output.summary, parent=True),
-        code=stage_code("filter"),
+        # a construction's YAML entry and word lists are data: their resolved definitions are hashed
+        code=stage_code("filter") + constructions.spec_hash(DPE_RULES),
     # the rules run in forked processes (same outputs for any number; Snakemake scales this down to --cores)
     threads: 4
     log:
@@ -109,6 +117,7 @@ if VALIDATION:
         params:
             filter=as_json(config["filter"]),
             parser=as_json(config["parser"]),
+            constructions=constructions.spec_hash(config["filter"]["rules"]),
             # the path travels as the input; the rest of the section as params
             validation=as_json({k: v for k, v in VALIDATION.items() if k != "treebank"}),
             code=stage_code("filter-validation"),
@@ -135,6 +144,9 @@ rule condition:
         stats=f"{RESULTS}/corpus/{{condition}}/{{size}}/condition.json",
     params:
         dpe=lambda wc, input: f"--dpe {input.dpe}" if "dpe" in input.keys() else "",
+        # a condition that names its constructions removes only those rows of dpe.tsv
+        phenomena=lambda wc: ("--phenomena " + ",".join(condition_spec(wc)["filter"])
+                              if isinstance(condition_spec(wc).get("filter"), list) else ""),
         reinsert=lambda wc: as_json(condition_spec(wc).get("reinsert", {})),
         # why a `filter: true` condition is built unfiltered (no DPE rules for its language)
         not_filtered=lambda wc: plan.filter_note(config, wc.condition) or "",
@@ -147,7 +159,7 @@ rule condition:
     conda:
         "../envs/corpus.yaml"
     shell:
-        "{POVSTIM} condition --base {input.base} {params.dpe} --not-filtered={params.not_filtered:q} --reinsert {params.reinsert:q}"
+        "{POVSTIM} condition --base {input.base} {params.dpe} {params.phenomena} --not-filtered={params.not_filtered:q} --reinsert {params.reinsert:q}"
         " --split {params.split:q} --out-train {output.train} --out-dev {output.dev}"
         " --stats {output.stats} > {log} 2>&1"
 

@@ -3,7 +3,8 @@ filter is validated on (the UD_English-CHILDES dev split).
 
 Rules fitted to the very sentences they are measured on report in-sample numbers; the filter's cues are
 general structural patterns instead. This test collects every string literal (docstrings included) of
-``workflow/povstim/dpe/**`` and ``workflow/povstim/filter/**`` and of the DPE test modules (with
+``workflow/povstim/dpe/**``, ``workflow/povstim/filter/**`` and ``workflow/povstim/constructions/**`` (its YAML
+library and word lists line by line) and of the DPE test modules (with
 :mod:`ast`), every quoted span inside them, and the texts of the DPE test fixtures, and fails if one of at least three words equals a
 dev utterance, is contained in one, or contains a whole dev utterance of at least three words.
 """
@@ -16,10 +17,14 @@ from pathlib import Path
 
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = [REPO / "workflow" / "povstim" / "dpe", REPO / "workflow" / "povstim" / "filter"]
+PACKAGES = [REPO / "workflow" / "povstim" / "dpe", REPO / "workflow" / "povstim" / "filter",
+            REPO / "workflow" / "povstim" / "constructions"]
+# the declarative constructions' data: YAML entries (every string in them) and word lists (every line)
+CONSTRUCTION_DATA = REPO / "workflow" / "povstim" / "constructions"
 FIXTURES = [REPO / "tests" / "fixtures" / "conllu"]
 # the DPE tests' own example sentences (hand-written trees, spaCy checks)
-TEST_MODULES = [REPO / "tests" / f for f in ("test_filter_rules.py", "test_filter_spacy.py", "test_filter_validation.py")]
+TEST_MODULES = [REPO / "tests" / f for f in ("test_filter_rules.py", "test_filter_spacy.py", "test_filter_validation.py",
+                                              "test_constructions.py")]
 QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|'([^']{8,})'")
 
 
@@ -52,8 +57,28 @@ def fixture_units(path: Path) -> list[tuple[str, str]]:
     return out
 
 
+def yaml_units(path: Path) -> list[tuple[str, str]]:
+    """(where, text) for every string of a YAML file (keys, values, comments' lines) and each quoted span."""
+    out = []
+    for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        where = f"{path.relative_to(REPO)}:{k}"
+        text = line.split(":", 1)[1] if ":" in line and not line.lstrip().startswith("#") else line
+        out.append((where, text.strip(" -#")))
+        out.extend((where, next(g for g in m.groups() if g)) for m in QUOTED.finditer(line))
+    return out
+
+
+def word_list_units(path: Path) -> list[tuple[str, str]]:
+    return [(f"{path.relative_to(REPO)}:{k}", line.split("#", 1)[0].strip())
+            for k, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)]
+
+
 def all_units() -> list[tuple[str, str]]:
     units = []
+    for path in sorted(CONSTRUCTION_DATA.rglob("*.yaml")):
+        units.extend(yaml_units(path))
+    for path in sorted(CONSTRUCTION_DATA.rglob("*.txt")):
+        units.extend(word_list_units(path))
     for pkg in PACKAGES:
         for path in sorted(pkg.rglob("*.py")):
             units.extend(literal_units(path))
@@ -105,3 +130,10 @@ def test_no_dpe_cue_word_list_or_fixture_quotes_a_dev_sentence(shared_data):
     assert len(units) > 100  # the modules' literals and the fixtures were read
     bad = collisions(units, utterances)
     assert not bad, "\n".join(bad)
+
+
+def test_the_construction_library_is_read():
+    units = [u for path in sorted(CONSTRUCTION_DATA.rglob("*.yaml")) for u in yaml_units(path)]
+    texts = " ".join(t for _, t in units)
+    assert "a beautiful five days" in texts and "relative clause modifying the subject" in texts
+    assert any(t == "themselves" for _, t in word_list_units(CONSTRUCTION_DATA / "words" / "reflexives.txt"))

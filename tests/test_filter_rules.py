@@ -113,7 +113,7 @@ def test_wanna_rule_is_off_by_default_and_switched_on_from_config():
 
 
 def test_unknown_rule_and_mode_are_clear_errors():
-    with pytest.raises(PovstimError, match="unknown phenomenon 'qf'; known: binding, question_formation, wanna"):
+    with pytest.raises(PovstimError, match="unknown phenomenon 'qf'; known: aann, binding, binding_c_command, "):
         filter_settings({"rules": ["qf"]})
     with pytest.raises(PovstimError, match="filter.mode"):
         filter_settings({"mode": "lenient"})
@@ -124,8 +124,11 @@ def test_every_phenomenon_has_every_mode_a_surface_test_and_languages():
     for name, ph in RULES.items():
         assert set(ph.rules) == set(dpe.MODES), name
         assert ph.surface is not None and ph.languages, name
-    # App. C's two sanity checks (questions with two auxiliaries; reflexives)
-    assert {n for n, ph in RULES.items() if ph.sanity} == {"question_formation", "binding"}
+    # App. C's two sanity checks (questions with two auxiliaries; reflexives) are drawn whatever is filtered;
+    # a declarative construction's only when it is filtered
+    assert {n for n, ph in RULES.items() if ph.sanity and ph.sanity_always} == {"question_formation", "binding"}
+    assert dpe.sanity_names(["question_formation", "binding"]) == ["question_formation", "binding"]
+    assert dpe.sanity_names(["aann"]) == ["question_formation", "binding", "aann"]
 
 
 def test_prefilter_passes_every_fixture_sentence_a_rule_removes():

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from . import dpe, families, plan
+from .constructions import library as constructions
 from .io import PovstimError
 from .probes.settings import check_probes
 from .schema import RESERVED_EXPERIMENTS, describe_errors, load_schema  # noqa: F401 (re-exported)
@@ -82,13 +83,30 @@ def check_references(config: dict, source: str = "config") -> None:
             except PovstimError as exc:
                 raise PovstimError(f"{source}: {exc}") from None
     filter_rules = config.get("filter", {}).get("rules")
+    try:  # the user's declarative constructions join the registry before any name is checked
+        constructions.use(config.get("filter"))
+    except PovstimError as exc:
+        raise PovstimError(f"{source}: {exc}") from None
     if filter_rules is not None:
         try:
             dpe.check_rules(filter_rules, "filter.rules")
         except PovstimError as exc:
             raise PovstimError(f"{source}: {exc}") from None
     for name, cond in config.get("conditions", {}).items():
+        if isinstance(cond.get("filter"), list):
+            try:
+                dpe.check_rules(cond["filter"], f"conditions.{name}.filter")
+            except PovstimError as exc:
+                raise PovstimError(f"{source}: {exc}") from None
+            constructions.warn_untargeted(cond["filter"])
         for phen in cond.get("reinsert") or {}:
+            if isinstance(cond.get("filter"), list) and phen not in cond["filter"]:
+                raise PovstimError(
+                    f"{source}: conditions.{name}.reinsert.{phen}: {phen!r} is not in the condition's filter list "
+                    f"({', '.join(cond['filter'])}), so there is no removed evidence to put back"
+                )
+            if isinstance(cond.get("filter"), list):
+                continue
             if filter_rules is not None and phen not in filter_rules:
                 raise PovstimError(
                     f"{source}: conditions.{name}.reinsert.{phen}: {phen!r} is not filtered (filter.rules is "

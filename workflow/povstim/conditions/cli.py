@@ -24,6 +24,8 @@ def add_arguments(p) -> None:
     p.add_argument("--dpe", help="the filter's dpe.tsv; omit for an unfiltered condition")
     p.add_argument("--reinsert", help='phenomenon -> share of sentences put back, JSON, e.g. '
                    '\'{"question_formation": 0.002, "binding": 0.0007}\'')
+    p.add_argument("--phenomena", help="comma-separated phenomena this condition removes (a condition's filter "
+                   "list); the other rows of --dpe are ignored (default: every row)")
     p.add_argument("--not-filtered", metavar="REASON",
                    help="the condition asked for the filter but runs unfiltered, and why (e.g. 'not filtered: no "
                    "DPE rules for language it'); recorded in --stats and the log")
@@ -52,6 +54,9 @@ def run(args) -> int:
     sp = split_settings(json_object_arg(args.split, "--split"))
     lines = read_sentences(args.base, "base corpus")
     rows = audit.read(args.dpe, len(lines)) if args.dpe else None
+    if rows is not None and args.phenomena:  # a condition that removes only some of the filtered phenomena
+        keep = set(args.phenomena.split(","))
+        rows = [r for r in rows if r.phenomenon in keep]
     dpe_of = audit.removed(rows) if rows is not None else None
     cond = build(len(lines), dpe_of, reinsert, sp.seed, audit.targeted(rows) if rows is not None else None)
     train, dev = split(cond.ids, sp.dev_fraction, sp.seed)

@@ -1,179 +1,25 @@
 """The direct-positive-evidence (DPE) contract: one registry entry per phenomenon.
 
-A :class:`Phenomenon` declares, in one place (one module per phenomenon in this
-package):
-
-- its **rule per mode**: ``posh`` states POSH App. C literally (over-filters on
-  gold trees, but misses what a parser misparses); ``strict`` targets the
-  disambiguating evidence itself; ``conservative`` aims at App. C's decisions on
-  *gold* trees from a real parser's output, recall first: App. C's test on the
-  parse united with general structural patterns that flag what the parse may
-  have missed (measured against gold trees, cross-validated by transcript:
-  docs/filter.md);
-- its **surface pre-test**: a *necessary* condition of every mode's rule,
-  computed from the raw text alone, so a sentence that fails it never needs
-  parsing (the parse stage's prefilter is derived from these);
-- its **App. C sanity check**: which surviving sentences a human should
-  inspect (a seeded sample is written next to ``dpe.tsv``);
-- the **languages** its rules are written for.
-
-Everything that needs to know about DPE asks this registry: the parse stage
-(what to parse), the filter (what to remove), the audit file (``dpe.tsv``, see
-:mod:`povstim.dpe.audit`), the conditions (which removals are targeted
-evidence), the config schema check and the figures. Changing a rule is an edit
-of its phenomenon module; adding a phenomenon is one new module registered at
-the bottom of this file.
-
-A rule takes a parsed :class:`~povstim.parse.conllu.Sentence` and a
-:class:`Context` and returns the tuple of tokens that triggered it, or None.
-The rule function's name is what ``dpe.tsv`` records in its ``rule`` column,
-unless the rule returns a :class:`Hit`, which names the cue that fired (a rule
-that is a union of cues says which one).
+The registry itself (:class:`Phenomenon`, :func:`register`, :data:`PHENOMENA`,
+:func:`find_dpe`, the prefilter and its hash) is :mod:`povstim.dpe.registry`;
+this package re-exports it and fills it: POSH App. C's phenomena are Python
+modules of this package (``question_formation``, ``binding``, ``wanna``), and
+the declarative constructions of :mod:`povstim.constructions` (the YAML
+library; the user's ``filter.constructions`` are added by
+:func:`povstim.constructions.use`) register beside them. Everything that needs
+to know about DPE asks this registry and treats both kinds the same.
 """
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import inspect
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable
+from .registry import (  # noqa: F401
+    MODES, PHENOMENA, Context, FitFn, Hit, Match, Phenomenon, RuleFn, SanityFn, SurfaceFn, check_rules,
+    find_dpe, languages, needs_parse, register, sanity_names, surface_hash,
+)
 
-from ..io import PovstimError
-from ..parse.conllu import Sentence, Token
-from ..parse.tokenize import tokenize
-from .words import ANIMATE_NOUNS
-
-MODES = ("posh", "strict", "conservative")
-
-RuleFn = Callable[[Sentence, "Context"], "tuple[Token, ...] | None"]
-SurfaceFn = Callable[[list[str], str], bool]
-SanityFn = Callable[[list[str], str], bool]
-FitFn = Callable[[list[Sentence], "list[Sentence | None]", list[bool]], dict]
-
-
-@dataclass(frozen=True)
-class Context:
-    """What rules may consult besides the parse: the animate nouns of the strict binding rule."""
-
-    animate_nouns: frozenset[str] = ANIMATE_NOUNS
-    # Parameters a phenomenon's ``fit`` learned from data (phenomenon -> its parameters). Empty in the
-    # pipeline; filter_validation fills it per cross-validation fold from the training folds only.
-    fitted: dict = field(default_factory=dict, compare=False, hash=False)
-
-    @classmethod
-    def with_nouns(cls, extra=()) -> "Context":
-        return cls(ANIMATE_NOUNS | frozenset(w.lower() for w in extra))
-
-    def with_fitted(self, fitted: dict) -> "Context":
-        return Context(self.animate_nouns, dict(fitted))
-
-
-@dataclass(frozen=True)
-class Phenomenon:
-    name: str
-    rules: dict[str, RuleFn]  # mode -> rule
-    surface: SurfaceFn  # (tokens of parse.tokenize, raw text) -> could any mode's rule fire?
-    sanity: SanityFn | None = None  # App. C sanity-check candidate among the survivors
-    languages: tuple[str, ...] = ("en",)
-    description: str = ""
-    extras: dict = field(default_factory=dict)
-    # A rule with parts learned from data (a word list, a threshold) declares how to learn them:
-    # ``fit(gold_trees, parses, reference) -> parameters`` (``reference[i]``: the reference rules fire on
-    # gold tree i), read by its rules from ``ctx.fitted[name]``. filter_validation fits it on the training
-    # folds only and measures it on the held-out fold. None: the rules have no fitted parts.
-    fit: FitFn | None = None
-
-
-class Hit(tuple):
-    """The tokens a rule matched, plus the name of the cue that fired (recorded as the ``rule``)."""
-
-    rule: str
-
-    def __new__(cls, tokens, rule: str):
-        obj = super().__new__(cls, tokens)
-        obj.rule = rule
-        return obj
-
-
-@dataclass(frozen=True)
-class Match:
-    phenomenon: str
-    rule: str
-    tokens: tuple[Token, ...]
-
-    def tokens_str(self) -> str:
-        return "|".join(f"{t.id}:{t.form}" for t in self.tokens)
-
-
-PHENOMENA: dict[str, Phenomenon] = {}
-
-
-def register(ph: Phenomenon) -> Phenomenon:
-    missing = [m for m in MODES if m not in ph.rules]
-    if missing:
-        raise ValueError(f"phenomenon {ph.name}: no rule for mode(s) {', '.join(missing)}")
-    PHENOMENA[ph.name] = ph
-    return ph
-
-
-def check_rules(rules, where: str = "filter.rules") -> tuple[str, ...]:
-    """The names, checked against the registry (a did-you-mean error names the key)."""
-    rules = tuple(rules)
-    for r in rules:
-        if r not in PHENOMENA:
-            hint = difflib.get_close_matches(str(r), PHENOMENA, n=1)
-            tip = f" (did you mean '{hint[0]}'?)" if hint else ""
-            raise PovstimError(f"{where}: unknown phenomenon {r!r}{tip}; known: {', '.join(sorted(PHENOMENA))}")
-    if not rules:
-        raise PovstimError(f"{where} is empty: name at least one phenomenon to filter")
-    return rules
-
-
-def languages(rules) -> set[str]:
-    """Languages every one of ``rules`` has rules for."""
-    out: set[str] | None = None
-    for r in check_rules(rules):
-        langs = set(PHENOMENA[r].languages)
-        out = langs if out is None else out & langs
-    return out or set()
-
-
-def find_dpe(sent: Sentence, mode: str, rules, ctx: Context = Context()) -> list[Match]:
-    """Every one of ``rules`` (phenomenon names) whose ``mode`` rule fires on ``sent``, in rule order."""
-    if mode not in MODES:
-        raise PovstimError(f"filter.mode: unknown mode {mode!r} (choose from {', '.join(MODES)})")
-    out = []
-    for name in rules:
-        fn = PHENOMENA[name].rules[mode]
-        hit = fn(sent, ctx)
-        if hit:
-            rule = getattr(hit, "rule", None) or fn.__name__
-            out.append(Match(name, rule, tuple(t for t in hit if t is not None)))
-    return out
-
-
-def needs_parse(text: str, rules) -> bool:
-    """False only when no phenomenon of ``rules`` can fire on ``text``, in any mode (the prefilter)."""
-    words, _ = tokenize(text)
-    return any(PHENOMENA[r].surface(words, text) for r in rules)
-
-
-def surface_hash(rules) -> str:
-    """A hash of what decides the prefilter: the enabled phenomena's surface tests and the word lists.
-
-    The parse rule carries it, so editing a surface test reruns the parse while
-    editing a rule (same module) reruns only the filter.
-    """
-    h = hashlib.sha256()
-    for r in sorted(check_rules(rules)):
-        h.update(r.encode())
-        h.update(inspect.getsource(PHENOMENA[r].surface).encode())
-    for helper in (Path(__file__), Path(__file__).with_name("words.py"), Path(__file__).with_name("surface.py")):
-        h.update(helper.read_bytes())
-    return h.hexdigest()[:16]
-
-
-# The phenomena, in the order dpe.tsv lists them (registration order).
+# The phenomena, in the order dpe.tsv lists them (registration order): App. C's Python modules first,
+# then the declarative library.
 from . import question_formation, binding, wanna  # noqa: E402,F401
+from ..constructions import library as _library  # noqa: E402
+
+_library.register_library()

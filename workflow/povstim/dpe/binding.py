@@ -6,7 +6,7 @@ takes as its antecedent ("The girl said that the boy hurt himself").
 
 from __future__ import annotations
 
-from . import Context, Phenomenon, register
+from .registry import Context, Phenomenon, register
 from .surface import lower_words, norm
 from .tree import is_reflexive, low
 from .words import ANIMATE_PRONOUNS, REFLEXIVES

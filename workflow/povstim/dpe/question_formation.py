@@ -37,7 +37,7 @@ Three modes:
 
 from __future__ import annotations
 
-from . import Context, Hit, Phenomenon, register
+from .registry import Context, Hit, Phenomenon, register
 from .surface import ends_with_question_mark, lower_words, norm
 from .tree import base_rel, children, has_rel, is_aux, low, subtree, word_tokens
 from .words import AUX_FORMS, WH_WORDS

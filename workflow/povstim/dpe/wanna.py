@@ -6,7 +6,7 @@ it is not (subject extraction).
 
 from __future__ import annotations
 
-from . import Context, Phenomenon, register
+from .registry import Context, Phenomenon, register
 from .surface import norm, wanna_site
 from .tree import low
 from .words import WH_WORDS

@@ -218,7 +218,7 @@ def sanity_samples(survivors: dict[int, str], settings: FilterSettings,
                    jobs: int = 1) -> dict[str, tuple[int, list[int]]]:
     """For each enabled phenomenon with an App. C sanity check: (number of candidates among the
     survivors, a seeded random sample of their ids). ``jobs``: processes for the checks."""
-    names, ids = sanity_checks(), sorted(survivors)
+    names, ids = sanity_checks(settings.rules), sorted(survivors)
 
     def fires(i: int) -> list[str]:  # each survivor tokenized once for all checks
         words = tokenize(survivors[i])[0]
@@ -233,9 +233,10 @@ def sanity_samples(survivors: dict[int, str], settings: FilterSettings,
     return out
 
 
-def sanity_checks() -> list[str]:
-    """The phenomena that declare an App. C sanity check (App. C inspects them all, whatever is filtered)."""
-    return [n for n, ph in dpe.PHENOMENA.items() if ph.sanity is not None]
+def sanity_checks(rules=()) -> list[str]:
+    """The phenomena whose sanity sample is drawn: App. C's checks (App. C inspects them all, whatever is
+    filtered) and the filtered constructions' (``dpe.sanity_names``)."""
+    return dpe.sanity_names(rules)
 
 
 def write_sanity(result: FilterResult, settings: FilterSettings, audit_dir: str | Path, jobs: int = 1) -> None:

@@ -19,6 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import dpe, languages
+from ..constructions.library import use as use_constructions
 from ..io import atomic_write, read_sentences
 from ..settings import section
 from ..io import json_object_arg as load_json_arg
@@ -66,8 +67,9 @@ def run(args) -> int:
     if args.no_cache:
         settings = replace(settings, cache_dir=None)
     # Which phenomena the prefilter serves: the filter section's rules, checked against the registry.
-    rules = dpe.check_rules(section("filter", load_json_arg(args.filter_params, "--filter-params"),
-                                    "--filter-params")["rules"])
+    filter_section = section("filter", load_json_arg(args.filter_params, "--filter-params"), "--filter-params")
+    use_constructions(filter_section, "--filter-params constructions")  # the user's, beside the library's
+    rules = dpe.check_rules(filter_section["rules"])
     lines = read_sentences(args.input, "corpus")
     path = Path(args.input)
     n_shards = args.n_shards if args.n_shards is not None else settings.shards

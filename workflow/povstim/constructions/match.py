@@ -1,0 +1,282 @@
+"""Matching a declarative construction on a UD tree: spaCy's DependencyMatcher plus a post-filter.
+
+Every tree — a gold CoNLL-U sentence or a parser's output, both :class:`~povstim.parse.conllu.Sentence`
+— becomes a spaCy ``Doc`` built from its columns (words, heads, deprels, UPOS, XPOS, lemmas, feats), so
+gold and parsed trees go through the same code. A pattern's positive part (its nodes' attributes and a
+spanning tree of its relations) is a ``DependencyMatcher`` pattern; what the matcher cannot express is a
+post-filter over its matches, in Python, with the same meaning:
+
+- negative conditions (``absent``: no token so related to a node with these constraints; a node's
+  ``not:`` constraints) — the DependencyMatcher has no negation;
+- relations beyond the spanning tree (the matcher joins each node to one earlier node; a second
+  relation between two placed nodes, e.g. a linear order between two dependents, is checked after).
+
+spaCy is imported the first time a construction runs, never when the registry is read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+from ..parse.conllu import Sentence, Token
+from .spec import Construction, Node, Pattern, norm, spanning_order
+
+# UPOS values spaCy knows; anything else (a "_" in a gold file) is left empty.
+UPOS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
+
+_VOCAB = None
+_LAST: tuple = (None, None)  # (sentence, its Doc): every construction and mode of one sentence share it
+_MATCHERS: dict = {}
+
+
+def vocab():
+    global _VOCAB
+    if _VOCAB is None:
+        from spacy.vocab import Vocab
+
+        _VOCAB = Vocab()
+    return _VOCAB
+
+
+def to_doc(sent: Sentence):
+    """The sentence as a spaCy Doc (cached for the last sentence asked: the rules of every construction
+    and mode run on one sentence before the next)."""
+    global _LAST
+    if _LAST[0] is sent:
+        return _LAST[1]
+    from spacy.tokens import Doc
+
+    toks = sent.tokens
+    n = len(toks)
+    heads = [t.head - 1 if 0 < t.head <= n else i for i, t in enumerate(toks)]
+    doc = Doc(
+        vocab(),
+        words=[t.form for t in toks],
+        spaces=[True] * n,
+        heads=heads,
+        deps=[t.deprel if t.deprel not in ("", "_") else "dep" for t in toks],
+        pos=[t.upos if t.upos in UPOS else "X" for t in toks],
+        tags=[t.xpos if t.xpos not in ("", "_") else "" for t in toks],
+        lemmas=[t.lemma.lower() if t.lemma not in ("", "_") else "" for t in toks],
+        morphs=[_morph(t) for t in toks],
+    )
+    for tok, t in zip(doc, toks):
+        tok.norm_ = norm(t.form)
+    _LAST = (sent, doc)
+    return doc
+
+
+def _morph(t: Token) -> str:
+    if t.feats in ("", "_"):
+        return ""
+    ok = [kv for kv in t.feats.split("|") if "=" in kv and kv.split("=", 1)[1]]
+    return "|".join(sorted(ok))
+
+
+def _has_rel(dep: str, rels) -> bool:
+    return any(dep == r or dep.startswith(r + ":") for r in rels)
+
+
+def token_attrs(node: Node) -> dict:
+    """The DependencyMatcher RIGHT_ATTRS of a node's positive constraints."""
+    out: dict = {}
+    a = node.attrs
+    if "form" in a:
+        out["NORM"] = {"IN": sorted(a["form"])}
+    if "lemma" in a:
+        out["LEMMA"] = {"IN": sorted(a["lemma"])}
+    if "upos" in a:
+        out["POS"] = {"IN": sorted(a["upos"])}
+    if "xpos" in a:
+        out["TAG"] = {"IN": sorted(a["xpos"])}
+    if "deprel_exact" in a:
+        out["DEP"] = {"IN": sorted(a["deprel_exact"])}
+    if "deprel" in a and "DEP" not in out:  # with deprel_exact too, the exact one decides here
+        alts = "|".join(re.escape(r) for r in sorted(a["deprel"]))
+        out["DEP"] = {"REGEX": f"^(?:{alts})(?::.*)?$"}  # the relation or one of its subtypes
+    if "feats" in a and all(len(v) == 1 for v in a["feats"].values()):
+        out["MORPH"] = {"IS_SUPERSET": sorted(f"{f}={next(iter(v))}" for f, v in a["feats"].items())}
+    return out
+
+
+def satisfies(tok, attrs: dict) -> bool:
+    """Does the Doc token meet every constraint of ``attrs`` (the post-filter's reading of a node)?"""
+    for k, vals in attrs.items():
+        if k == "form" and tok.norm_ not in vals:
+            return False
+        if k == "lemma" and tok.lemma_ not in vals:
+            return False
+        if k == "upos" and tok.pos_ not in vals:
+            return False
+        if k == "xpos" and tok.tag_ not in vals:
+            return False
+        if k == "deprel_exact" and tok.dep_ not in vals:
+            return False
+        if k == "deprel" and not _has_rel(tok.dep_, vals):
+            return False
+        if k == "feats":
+            for f, want in vals.items():
+                if not set(tok.morph.get(f)) & want:
+                    return False
+    return True
+
+
+def violates_not(tok, nots: dict) -> bool:
+    """A ``not:`` constraint holds of the token (any one of its attributes matches)."""
+    for k, vals in nots.items():
+        if satisfies(tok, {k: vals}):
+            return True
+    return False
+
+
+def node_ok(tok, node: Node) -> bool:
+    return satisfies(tok, node.attrs) and not violates_not(tok, node.nots)
+
+
+def related(a, op: str, b) -> bool:
+    """``a op b`` with the DependencyMatcher's meaning of ``op``."""
+    if a.i == b.i:
+        return False
+    if op == ">":
+        return b.head.i == a.i and b.head.i != b.i
+    if op == "<":
+        return a.head.i == b.i and a.head.i != a.i
+    if op == ">>":
+        return any(x.i == a.i for x in b.ancestors)
+    if op == "<<":
+        return any(x.i == b.i for x in a.ancestors)
+    if op == ".":
+        return b.i == a.i + 1
+    if op == ".*":
+        return a.i < b.i
+    if op == ";":
+        return b.i == a.i - 1
+    if op == ";*":
+        return a.i > b.i
+    sib = a.head.i == b.head.i and a.head.i not in (a.i, b.i)
+    if op == "$+":
+        return sib and b.i == a.i + 1
+    if op == "$-":
+        return sib and b.i == a.i - 1
+    if op == "$++":
+        return sib and b.i > a.i
+    if op == "$--":
+        return sib and b.i < a.i
+    raise ValueError(op)
+
+
+class CompiledPattern:
+    def __init__(self, pat: Pattern):
+        from spacy.matcher import DependencyMatcher
+
+        self.pat = pat
+        edges, self.rest = spanning_order(pat)
+        first = pat.nodes[0]
+        dm = [{"RIGHT_ID": first.name, "RIGHT_ATTRS": token_attrs(first)}]
+        for a, op, b in edges:
+            dm.append({"LEFT_ID": a, "REL_OP": op, "RIGHT_ID": b, "RIGHT_ATTRS": token_attrs(pat.node(b))})
+        self.order = [first.name] + [b for _, _, b in edges]  # the matcher reports token ids in this order
+        self.matcher = DependencyMatcher(vocab())
+        self.matcher.add(pat.name, [dm])
+
+    def find(self, doc) -> dict[str, int] | None:
+        """The first match (by token positions) that passes the post-filter: node -> token index."""
+        found = sorted(tuple(ids) for _, ids in self.matcher(doc))
+        for ids in found:
+            at = dict(zip(self.order, ids))
+            if len(set(ids)) != len(ids):
+                continue
+            if not all(node_ok(doc[at[n.name]], n) for n in self.pat.nodes):
+                continue
+            if not all(related(doc[at[a]], op, doc[at[b]]) for a, op, b in self.rest):
+                continue
+            if any(any(t.i != at[x] and related(doc[at[x]], op, t) and node_ok(t, node) for t in doc)
+                   for x, op, node in self.pat.absent):
+                continue
+            return at
+        return None
+
+
+def compiled(pat: Pattern) -> CompiledPattern:
+    key = id(pat)
+    got = _MATCHERS.get(key)
+    if got is None or got.pat is not pat:
+        got = _MATCHERS[key] = CompiledPattern(pat)
+    return got
+
+
+def match(c: Construction, mode: str, sent: Sentence) -> tuple[str, tuple[Token, ...]] | None:
+    """(pattern name, the matched tokens in node order) of the first pattern of ``mode`` that matches."""
+    if not sent.tokens:
+        return None
+    doc = to_doc(sent)
+    for pat in c.patterns[mode]:
+        at = compiled(pat).find(doc)
+        if at is not None:
+            return pat.name, tuple(sent.tokens[at[n.name]] for n in pat.nodes)
+    return None
+
+
+# ------------------------------------------------------------------------------ surface pre-test
+
+# The forms of closed-class lemmas, so a pattern that names a lemma still gives the pre-test words.
+LEMMA_FORMS = {
+    "be": "be am is are was were been being 's 're 'm ai isn't aren't wasn't weren't ain't",
+    "have": "have has had having 've 'd haven't hasn't hadn't",
+    "do": "do does did doing done don't doesn't didn't",
+    "there": "there", "a": "a an", "an": "a an", "not": "not n't never",
+    "this": "this these", "that": "that those", "these": "this these", "those": "that those",
+}
+
+
+def node_forms(node: Node) -> frozenset | None:
+    """Word forms one of which the node's token must have (None: the node constrains no form)."""
+    if "form" in node.attrs:
+        return node.attrs["form"]
+    lem = node.attrs.get("lemma")
+    if lem and all(x in LEMMA_FORMS for x in lem):
+        return frozenset(w for x in lem for w in LEMMA_FORMS[x].split())
+    return None
+
+
+def pattern_requirements(pat: Pattern) -> list[frozenset]:
+    """The pre-test of one pattern: for each node that names its forms, one of them must occur."""
+    return [f for f in (node_forms(n) for n in pat.nodes) if f is not None]
+
+
+def surface_spec(c: Construction) -> list[list[list[str]]]:
+    """Every mode's patterns' requirements (a sentence passes when one pattern's all hold)."""
+    seen, out = set(), []
+    for m in sorted(c.patterns):
+        for pat in c.patterns[m]:
+            req = sorted(sorted(r) for r in pattern_requirements(pat))
+            key = json.dumps(req)
+            if key not in seen:
+                seen.add(key)
+                out.append(req)
+    return sorted(out)
+
+
+def make_surface(spec: list[list[list[str]]]):
+    """The pre-test as a function of (tokens, text): necessary for every mode's rule by construction."""
+    reqs = [[frozenset(r) for r in pat] for pat in spec]
+
+    def surface(words: list[str], text: str) -> bool:
+        lw = {norm(w) for w in words}
+        return any(all(r & lw for r in pat) for pat in reqs)
+
+    return surface
+
+
+def fingerprint(c: Construction) -> str:
+    """A hash of what decides the construction's matches (resolved word lists included)."""
+    def node(n: Node):
+        return {k: (sorted(v) if not isinstance(v, dict) else {f: sorted(x) for f, x in sorted(v.items())})
+                for k, v in sorted(n.attrs.items())}, {k: sorted(v) for k, v in sorted(n.nots.items())
+                                                        if not isinstance(v, dict)}
+    data = {m: [[p.name, [(n.name, node(n)) for n in p.nodes], list(p.relations),
+                 [(a, op, node(x)) for a, op, x in p.absent]] for p in pats] for m, pats in sorted(c.patterns.items())}
+    data["sanity"] = [sorted(c.sanity_forms or ()), c.sanity_surface]
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]

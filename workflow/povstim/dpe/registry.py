@@ -1,0 +1,207 @@
+"""The direct-positive-evidence (DPE) contract: one registry entry per phenomenon.
+
+A :class:`Phenomenon` declares, in one place (one module per phenomenon in this
+package):
+
+- its **rule per mode**: ``posh`` states POSH App. C literally (over-filters on
+  gold trees, but misses what a parser misparses); ``strict`` targets the
+  disambiguating evidence itself; ``conservative`` aims at App. C's decisions on
+  *gold* trees from a real parser's output, recall first: App. C's test on the
+  parse united with general structural patterns that flag what the parse may
+  have missed (measured against gold trees, cross-validated by transcript:
+  docs/filter.md);
+- its **surface pre-test**: a *necessary* condition of every mode's rule,
+  computed from the raw text alone, so a sentence that fails it never needs
+  parsing (the parse stage's prefilter is derived from these);
+- its **App. C sanity check**: which surviving sentences a human should
+  inspect (a seeded sample is written next to ``dpe.tsv``);
+- the **languages** its rules are written for.
+
+Everything that needs to know about DPE asks this registry: the parse stage
+(what to parse), the filter (what to remove), the audit file (``dpe.tsv``, see
+:mod:`povstim.dpe.audit`), the conditions (which removals are targeted
+evidence), the config schema check and the figures. Changing a rule is an edit
+of its phenomenon module; adding a phenomenon is one new module registered at
+the bottom of this file.
+
+A rule takes a parsed :class:`~povstim.parse.conllu.Sentence` and a
+:class:`Context` and returns the tuple of tokens that triggered it, or None.
+The rule function's name is what ``dpe.tsv`` records in its ``rule`` column,
+unless the rule returns a :class:`Hit`, which names the cue that fired (a rule
+that is a union of cues says which one).
+
+A phenomenon is either a Python module of this package (POSH App. C's question
+formation, binding, wanna) or a declarative construction, a YAML entry read by
+:mod:`povstim.constructions` (the library under ``constructions/library/`` and
+the user's ``filter.constructions``): both register here, and every stage
+treats them the same. The registry lives in this module, not in the package's
+``__init__``, so the phenomenon modules import it without an import cycle.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..io import PovstimError
+from ..parse.conllu import Sentence, Token
+from ..parse.tokenize import tokenize
+from .words import ANIMATE_NOUNS
+
+MODES = ("posh", "strict", "conservative")
+
+RuleFn = Callable[[Sentence, "Context"], "tuple[Token, ...] | None"]
+SurfaceFn = Callable[[list[str], str], bool]
+SanityFn = Callable[[list[str], str], bool]
+FitFn = Callable[[list[Sentence], "list[Sentence | None]", list[bool]], dict]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What rules may consult besides the parse: the animate nouns of the strict binding rule."""
+
+    animate_nouns: frozenset[str] = ANIMATE_NOUNS
+    # Parameters a phenomenon's ``fit`` learned from data (phenomenon -> its parameters). Empty in the
+    # pipeline; filter_validation fills it per cross-validation fold from the training folds only.
+    fitted: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @classmethod
+    def with_nouns(cls, extra=()) -> "Context":
+        return cls(ANIMATE_NOUNS | frozenset(w.lower() for w in extra))
+
+    def with_fitted(self, fitted: dict) -> "Context":
+        return Context(self.animate_nouns, dict(fitted))
+
+
+@dataclass(frozen=True)
+class Phenomenon:
+    name: str
+    rules: dict[str, RuleFn]  # mode -> rule
+    surface: SurfaceFn  # (tokens of parse.tokenize, raw text) -> could any mode's rule fire?
+    sanity: SanityFn | None = None  # App. C sanity-check candidate among the survivors
+    languages: tuple[str, ...] = ("en",)
+    description: str = ""
+    extras: dict = field(default_factory=dict)
+    # A rule with parts learned from data (a word list, a threshold) declares how to learn them:
+    # ``fit(gold_trees, parses, reference) -> parameters`` (``reference[i]``: the reference rules fire on
+    # gold tree i), read by its rules from ``ctx.fitted[name]``. filter_validation fits it on the training
+    # folds only and measures it on the held-out fold. None: the rules have no fitted parts.
+    fit: FitFn | None = None
+    # What the surface pre-test is when its source is not a function of its own: a declarative
+    # construction's derived pre-test (its required word forms), hashed by surface_hash instead of the
+    # function's source (one generic function serves every construction).
+    surface_key: str | None = None
+    # Whether the App. C sanity sample is drawn whatever is filtered (App. C's own checks) or only when
+    # the phenomenon is among the filtered rules (a construction's sample).
+    sanity_always: bool = True
+    # Where the phenomenon is defined: "python" (a module of this package) or "file:line" of its YAML entry.
+    origin: str = "python"
+    # The benchmark paradigms its removal should hurt: {"blimp": [UIDs], "zorro": [...], "posh": [...]}.
+    targets: dict = field(default_factory=dict)
+
+
+class Hit(tuple):
+    """The tokens a rule matched, plus the name of the cue that fired (recorded as the ``rule``)."""
+
+    rule: str
+
+    def __new__(cls, tokens, rule: str):
+        obj = super().__new__(cls, tokens)
+        obj.rule = rule
+        return obj
+
+
+@dataclass(frozen=True)
+class Match:
+    phenomenon: str
+    rule: str
+    tokens: tuple[Token, ...]
+
+    def tokens_str(self) -> str:
+        return "|".join(f"{t.id}:{t.form}" for t in self.tokens)
+
+
+PHENOMENA: dict[str, Phenomenon] = {}
+
+
+def register(ph: Phenomenon, replace: bool = False) -> Phenomenon:
+    """Add ``ph`` to the registry. A second phenomenon of the same name is an error naming both
+    definitions, unless ``replace`` (the same definition registered again, e.g. a config loaded twice)."""
+    missing = [m for m in MODES if m not in ph.rules]
+    if missing:
+        raise ValueError(f"phenomenon {ph.name}: no rule for mode(s) {', '.join(missing)}")
+    old = PHENOMENA.get(ph.name)
+    if old is not None and not replace:
+        raise PovstimError(f"{ph.origin}: a construction named {ph.name!r} is already defined ({old.origin}): "
+                           "construction names must be unique")
+    PHENOMENA[ph.name] = ph
+    return ph
+
+
+def sanity_names(rules=()) -> list[str]:
+    """The phenomena whose App. C sanity sample a filter run writes: App. C's own checks always (App. C
+    inspects them whatever is filtered), a construction's only when it is among ``rules``."""
+    rules = set(rules)
+    return [n for n, ph in PHENOMENA.items() if ph.sanity is not None and (ph.sanity_always or n in rules)]
+
+
+def check_rules(rules, where: str = "filter.rules") -> tuple[str, ...]:
+    """The names, checked against the registry (a did-you-mean error names the key)."""
+    rules = tuple(rules)
+    for r in rules:
+        if r not in PHENOMENA:
+            hint = difflib.get_close_matches(str(r), PHENOMENA, n=1)
+            tip = f" (did you mean '{hint[0]}'?)" if hint else ""
+            raise PovstimError(f"{where}: unknown phenomenon {r!r}{tip}; known: {', '.join(sorted(PHENOMENA))}")
+    if not rules:
+        raise PovstimError(f"{where} is empty: name at least one phenomenon to filter")
+    return rules
+
+
+def languages(rules) -> set[str]:
+    """Languages every one of ``rules`` has rules for."""
+    out: set[str] | None = None
+    for r in check_rules(rules):
+        langs = set(PHENOMENA[r].languages)
+        out = langs if out is None else out & langs
+    return out or set()
+
+
+def find_dpe(sent: Sentence, mode: str, rules, ctx: Context = Context()) -> list[Match]:
+    """Every one of ``rules`` (phenomenon names) whose ``mode`` rule fires on ``sent``, in rule order."""
+    if mode not in MODES:
+        raise PovstimError(f"filter.mode: unknown mode {mode!r} (choose from {', '.join(MODES)})")
+    out = []
+    for name in rules:
+        fn = PHENOMENA[name].rules[mode]
+        hit = fn(sent, ctx)
+        if hit:
+            rule = getattr(hit, "rule", None) or fn.__name__
+            out.append(Match(name, rule, tuple(t for t in hit if t is not None)))
+    return out
+
+
+def needs_parse(text: str, rules) -> bool:
+    """False only when no phenomenon of ``rules`` can fire on ``text``, in any mode (the prefilter)."""
+    words, _ = tokenize(text)
+    return any(PHENOMENA[r].surface(words, text) for r in rules)
+
+
+def surface_hash(rules) -> str:
+    """A hash of what decides the prefilter: the enabled phenomena's surface tests and the word lists.
+
+    The parse rule carries it, so editing a surface test reruns the parse while
+    editing a rule (same module) reruns only the filter.
+    """
+    h = hashlib.sha256()
+    for r in sorted(check_rules(rules)):
+        h.update(r.encode())
+        ph = PHENOMENA[r]
+        h.update((ph.surface_key if ph.surface_key is not None else inspect.getsource(ph.surface)).encode())
+    for helper in (Path(__file__), Path(__file__).with_name("words.py"), Path(__file__).with_name("surface.py")):
+        h.update(helper.read_bytes())
+    return h.hexdigest()[:16]
