@@ -169,35 +169,10 @@ def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bo
     coding_of = coding_of or {}
     f = fml.parse(formula_text)
     df = derive(df)
-    counts = "n_correct" in df.columns and "n_total" in df.columns
-    if not counts and "val" not in df.columns:
-        raise PovstimError("the data has neither a 'correct' column (items) nor n_correct/n_total (counts)")
-    needed = f.variables() + [g.group for g in f.groups]
-    missing = [v for v in needed if v not in df.columns]
-    if missing:
-        hint = ""
-        if {"filtered", "source"} & set(missing):
-            hint = " ('filtered' and 'source' come from --conditions, or give them as columns)"
-        raise PovstimError(f"formula {formula_text!r} names variable(s) {', '.join(missing)} that the data "
-                           f"lacks{hint}; available: {', '.join(sorted(map(str, df.columns)))}")
-    for v in needed:
-        if df[v].isna().any():
-            raise PovstimError(f"variable {v!r} has missing values")
-
+    needed = _check_variables(df, f, formula_text)
     # Aggregate first: every design column is a function of the formula's variables, so
     # the binomial on cells has exactly the Bernoulli likelihood.
-    keys = list(dict.fromkeys(needed))
-    if counts:
-        data = df.groupby(keys, sort=True, dropna=False)[["n_correct", "n_total"]].sum().reset_index()
-        family = "binomial"
-    elif family == "binomial":
-        data = (df.groupby(keys, sort=True, dropna=False)["val"]
-                .agg(n_correct="sum", n_total="size").reset_index())
-    elif family == "bernoulli":
-        data = df[keys + ["val"]].reset_index(drop=True)
-    else:
-        raise PovstimError(f"unknown family {family!r}: use bernoulli or binomial")
-
+    data = _aggregate(df, list(dict.fromkeys(needed)), family)
     dropped: list[str] = []
     coding: dict[str, dict] = {}
     codes: dict[str, dict[str, list[float]]] = {}
@@ -205,94 +180,16 @@ def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bo
     var_cols: dict[str, list[tuple[str, str, np.ndarray]]] = {}  # var -> [(label, pretty, values)]
     for var in f.variables():
         num = _numeric(data[var], var)
-        pretty = PRETTY.get(var, var)
         if num is not None:
-            sd = float(num.std(ddof=1)) if len(num) > 1 else 0.0
-            if not (sd > 0):
-                dropped.append(var)
-                log.warning("dropping %s: it takes a single value (%s) in this design", var, num.iloc[0])
-                continue
-            if zscore:
-                mean = float(num.mean())
-                # z-score over the observations (items), not the aggregated cells, as POSH did.
-                if "n_total" in data.columns:
-                    w = data["n_total"].to_numpy(float)
-                    mean = float(np.average(num, weights=w))
-                    sd = math.sqrt(float(np.average((num - mean) ** 2, weights=w)) * w.sum() / (w.sum() - 1))
-                vals = ((num - mean) / sd).to_numpy(float)
-                coding[var] = {"type": "numeric", "zscored": True, "mean": mean, "sd": sd}
-                centers[var] = 0.0
-            else:
-                vals = num.to_numpy(float)
-                coding[var] = {"type": "numeric", "zscored": False}
-                pretty = pretty.replace(" (z)", "")
-                w = data["n_total"].to_numpy(float) if "n_total" in data.columns else None
-                centers[var] = float(np.average(vals, weights=w))
-            var_cols[var] = [(var, pretty, vals)]
+            coded = _numeric_column(data, var, num, zscore, dropped)
+            if coded is not None:
+                coding[var], centers[var], var_cols[var] = coded
             continue
-        levels = _levels(data[var])
-        if len(levels) < 2:
-            dropped.append(var)
-            log.warning("dropping %s: it has a single level (%s) in this design", var, levels[0] if levels else "")
-            continue
-        kind, want_ref = coding_of.get(var, (contrasts, None))
-        if want_ref is not None and any(_level_str(x) == want_ref for x in levels):
-            levels = [x for x in levels if _level_str(x) != want_ref] + [x for x in levels if _level_str(x) == want_ref]
-        ref = levels[-1]
-        cols = []
-        two = len(levels) == 2
-        for lv in levels[:-1]:
-            is_lv = (data[var] == lv).to_numpy()
-            if kind == "sum":
-                vals = np.where(is_lv, 1.0, np.where((data[var] == ref).to_numpy(), -1.0, 0.0))
-            elif kind == "treatment":
-                vals = is_lv.astype(float)
-            else:
-                raise PovstimError(f"unknown contrasts {kind!r}: use sum or treatment")
-            if two:
-                lvname = "yes vs. no" if isinstance(lv, (bool, np.bool_)) else f"{_level_str(lv)} vs. {_level_str(ref)}"
-                p = f"{pretty} ({lvname})"
-            elif want_ref is not None:
-                p = f"{pretty} ({_level_str(lv)} vs. {_level_str(ref)})"
-            else:
-                p = f"{pretty} ({_level_str(lv)})"
-            cols.append((f"{var}[{_level_str(lv)}]", p, vals))
-        coding[var] = {"type": "categorical", "contrasts": kind, "levels": [_level_str(x) for x in levels],
-                       "reference": _level_str(ref)}
-        codes[var] = {
-            _level_str(v): [(1.0 if v == lv else (-1.0 if (kind == "sum" and v == ref) else 0.0))
-                            for lv in levels[:-1]] for v in levels}
-        var_cols[var] = cols
-
-    columns: list[Column] = []
-    for term in f.terms:
-        if any(v not in var_cols for v in term):
-            gone = [v for v in term if v not in var_cols]
-            label = ":".join(term)
-            if len(term) > 1:  # main effects were already reported above
-                dropped.append(label)
-                log.warning("dropping term %s: %s cannot be estimated in this design", label, ", ".join(gone))
-            continue
-        combos = [("", "", np.ones(len(data)), [])]
-        for v in term:
-            combos = [(f"{a}:{lab}" if a else lab, f"{pa} × {_short(pv)}" if pa else pv, va * vv, parts + [(v, k)])
-                      for a, pa, va, parts in combos for k, (lab, pv, vv) in enumerate(var_cols[v])]
-        for lab, pv, vals, parts in combos:
-            if len(term) > 1:
-                pv = " × ".join(_short(p) for p in pv.split(" × "))
-            columns.append(Column(f"x{len(columns)}", lab, pv, vals, parts))
-
-    columns = _drop_aliased(columns, f.intercept, dropped)
-    groups = []
-    for g in f.groups:
-        n = data[g.group].nunique()
-        if n < max(2, int(min_groups)):
-            dropped.append(g.label())
-            log.warning("dropping group-level term %s: %s has %d level(s); a group SD needs at least %d "
-                        "(analysis.min_groups)", g.label(), g.group, n, max(2, int(min_groups)))
-            continue
-        groups.append(g)
-
+        coded = _categorical_columns(data, var, coding_of.get(var, (contrasts, None)), dropped)
+        if coded is not None:
+            coding[var], codes[var], var_cols[var] = coded
+    columns = _drop_aliased(_term_columns(f, var_cols, len(data), dropped), f.intercept, dropped)
+    groups = _group_terms(f, data, min_groups, dropped)
     out = pd.DataFrame({c.name: c.values for c in columns})
     for g in groups:
         out[_group_col(g.group)] = data[g.group].astype(str).to_numpy()
@@ -306,6 +203,136 @@ def build_design(df: pd.DataFrame, formula_text: str, *, family: str, zscore: bo
         response = "val"
         fam = "bernoulli"
     return Design(f, out, response, columns, groups, fam, dropped, coding, raw=data, codes=codes, centers=centers)
+
+
+def _check_variables(df: pd.DataFrame, f, formula_text: str) -> list[str]:
+    """The formula's variables and grouping factors, each present in ``df`` without missing values."""
+    if not ("n_correct" in df.columns and "n_total" in df.columns) and "val" not in df.columns:
+        raise PovstimError("the data has neither a 'correct' column (items) nor n_correct/n_total (counts)")
+    needed = f.variables() + [g.group for g in f.groups]
+    missing = [v for v in needed if v not in df.columns]
+    if missing:
+        hint = ""
+        if {"filtered", "source"} & set(missing):
+            hint = " ('filtered' and 'source' come from --conditions, or give them as columns)"
+        raise PovstimError(f"formula {formula_text!r} names variable(s) {', '.join(missing)} that the data "
+                           f"lacks{hint}; available: {', '.join(sorted(map(str, df.columns)))}")
+    for v in needed:
+        if df[v].isna().any():
+            raise PovstimError(f"variable {v!r} has missing values")
+    return needed
+
+
+def _aggregate(df: pd.DataFrame, keys: list[str], family: str) -> pd.DataFrame:
+    """Cells of (n_correct, n_total) per combination of ``keys`` (counts are always binomial), or the items
+    themselves for a Bernoulli model."""
+    if "n_correct" in df.columns and "n_total" in df.columns:
+        return df.groupby(keys, sort=True, dropna=False)[["n_correct", "n_total"]].sum().reset_index()
+    if family == "binomial":
+        return (df.groupby(keys, sort=True, dropna=False)["val"]
+                .agg(n_correct="sum", n_total="size").reset_index())
+    if family == "bernoulli":
+        return df[keys + ["val"]].reset_index(drop=True)
+    raise PovstimError(f"unknown family {family!r}: use bernoulli or binomial")
+
+
+def _numeric_column(data: pd.DataFrame, var: str, num: pd.Series, zscore: bool, dropped: list[str]):
+    """(coding, center, [(label, pretty, values)]) of a numeric predictor; None (and noted in ``dropped``) when
+    it takes a single value."""
+    pretty = PRETTY.get(var, var)
+    sd = float(num.std(ddof=1)) if len(num) > 1 else 0.0
+    if not (sd > 0):
+        dropped.append(var)
+        log.warning("dropping %s: it takes a single value (%s) in this design", var, num.iloc[0])
+        return None
+    if zscore:
+        mean = float(num.mean())
+        # z-score over the observations (items), not the aggregated cells, as POSH did.
+        if "n_total" in data.columns:
+            w = data["n_total"].to_numpy(float)
+            mean = float(np.average(num, weights=w))
+            sd = math.sqrt(float(np.average((num - mean) ** 2, weights=w)) * w.sum() / (w.sum() - 1))
+        vals = ((num - mean) / sd).to_numpy(float)
+        return {"type": "numeric", "zscored": True, "mean": mean, "sd": sd}, 0.0, [(var, pretty, vals)]
+    vals = num.to_numpy(float)
+    w = data["n_total"].to_numpy(float) if "n_total" in data.columns else None
+    return ({"type": "numeric", "zscored": False}, float(np.average(vals, weights=w)),
+            [(var, pretty.replace(" (z)", ""), vals)])
+
+
+def _categorical_columns(data: pd.DataFrame, var: str, kind_ref: tuple, dropped: list[str]):
+    """(coding, codes, [(label, pretty, values)]) of a categorical predictor under ``(contrasts, reference)``;
+    None (and noted in ``dropped``) when it has a single level."""
+    pretty = PRETTY.get(var, var)
+    levels = _levels(data[var])
+    if len(levels) < 2:
+        dropped.append(var)
+        log.warning("dropping %s: it has a single level (%s) in this design", var, levels[0] if levels else "")
+        return None
+    kind, want_ref = kind_ref
+    if want_ref is not None and any(_level_str(x) == want_ref for x in levels):
+        levels = [x for x in levels if _level_str(x) != want_ref] + [x for x in levels if _level_str(x) == want_ref]
+    ref = levels[-1]
+    cols = []
+    two = len(levels) == 2
+    for lv in levels[:-1]:
+        is_lv = (data[var] == lv).to_numpy()
+        if kind == "sum":
+            vals = np.where(is_lv, 1.0, np.where((data[var] == ref).to_numpy(), -1.0, 0.0))
+        elif kind == "treatment":
+            vals = is_lv.astype(float)
+        else:
+            raise PovstimError(f"unknown contrasts {kind!r}: use sum or treatment")
+        if two:
+            lvname = "yes vs. no" if isinstance(lv, (bool, np.bool_)) else f"{_level_str(lv)} vs. {_level_str(ref)}"
+            p = f"{pretty} ({lvname})"
+        elif want_ref is not None:
+            p = f"{pretty} ({_level_str(lv)} vs. {_level_str(ref)})"
+        else:
+            p = f"{pretty} ({_level_str(lv)})"
+        cols.append((f"{var}[{_level_str(lv)}]", p, vals))
+    coding = {"type": "categorical", "contrasts": kind, "levels": [_level_str(x) for x in levels],
+              "reference": _level_str(ref)}
+    codes = {_level_str(v): [(1.0 if v == lv else (-1.0 if (kind == "sum" and v == ref) else 0.0))
+                             for lv in levels[:-1]] for v in levels}
+    return coding, codes, cols
+
+
+def _term_columns(f, var_cols: dict, n_rows: int, dropped: list[str]) -> list[Column]:
+    """The design's columns: each term's products of its variables' coded columns (a term with a dropped
+    variable is dropped, and an interaction's loss is noted)."""
+    columns: list[Column] = []
+    for term in f.terms:
+        if any(v not in var_cols for v in term):
+            gone = [v for v in term if v not in var_cols]
+            label = ":".join(term)
+            if len(term) > 1:  # main effects were already reported above
+                dropped.append(label)
+                log.warning("dropping term %s: %s cannot be estimated in this design", label, ", ".join(gone))
+            continue
+        combos = [("", "", np.ones(n_rows), [])]
+        for v in term:
+            combos = [(f"{a}:{lab}" if a else lab, f"{pa} × {_short(pv)}" if pa else pv, va * vv, parts + [(v, k)])
+                      for a, pa, va, parts in combos for k, (lab, pv, vv) in enumerate(var_cols[v])]
+        for lab, pv, vals, parts in combos:
+            if len(term) > 1:
+                pv = " × ".join(_short(p) for p in pv.split(" × "))
+            columns.append(Column(f"x{len(columns)}", lab, pv, vals, parts))
+    return columns
+
+
+def _group_terms(f, data: pd.DataFrame, min_groups: int, dropped: list[str]) -> list:
+    """The formula's group-level terms whose grouping factor has at least ``min_groups`` levels."""
+    groups = []
+    for g in f.groups:
+        n = data[g.group].nunique()
+        if n < max(2, int(min_groups)):
+            dropped.append(g.label())
+            log.warning("dropping group-level term %s: %s has %d level(s); a group SD needs at least %d "
+                        "(analysis.min_groups)", g.label(), g.group, n, max(2, int(min_groups)))
+            continue
+        groups.append(g)
+    return groups
 
 
 def _short(pretty: str) -> str:
