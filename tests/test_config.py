@@ -128,6 +128,7 @@ def test_cli_help_lists_every_stage():
 
 def test_per_size_mixture_reproduces_each_column(default_config):
     c = copy.deepcopy(default_config)
+    c["sizes"] = ["50k", "150k"]  # independent of the embedded default's sizes
     c["sources"]["cds2"] = dict(c["sources"]["cds"], seed=99)
     c["corpora"]["baby"]["mixture"] = {"cds": {"50k": 3, "150k": 1}, "cds2": {"50k": 1, "150k": 0}}
     cfg.validate(c)
@@ -139,6 +140,7 @@ def test_per_size_mixture_reproduces_each_column(default_config):
 
 def test_per_size_mixture_missing_a_size_is_named(default_config):
     c = copy.deepcopy(default_config)
+    c["sizes"] = ["50k", "150k"]  # independent of the embedded default's sizes
     c["corpora"]["baby"]["mixture"] = {"cds": {"50k": 1}}
     with pytest.raises(PovstimError, match=r"corpora\.baby\.mixture\.cds .* none for size 150k"):
         cfg.validate(c)
@@ -146,6 +148,7 @@ def test_per_size_mixture_missing_a_size_is_named(default_config):
 
 def test_per_size_mixture_unknown_size_is_named(default_config):
     c = copy.deepcopy(default_config)
+    c["sizes"] = ["50k", "150k"]  # independent of the embedded default's sizes
     c["corpora"]["baby"]["mixture"] = {"cds": {"50k": 1, "150k": 1, "10M": 2}}
     with pytest.raises(PovstimError, match=r"corpora\.baby\.mixture\.cds names size '10M'"):
         cfg.validate(c)
