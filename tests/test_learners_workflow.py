@@ -52,8 +52,9 @@ def test_the_default_config_plans_an_lstm_and_an_ngram_from_one_entry_each(tmp_p
     seeds = len(cfg["seeds"])
     assert counts["train"] == 2 * grid * seeds  # gpt2-tiny and lstm-nano; nothing trains the n-gram
     assert counts["score_corpus_model"] == grid  # one per condition x size: a deterministic model, one "seed"
-    assert f"scores/ngram3/baby/50k/seed{cfg['seeds'][0]}/posh.parquet" in r.stdout
-    assert "scores/ngram3/baby/50k/seed2/" not in r.stdout and "models/ngram3" not in r.stdout
+    size = cfg["sizes"][0]
+    assert f"scores/ngram3/baby/{size}/seed{cfg['seeds'][0]}/posh.parquet" in r.stdout
+    assert f"scores/ngram3/baby/{size}/seed{cfg['seeds'][1]}/" not in r.stdout and "models/ngram3" not in r.stdout
 
 
 @pytest.mark.slow
