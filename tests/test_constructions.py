@@ -344,3 +344,23 @@ def test_every_blimp_target_is_a_blimp_paradigm(shared_data):
     for name in LIBRARY_NAMES:
         for uid in dpe.PHENOMENA[name].targets.get("blimp", []):
             assert uid in uids, (name, uid)
+
+
+def test_delta_table_target_vs_other():
+    from povstim.constructions.delta import delta_rows
+
+    cfg = {"conditions": {"full": {"from": "baby", "filter": False},
+                          "no-det": {"from": "baby", "filter": ["det_noun"]},
+                          "baby-f": {"from": "baby", "filter": True}}}
+    acc = []
+    for cond, target_acc, other_acc in (("full", 0.9, 0.7), ("no-det", 0.6, 0.68)):
+        for seed in (1, 2):
+            for par, a in (("determiner_noun_agreement_1", target_acc), ("passive_1", other_acc),
+                           ("wh_island", other_acc)):
+                acc.append({"suite": "blimp", "arch": "a", "condition": cond, "size": "50k", "seed": seed,
+                            "level": "paradigm", "paradigm": par, "accuracy": a})
+    rows = delta_rows(cfg, acc)
+    assert [(r["condition"], r["kind"], r["n_paradigms"], r["delta"]) for r in rows] == [
+        ("no-det", "target", 1, -0.3), ("no-det", "other", 2, -0.02)]
+    with pytest.raises(PovstimError, match="no unfiltered condition"):
+        delta_rows({"conditions": {"x": {"from": "c", "filter": ["aann"]}}}, acc)
