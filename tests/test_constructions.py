@@ -328,12 +328,46 @@ def test_the_condition_cli_removes_only_its_constructions(tmp_path):
     assert out["aann"]["dpe_removed"] == {"aann": 1}
 
 
-def test_config_checks_condition_lists(tmp_path):
-    from povstim import config as cfgmod
+def test_config_checks_condition_lists_and_inline_constructions(tmp_path):
+    import yaml
 
-    with pytest.raises(PovstimError, match=r"conditions.x.filter: unknown phenomenon 'aan' \(did you mean 'aann'\?\)"):
-        dpe.check_rules(["aan"], "conditions.x.filter")
-    assert hasattr(cfgmod, "check_references")
+    from povstim.config import load
+
+    repo = Path(__file__).resolve().parents[1]
+    base = yaml.safe_load((repo / "config.yaml").read_text())
+
+    def check(edit):
+        cfg = json.loads(json.dumps(base))
+        edit(cfg)
+        path = tmp_path / "c.yaml"
+        path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+        return load(path)
+
+    def good(c):
+        c["filter"]["constructions"] = [{"name": "toy_cfg", "targets": {"blimp": ["passive_1"]},
+                                         "patterns": [{"nodes": {"v": {"upos": "VERB"}}}]}]
+        c["conditions"]["no-toy"] = {"from": "baby", "filter": ["toy_cfg", "aann"]}
+
+    cfg = check(good)
+    assert cfg["conditions"]["no-toy"]["filter"] == ["toy_cfg", "aann"]
+
+    def unknown(c):
+        c["conditions"]["no-x"] = {"from": "baby", "filter": ["aan"]}
+
+    with pytest.raises(PovstimError, match=r"conditions.no-x.filter: unknown phenomenon 'aan' \(did you mean 'aann'\?\)"):
+        check(unknown)
+
+    def reinsert_outside(c):
+        c["conditions"]["no-x"] = {"from": "baby", "filter": ["aann"], "reinsert": {"passive": 0.001}}
+
+    with pytest.raises(PovstimError, match=r"conditions.no-x.reinsert.passive: 'passive' is not in the condition's"):
+        check(reinsert_outside)
+
+    def bad_attr(c):
+        c["filter"]["constructions"] = [{"name": "toy_bad", "patterns": [{"nodes": {"v": {"upoz": "VERB"}}}]}]
+
+    with pytest.raises(PovstimError, match=r"filter.constructions\[0\].patterns\[0\].nodes.v.upoz: unknown node attribute"):
+        check(bad_attr)
 
 
 # ---------------------------------------------------------------------------- targets exist
