@@ -1,8 +1,8 @@
 """Figures of the acquisition analysis (analysis/acquisition.py): curves over words seen with the fitted sigmoids
 and acquisition points, and the points per condition with their intervals (does filtering delay acquisition?).
 
-acquisition_curves   one panel per paradigm (rows: arch x size): mean accuracy over seeds at each checkpoint's
-                     words seen (log axis), the seeds' mean fitted sigmoid, the pooled acquisition point (a dotted
+acquisition_curves   one panel per paradigm (rows: arch x size): mean accuracy and words seen over seeds at each
+                     checkpoint (log axis), the seeds' mean fitted sigmoid, the pooled acquisition point (a dotted
                      line; not acquired: a '>' at the budget)
 acquisition_points   one row per paradigm: each condition's pooled point with its interval, not acquired drawn as
                      '>' at the budget; the title gives BABY-F vs BABY's mean delay over acquired paradigms
@@ -36,7 +36,10 @@ def acquisition_curves(curves: pd.DataFrame, points: pd.DataFrame, summ: pd.Data
     conds = style.condition_order(d["condition"].unique())
     fig, axes = plt.subplots(len(rows), len(panels), figsize=(1.8 * len(panels) + 0.6, 1.7 * len(rows) + 0.8),
                              squeeze=False, sharey=True, sharex=True)
-    mean = (d.groupby(["arch", "size", "condition", "paradigm", "words_seen"])["accuracy"].mean().reset_index())
+    # seeds reach a budget at slightly different words: average each checkpoint (its rank in the model's curve)
+    d["rank"] = d.groupby(["arch", "size", "condition", "seed", "paradigm"])["words_seen"].rank(method="dense")
+    mean = (d.groupby(["arch", "size", "condition", "paradigm", "rank"])[["words_seen", "accuracy"]].mean()
+            .reset_index())
     pts = points[points["suite"] == suite].astype({"size": str})
     sm = summ[summ["suite"] == suite].astype({"size": str})
     lo, hi = math.log10(d["words_seen"].min()), math.log10(d["words_seen"].max())
