@@ -134,6 +134,8 @@ def condition_inputs(wildcards):
     # filter: true in a language without DPE rules builds the condition unfiltered (plan.filter_applies).
     if plan.filter_applies(config, wildcards.condition):
         inputs["dpe"] = f"{RESULTS}/filter/{spec['from']}/{wildcards.size}/dpe.tsv"
+        if condition_operations.needs_trees(spec):  # replace rewrites parsed sentences
+            inputs["trees"] = [f"{RESULTS}/parse/{spec['from']}/{wildcards.size}/{k}.conllu" for k in range(N_SHARDS)]
     return inputs
 
 

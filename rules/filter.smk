@@ -6,6 +6,7 @@
 import shlex
 
 from povstim import dpe
+from povstim.conditions import operations as condition_operations
 from povstim.constructions import library as constructions
 from povstim.filter.settings import condition_filter, filter_rules
 
@@ -142,8 +143,15 @@ rule condition:
         train=f"{RESULTS}/corpus/{{condition}}/{{size}}/train.txt",
         dev=f"{RESULTS}/corpus/{{condition}}/{{size}}/dev.txt",
         stats=f"{RESULTS}/corpus/{{condition}}/{{size}}/condition.json",
+        # one row per sentence removed, added or rewritten, by which operation and why
+        audit=f"{RESULTS}/corpus/{{condition}}/{{size}}/operations.tsv",
     params:
         dpe=lambda wc, input: f"--dpe {input.dpe}" if "dpe" in input.keys() else "",
+        # a condition declared as operations (docs/manipulations.md), resolved against filter.rules
+        operations=lambda wc: ("--operations " + shlex.quote(json.dumps(condition_operations.resolve(
+            config["conditions"], wc.condition, DPE_RULES), sort_keys=True)) + f" --condition-name {wc.condition}"
+            if condition_spec(wc).get("operations") else ""),
+        trees=lambda wc, input: "--trees " + " ".join(input.trees) if "trees" in input.keys() else "",
         # a condition that names its constructions removes only those rows of dpe.tsv
         phenomena=lambda wc: ("--phenomena " + ",".join(condition_spec(wc)["filter"])
                               if isinstance(condition_spec(wc).get("filter"), list) else ""),
@@ -160,8 +168,9 @@ rule condition:
         "../envs/corpus.yaml"
     shell:
         "{POVSTIM} condition --base {input.base} {params.dpe} {params.phenomena} --not-filtered={params.not_filtered:q} --reinsert {params.reinsert:q}"
+        " {params.operations} {params.trees}"
         " --split {params.split:q} --out-train {output.train} --out-dev {output.dev}"
-        " --stats {output.stats} > {log} 2>&1"
+        " --stats {output.stats} --out-audit {output.audit} > {log} 2>&1"
 
 
 rule condition_table:

@@ -10,7 +10,9 @@ from typing import Any
 import yaml
 
 from . import dpe, families, plan
+from .conditions import operations
 from .constructions import library as constructions
+from .filter.settings import filter_rules as _filter_rules
 from .io import PovstimError
 from .probes.settings import check_probes
 from .schema import RESERVED_EXPERIMENTS, describe_errors, load_schema  # noqa: F401 (re-exported)
@@ -32,6 +34,7 @@ def validate(config: dict, source: str = "config") -> dict:
         files = [f for f in source.split(", ") if Path(f).is_file()]
         raise PovstimError(describe_errors(errors, schema, source, key_locator(files) if files else None))
     try:
+        operations.expand_dose(config)  # a dose series becomes one condition per rate, before every check
         check_references(config, source)
     except PovstimError as exc:
         raise PovstimError(_with_line(str(exc), config, source)) from None
@@ -112,6 +115,10 @@ def check_references(config: dict, source: str = "config") -> None:
                     f"{source}: conditions.{name}.reinsert.{phen}: {phen!r} is not filtered (filter.rules is "
                     f"{', '.join(filter_rules)}), so there is no removed evidence to put back"
                 )
+    try:  # corpus operations: random_remove's condition, replace's variant, constructions the filter runs
+        operations.check(config.get("conditions", {}), list(_filter_rules(config)))
+    except PovstimError as exc:
+        raise PovstimError(f"{source}: {exc}") from None
     if config.get("filter_validation") and config.get("parser", {}).get("backend") == "gold":
         raise PovstimError(
             f"{source}: filter_validation measures the filter on a real parser's output, but parser.backend is "

@@ -149,7 +149,7 @@ def filter_applies(config: dict, condition: str) -> bool:
     filter jobs) and its condition.json, log, tables and report say so (filter_note).
     """
     spec = config["conditions"][condition]
-    if not spec.get("filter"):
+    if not spec.get("filter") and not spec.get("operations"):  # every corpus operation reads dpe.tsv
         return False
     langs = rule_languages(config)
     missing = [lang for lang in corpus_languages(config, spec["from"]) if lang not in langs]
@@ -228,7 +228,8 @@ def condition_meta(config: dict) -> dict[str, dict]:
     for name, spec in config["conditions"].items():
         meta[name] = {
             "source": spec["from"],
-            "filtered": filter_applies(config, name) and not spec.get("reinsert"),
+            "filtered": filter_applies(config, name) and not spec.get("reinsert")
+            and all(o["op"] == "remove" for o in spec.get("operations") or []),
         }
         note = filter_note(config, name)
         if note:

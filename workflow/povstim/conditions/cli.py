@@ -8,6 +8,7 @@ from ..dpe import audit
 from ..io import PovstimError, json_object_arg, read_sentences, write_json, write_lines
 from ..settings import section
 from .build import build, condition_stats, split, split_settings
+from . import opsrun
 from .table import write_table
 
 log = logging.getLogger("povstim.condition")
@@ -33,6 +34,11 @@ def add_arguments(p) -> None:
     p.add_argument("--out-train", help="train.txt")
     p.add_argument("--out-dev", help="dev.txt")
     p.add_argument("--stats", help="condition.json: counts and measured DPE rates")
+    p.add_argument("--operations", help="the condition's resolved corpus operations, JSON list (conditions/"
+                   "operations.py); instead of --reinsert/--phenomena, with --dpe")
+    p.add_argument("--trees", nargs="*", default=[], help="parse shards of the base (replace operations)")
+    p.add_argument("--condition-name", help="the condition's name (seeds, audit, errors; required with --operations)")
+    p.add_argument("--out-audit", help="operations.tsv: one row per sentence removed, added or rewritten")
     p.add_argument("--table", nargs="+", metavar="CONDITION_JSON",
                    help="instead of building: gather condition.json files ({condition}/{size}/) "
                    "into one TSV of counts and rates, written to --out-table")
@@ -48,6 +54,8 @@ def run(args) -> int:
     missing = [f for f in ("base", "out_train", "out_dev", "stats") if not getattr(args, f)]
     if missing:
         raise PovstimError("missing " + ", ".join("--" + f.replace("_", "-") for f in missing))
+    if args.operations:
+        return run_operations(args)
     reinsert = json_object_arg(args.reinsert, "--reinsert")
     # the rates are checked by the conditions schema (phenomena, 0 <= rate < 1)
     section("conditions", {"condition": {"from": "base", "filter": True, "reinsert": reinsert}}, "--reinsert")
@@ -67,6 +75,33 @@ def run(args) -> int:
         stats["not_filtered"] = args.not_filtered
         log.warning("%s: %s", args.out_train, args.not_filtered)
     write_json(args.stats, stats)
+    if args.out_audit:
+        opsrun.write_audit(args.out_audit, opsrun.legacy_audit(lines, cond))
     log.info("%s: %d sentences (%d train, %d dev), DPE rates %s", args.out_train, stats["n_sentences"], len(train),
              len(dev), stats["dpe_rate"])
+    return 0
+
+
+def run_operations(args) -> int:
+    """A condition declared as operations (conditions/operations.py): audit, stats and splits."""
+    import json
+
+    ops = json.loads(args.operations)
+    if not isinstance(ops, list):
+        raise PovstimError("--operations: expected a JSON list of operations")
+    sp = split_settings(json_object_arg(args.split, "--split"))
+    lines = read_sentences(args.base, "base corpus")
+    rows = audit.read(args.dpe, len(lines)) if args.dpe else []
+    if not args.condition_name:
+        raise PovstimError("--operations needs --condition-name")
+    state = opsrun.build(lines, rows, ops, sp.seed, args.condition_name, args.trees)
+    train, dev = split(state.ids, sp.dev_fraction, sp.seed)
+    write_lines(args.out_train, (state.text.get(i, lines[i]) for i in train))
+    write_lines(args.out_dev, (state.text.get(i, lines[i]) for i in dev))
+    stats = opsrun.stats(str(args.base), lines, state, ops, train, dev, sp)
+    write_json(args.stats, stats)
+    if args.out_audit:
+        opsrun.write_audit(args.out_audit, state.audit)
+    log.info("%s: %d sentences, %d words (%+.4f%% vs its reference), %d audit rows", args.out_train,
+             stats["n_sentences"], stats["n_words"], 100 * stats["words_vs_reference"], len(state.audit))
     return 0

@@ -9,6 +9,10 @@ from ..io import PovstimError, write_lines
 
 COLUMNS = ("condition", "size", "n_base", "n_dpe_removed", "n_sentences", "n_words", "n_train", "n_dev",
            "n_replaced")
+# token matching (conditions built by operations): the corpus after their last removal is the reference the
+# later steps keep in sentences and words; blank for a filter/reinsert condition
+MATCH_COLUMNS = ("n_sentences_reference", "n_words_reference", "sentences_vs_reference", "words_vs_reference",
+                 "words_vs_base", "n_rewritten")
 
 
 def write_table(paths: list[str], out: str) -> None:
@@ -25,11 +29,13 @@ def write_table(paths: list[str], out: str) -> None:
         phen |= set(s.get("dpe_rate", {})) | set(s.get("reinsert_config", {}))
         stats.append(s)
     phens = sorted(phen)
-    cols = list(COLUMNS) + [f"dpe_rate_{p}" for p in phens] + [f"config_rate_{p}" for p in phens] \
+    cols = list(COLUMNS) + list(MATCH_COLUMNS) + [f"dpe_rate_{p}" for p in phens] + [f"config_rate_{p}" for p in phens] \
         + [f"targeted_rate_{p}" for p in phens] + [f"shortfall_{p}" for p in phens]
     rows = ["\t".join(cols)]
     for s in sorted(stats, key=lambda s: (s["condition"], s["size"])):
         vals = [s.get(c, "") for c in COLUMNS]
+        ref = s.get("reference") or {}
+        vals += [ref.get("n_sentences", ""), ref.get("n_words", "")] + [s.get(c, "") for c in MATCH_COLUMNS[2:]]
         vals += [s.get("dpe_rate", {}).get(p, "") for p in phens]
         vals += [s.get("reinsert_config", {}).get(p, "") for p in phens]
         vals += [s.get("dpe_rate_targeted", {}).get(p, "") for p in phens]

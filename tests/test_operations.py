@@ -1,0 +1,239 @@
+"""Corpus operations (issue 45): remove, random_remove, reinsert, add, replace; their audit; token matching;
+dose series; config errors before any job."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from povstim import config as cfg
+from povstim.conditions import operations as O
+from povstim.conditions import opsrun, variants
+from povstim.conditions.build import build as legacy_build
+from povstim.dpe import audit
+from povstim.io import PovstimError
+from povstim.parse import conllu
+
+ROWS = ["sent_id\tphenomenon\trule\ttokens\tsentence\ttargeted"]
+
+
+def corpus_lines():
+    """3,000 sentences of 3-9 words; every 40th question-formation DPE (targeted), every 50th binding."""
+    lines, rows = [], list(ROWS)
+    for i in range(3000):
+        if i % 40 == 0:
+            text = f"Is the boy who is smiling number {i} happy?"
+            rows.append(f"{i}\tquestion_formation\tqf\t3:boy\t{text}\ttrue")
+        elif i % 50 == 0:
+            text = f"The girl said that boy {i} hurt himself."
+            rows.append(f"{i}\tbinding\tb\t2:girl\t{text}\ttrue")
+        else:
+            text = " ".join(["word"] * (3 + (i * 5) % 7)) + f" {i}."
+        lines.append(text)
+    return lines, rows
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    lines, rows = corpus_lines()
+    (tmp_path / "base.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "dpe.tsv").write_text("\n".join(rows) + "\n")
+    return tmp_path
+
+
+def state_for(lines, rows, name="c"):
+    parsed = [audit.Row(int(r.split("\t")[0]), *r.split("\t")[1:5], r.split("\t")[5] == "true") for r in rows[1:]]
+    return opsrun, parsed
+
+
+def run(lines, rows, ops, name="c", seed=1):
+    _, parsed = state_for(lines, rows)
+    return opsrun.build(lines, parsed, ops, seed, name, [])
+
+
+def test_remove_equals_legacy_filter():
+    lines, rows = corpus_lines()
+    _, parsed = state_for(lines, rows)
+    legacy = legacy_build(len(lines), audit.removed(parsed), {}, 1, audit.targeted(parsed))
+    st = run(lines, rows, [{"op": "remove", "constructions": ["question_formation", "binding"]}])
+    assert st.ids == legacy.ids
+    assert {a[3] for a in st.audit} == set(audit.removed(parsed))
+    assert all(a[2] == "removed" and a[1] == "remove" for a in st.audit)
+
+
+def test_random_remove_matches_sentences_and_words():
+    lines, rows = corpus_lines()
+    qf = [i for i in range(len(lines)) if i % 40 == 0]
+    st = run(lines, rows, [{"op": "random_remove", "of": "x", "constructions": ["question_formation"]}])
+    gone = sorted(set(range(len(lines))) - set(st.ids))
+    assert len(gone) == len(qf)
+    w_qf = sum(len(lines[i].split()) for i in qf)
+    w_gone = sum(len(lines[i].split()) for i in gone)
+    assert abs(w_gone - w_qf) <= O.WORD_TOLERANCE * sum(len(x.split()) for x in lines)
+    assert not any(i % 40 == 0 or i % 50 == 0 for i in gone)  # only sentences without evidence
+    assert st.ids == run(lines, rows, [{"op": "random_remove", "of": "x", "constructions": ["question_formation"]}]).ids
+    assert st.ids != run(lines, rows, [{"op": "random_remove", "of": "x", "constructions": ["question_formation"]}],
+                         seed=2).ids
+
+
+def test_reinsert_keeps_sentences_and_words_of_the_removal():
+    lines, rows = corpus_lines()
+    rm = [{"op": "remove", "constructions": ["question_formation", "binding"]}]
+    f = run(lines, rows, rm)
+    st = run(lines, rows, rm + [{"op": "reinsert", "rates": {"question_formation": 0.01}}])
+    ref = st.notes["reference"]
+    assert ref["n_sentences"] == len(f.ids) == len(st.ids)
+    assert abs(st.n_words() - ref["n_words"]) <= O.WORD_TOLERANCE * ref["n_words"]
+    back = [i for i in st.ids if i % 40 == 0]
+    assert len(back) == round(0.01 * len(f.ids))
+    added = [a for a in st.audit if a[2] == "added"]
+    room = [a for a in st.audit if a[1] == "reinsert" and a[2] == "removed"]
+    assert len(added) == len(room) == len(back)
+
+
+def test_add_and_its_pool():
+    lines, rows = corpus_lines()
+    rm = [{"op": "remove", "constructions": ["question_formation"]}]
+    st = run(lines, rows, rm + [{"op": "add", "construction": "question_formation", "n": 7}])
+    assert sum(1 for i in st.ids if i % 40 == 0) == 7
+    with pytest.raises(PovstimError, match=r"conditions\.few\.operations\[1\]\.n: add 76 .* holds 75"):
+        run(lines, rows, rm + [{"op": "add", "construction": "question_formation", "n": 76}], name="few")
+
+
+QF = """# sent_id = 0
+# text = Is the boy who is smiling happy?
+1	Is	be	AUX	_	_	7	cop	_	_
+2	the	the	DET	_	_	3	det	_	_
+3	boy	boy	NOUN	_	Animacy=Anim|Number=Sing	7	nsubj	_	_
+4	who	who	PRON	_	PronType=Rel	6	nsubj	_	_
+5	is	be	AUX	_	_	6	aux	_	_
+6	smiling	smile	VERB	_	_	3	acl:relcl	_	_
+7	happy	happy	ADJ	_	_	0	root	_	SpaceAfter=No
+8	?	?	PUNCT	_	_	7	punct	_	_
+
+"""
+REFL = """# sent_id = 1
+# text = The girl said that the boy hurt himself.
+1	The	the	DET	_	_	2	det	_	_
+2	girl	girl	NOUN	_	Animacy=Anim|Number=Sing	3	nsubj	_	_
+3	said	say	VERB	_	_	0	root	_	_
+4	that	that	SCONJ	_	_	7	mark	_	_
+5	the	the	DET	_	_	6	det	_	_
+6	boy	boy	NOUN	_	Animacy=Anim|Number=Sing	7	nsubj	_	_
+7	hurt	hurt	VERB	_	_	3	ccomp	_	_
+8	himself	himself	PRON	_	Gender=Masc|Number=Sing|Person=3|PronType=Prs|Reflex=Yes	7	obj	_	SpaceAfter=No
+9	.	.	PUNCT	_	_	3	punct	_	_
+
+"""
+
+
+def tree(block):
+    import io
+
+    return next(iter(conllu.read(io.StringIO(block))))
+
+
+def test_linear_rule_variant():
+    assert variants.linear_rule(tree(QF)) == "Is the boy who smiling is happy?"
+    no_aux = QF.replace("5\tis\tbe\tAUX", "5\tis\tbe\tVERB")
+    assert isinstance(variants.linear_rule(tree(no_aux)), variants.Skip)
+
+
+def test_reflexive_swap_variant():
+    assert variants.wrong_antecedent(tree(REFL)) == "The girl said that the boy hurt herself."
+    same = REFL.replace("girl", "man")
+    assert isinstance(variants.wrong_antecedent(tree(same)), variants.Skip)
+
+
+def test_replace_rewrites_and_audits(tmp_path):
+    lines = ["Is the boy who is smiling happy?", "The girl said that the boy hurt himself.", "A dog runs."]
+    rows = ROWS + ["0\tquestion_formation\tqf\t3:boy\tx\ttrue", "1\tbinding\tb\t2:girl\tx\ttrue"]
+    (tmp_path / "0.conllu").write_text(QF + REFL)
+    _, parsed = state_for(lines, rows)
+    ops = [{"op": "replace", "construction": "question_formation"}, {"op": "replace", "construction": "binding"}]
+    st = opsrun.build(lines, parsed, ops, 1, "cf", [str(tmp_path / "0.conllu")])
+    assert st.text == {0: "Is the boy who smiling is happy?", 1: "The girl said that the boy hurt herself."}
+    assert [a[2] for a in st.audit] == ["rewritten", "rewritten"]
+    assert st.n_words() == sum(len(x.split()) for x in lines)
+
+
+def povstim(*args):
+    return subprocess.run([sys.executable, "-m", "povstim", *map(str, args)], capture_output=True, text=True)
+
+
+def test_cli_operations_byte_identical(corpus):
+    ops = [{"op": "remove", "constructions": ["question_formation", "binding"]},
+           {"op": "reinsert", "rates": {"question_formation": 0.01}}]
+    outs = []
+    for k in range(2):
+        d = corpus / f"run{k}"
+        r = povstim("condition", "--base", corpus / "base.txt", "--dpe", corpus / "dpe.tsv", "--operations",
+                    json.dumps(ops), "--condition-name", "baby-dose1e-2", "--split", '{"dev_fraction": 0.1, "seed": 3}',
+                    "--out-train", d / "train.txt", "--out-dev", d / "dev.txt", "--stats", d / "condition.json",
+                    "--out-audit", d / "operations.tsv")
+        assert r.returncode == 0, r.stderr
+        outs.append([(d / f).read_bytes() for f in ("train.txt", "dev.txt", "condition.json", "operations.tsv")])
+    assert outs[0] == outs[1]
+    stats = json.loads(outs[0][2])
+    assert stats["sentences_vs_reference"] == 0.0 and abs(stats["words_vs_reference"]) <= O.WORD_TOLERANCE
+    header = outs[0][3].decode().splitlines()[0].split("\t")
+    assert header == list(O.AUDIT_COLUMNS)
+
+
+@pytest.fixture
+def tiny(repo_root):
+    return yaml.safe_load((repo_root / "tests" / "configs" / "tiny.yaml").read_text())
+
+
+def with_conditions(config, **conds):
+    c = copy.deepcopy(config)
+    c["conditions"].update(conds)
+    return c
+
+
+def test_dose_series_expands(tiny):
+    c = with_conditions(tiny, qf={"from": "baby", "dose": {"construction": "question_formation",
+                                                          "rates": [0, 1e-4, 1e-3, 1e-2]}})
+    c["archs"]["gpt2-nano"]["conditions"] = ["qf", "wiki"]
+    cfg.validate(c)
+    names = [n for n in c["conditions"] if n.startswith("qf")]
+    assert names == ["qf-dose0", "qf-dose1e-4", "qf-dose1e-3", "qf-dose1e-2"]
+    assert c["conditions"]["qf-dose0"]["operations"] == [{"op": "remove", "constructions": ["question_formation"]}]
+    assert c["conditions"]["qf-dose1e-3"]["operations"][-1] == {"op": "reinsert",
+                                                                "rates": {"question_formation": 0.001}}
+    assert c["archs"]["gpt2-nano"]["conditions"] == names + ["wiki"]
+    assert O.dose_series(c["conditions"])["qf"]["members"]["qf-dose1e-4"] == 1e-4
+    cfg.validate(c)  # idempotent
+
+
+@pytest.mark.parametrize("cond,match", [
+    ({"from": "baby", "dose": {"construction": "question_formation", "rates": [0, 1e-3]}},
+     r"conditions\.x\.dose\.rates: a dose series needs at least 3 rates"),
+    ({"from": "baby", "dose": {"construction": "question_formation", "rates": [0, 1e-3, 1.5]}},
+     r"conditions\.x\.dose\.rates"),
+    ({"from": "baby", "operations": [{"op": "remove", "constructions": ["question_formation"]},
+                                     {"op": "reinsert", "rates": {"question_formation": 1.0}}]},
+     r"conditions\.x\.operations"),
+    ({"from": "baby", "operations": [{"op": "replace", "construction": "wanna"}]},
+     r"conditions\.x\.operations\[0\]: no counterfactual variant is registered for 'wanna'"),
+    ({"from": "baby", "operations": [{"op": "random_remove", "of": "wiki"}]},
+     r"conditions\.x\.operations\[0\]\.of: condition 'wiki' removes nothing"),
+    ({"from": "baby", "operations": [{"op": "random_remove"}]}, r"conditions\.x\.operations"),
+    ({"from": "baby", "operations": [{"op": "add", "construction": "binding", "n": 3}]},
+     r"conditions\.x\.operations\[0\]: add puts back sentences an earlier remove"),
+])
+def test_bad_operations_are_named(tiny, cond, match):
+    with pytest.raises(PovstimError, match=match):
+        cfg.validate(with_conditions(tiny, x=cond))
+
+
+def test_random_remove_of_a_filter_condition_is_valid(tiny):
+    c = with_conditions(tiny, ctl={"from": "baby", "operations": [{"op": "random_remove", "of": "baby-f"}]})
+    cfg.validate(c)
+    ops = O.resolve(c["conditions"], "ctl", ["question_formation", "binding"])
+    assert ops == [{"op": "random_remove", "of": "baby-f", "constructions": ["question_formation", "binding"]}]
