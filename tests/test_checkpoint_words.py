@@ -181,3 +181,20 @@ def test_curves_carry_words_seen():
                          "correct": i < step // 10 + 1, "words_seen": words})
     out = curve_table(pd.DataFrame(rows))
     assert out["words_seen"].tolist() == [500, 1000] and out.columns[-1] == "words_seen"
+
+
+def test_learning_curve_figure_uses_words_seen():
+    import pandas as pd
+    from povstim.figures import plots, style
+
+    style.apply()
+    rows = []
+    for seed, offset in ((1, 0), (2, 7)):
+        for rank, words in enumerate((500, 1000, 2000), 1):
+            rows.append({"suite": "s", "arch": "gpt2", "condition": "baby", "size": "10k", "seed": seed,
+                         "step": 10 * rank + seed, "category": "c", "paradigm": "p", "accuracy": 0.5 + 0.1 * rank,
+                         "words_seen": words + offset})
+    fig = plots.learning_curves(pd.DataFrame(rows), "s")
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_xlabel() == "words seen"
+    assert list(ax.lines[0].get_xdata()) == [503.5, 1003.5, 2003.5]  # each checkpoint averaged over seeds

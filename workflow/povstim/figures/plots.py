@@ -4,7 +4,7 @@ fig2_accuracy       POSH Fig. 2: category accuracy by training size and conditio
                     over seeds, chance line), one row of panels per benchmark suite
 fig3_posterior      POSH Fig. 3: posterior medians with 95% intervals per coefficient
 fig1_children       POSH Fig. 1: children's accuracy (Table 7) beside model accuracy at matched input sizes
-learning_curves     accuracy vs training step (BabyBERTa Fig. 2, POSH Fig. 4 top)
+learning_curves     accuracy vs training step, or words seen (training.checkpoint_words) (BabyBERTa Fig. 2, POSH Fig. 4 top)
 tokenizer_study     POSH Table 9: corpus token count per vocab size and dataset
 filter_audit        DPE sentences removed per rule and size
 """
@@ -111,10 +111,13 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
     """curves: analysis/accuracy_by_step.csv. Rows = sizes, columns = paradigms (or categories)."""
     d = curves[curves["suite"] == suite].copy()
     d["size"] = d["size"].astype(str)
+    # training.checkpoint_words: words seen is the x-axis (models of every size and condition line up)
+    words = "words_seen" in d.columns and bool(d["words_seen"].notna().all()) and bool((d["words_seen"] > 0).all())
+    at = ["step", "words_seen"] if words else ["step"]
     if level == "category":
-        d = (d.groupby(["arch", "condition", "size", "seed", "step", "category"], sort=False)["accuracy"]
+        d = (d.groupby(["arch", "condition", "size", "seed", *at, "category"], sort=False)["accuracy"]
              .mean().reset_index())
-        ov = d.groupby(["arch", "condition", "size", "seed", "step"], sort=False)["accuracy"].mean().reset_index()
+        ov = d.groupby(["arch", "condition", "size", "seed", *at], sort=False)["accuracy"].mean().reset_index()
         ov["category"] = OVERALL
         d = pd.concat([d, ov], ignore_index=True)
         panels = sorted(c for c in d["category"].unique() if c != OVERALL) + [OVERALL]
@@ -124,7 +127,14 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
         key = "paradigm"
     sizes = _sizes(d)
     conds = style.condition_order(d["condition"].unique())
+    x = "step"
+    if words:  # seeds reach a budget at slightly different words and steps: average each checkpoint (its rank)
+        d["step"] = d.groupby(["arch", "condition", "size", "seed"])["step"].rank(method="dense")
+        x = "words_seen"
     ms = _mean_sd(d, ["condition", "size", "step", key]).sort_values("step")
+    if words:
+        ms = ms.merge(d.groupby(["condition", "size", "step", key])["words_seen"].mean().reset_index(),
+                      on=["condition", "size", "step", key])
     fig, axes = plt.subplots(len(sizes), len(panels), figsize=(1.7 * len(panels) + 0.6, 1.6 * len(sizes) + 0.6),
                              squeeze=False, sharey=True, sharex=True)
     for r, size in enumerate(sizes):
@@ -135,10 +145,12 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
                 if sub.empty:
                     continue
                 st = style.condition_style(cond, conds)
-                ax.plot(sub["step"], 100 * sub["mean"], color=st["color"], marker=st["marker"],
+                ax.plot(sub[x], 100 * sub["mean"], color=st["color"], marker=st["marker"],
                         linestyle=st["linestyle"], label=style.label(cond), markersize=3)
-                ax.fill_between(sub["step"], 100 * (sub["mean"] - sub["sd"]), 100 * (sub["mean"] + sub["sd"]),
+                ax.fill_between(sub[x], 100 * (sub["mean"] - sub["sd"]), 100 * (sub["mean"] + sub["sd"]),
                                 color=st["color"], alpha=0.15, linewidth=0)
+                if words:
+                    ax.set_xscale("log")
             chance = 0.5
             if "chance" in d.columns:  # other task kinds (tidy.with_chance): 1/k, or none for completion
                 chance = d[d[key] == panel]["chance"].mean()
@@ -150,7 +162,7 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
             if c == 0:
                 ax.set_ylabel(f"{size}\naccuracy (%)")
             if r == len(sizes) - 1:
-                ax.set_xlabel("training step")
+                ax.set_xlabel("words seen" if words else "training step")
     handles, labels = [], []
     for ax in axes.flat:
         h, lab = ax.get_legend_handles_labels()
