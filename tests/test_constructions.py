@@ -398,3 +398,14 @@ def test_delta_table_target_vs_other():
         ("no-det", "target", 1, -0.3), ("no-det", "other", 2, -0.02)]
     with pytest.raises(PovstimError, match="no unfiltered condition"):
         delta_rows({"conditions": {"x": {"from": "c", "filter": ["aann"]}}}, acc)
+
+
+@pytest.mark.parametrize("first", ["povstim.dpe", "povstim.constructions.library", "povstim.constructions.delta"])
+def test_the_registry_loads_in_the_same_order_whichever_module_comes_first(first):
+    import subprocess
+    import sys
+
+    code = f"import {first}; from povstim import dpe; print(','.join(dpe.PHENOMENA))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1] / "workflow").stdout.strip()
+    assert out == ",".join(dpe.PHENOMENA)

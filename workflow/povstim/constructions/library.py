@@ -141,3 +141,8 @@ def spec_hash(rules, filter_section: dict | None = None) -> str:
         if ph is not None and "fingerprint" in ph.extras:
             h.update(f"{r}:{ph.extras['fingerprint']}".encode())
     return h.hexdigest()[:16]
+
+
+# The library registers when this module loads: imported by povstim.dpe (after App. C's modules) or
+# first (it imports the registry, whose package imports App. C's modules first): the same order either way.
+register_library()

@@ -20,6 +20,4 @@ from .registry import (  # noqa: F401
 # The phenomena, in the order dpe.tsv lists them (registration order): App. C's Python modules first,
 # then the declarative library.
 from . import question_formation, binding, wanna  # noqa: E402,F401
-from ..constructions import library as _library  # noqa: E402
-
-_library.register_library()
+from ..constructions import library as _library  # noqa: E402,F401  (registers the library when it loads)
