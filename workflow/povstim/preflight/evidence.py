@@ -34,7 +34,7 @@ from .. import plan as dag_plan
 from ..corpus.assemble import assemble
 from ..dpe import audit
 from ..filter.run import run_filter
-from ..filter.settings import filter_settings
+from ..filter.settings import filter_rules, filter_settings
 from ..io import PovstimError, parse_size
 from ..parse.run import parse_texts, parser_settings
 
@@ -63,7 +63,8 @@ def filtered_corpora(config: dict) -> dict[str, list[str]]:
 
 def count_filter(lines: list[str], config: dict, corpus: str, gold: list[str] | None) -> dict:
     """Parse ``lines`` and run the filter: removed sentences, per phenomenon, and the targeted pool."""
-    fs = filter_settings(config.get("filter"), where="filter")
+    # what the filter stage runs: filter.rules plus the constructions the conditions' filter lists name
+    fs = filter_settings({**(config.get("filter") or {}), "rules": list(filter_rules(config))}, where="filter")
     ps = parser_settings(config.get("parser"), where="parser")
     ps = replace(ps, prefilter_check=0)  # the spared-sentence check guards rule edits, not this count
     language = dag_plan.corpus_languages(config, corpus)[0]
