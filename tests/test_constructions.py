@@ -409,3 +409,16 @@ def test_the_registry_loads_in_the_same_order_whichever_module_comes_first(first
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1] / "workflow").stdout.strip()
     assert out == ",".join(dpe.PHENOMENA)
+
+
+def test_literal_is_posh_and_an_unknown_mode_is_an_error(tmp_path):
+    text = GOOD.format(name="toy_modes") + """    modes:
+      literal:
+        patterns:
+          - name: lit
+            nodes: {v: {upos: VERB}}
+"""
+    (c,) = spec.read_file(write(tmp_path, text))
+    assert [p.name for p in c.patterns["posh"]] == ["lit"] and [p.name for p in c.patterns["strict"]] == ["p"]
+    with pytest.raises(PovstimError, match=r"mine.yaml:13: constructions\[0\].modes.lenient: unknown mode 'lenient'"):
+        spec.read_file(write(tmp_path, text.replace("literal:", "lenient:")))
