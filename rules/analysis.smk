@@ -122,10 +122,39 @@ def acquisition_outputs():
     return [f"{RESULTS}/analysis/acquisition"] if word_checkpoints_wanted(config) else []
 
 
+ACQUISITION = config.get("acquisition") or {}
+# word learning for models (acquisition.word_learning): one word-curves job per model trained with word checkpoints
+WORD_CURVES = [f"{RESULTS}/analysis/word_curves/{m.path}.csv" for m in MODELS] \
+    if ACQUISITION.get("word_learning") and word_checkpoints_wanted(config) else []
+
+
+rule word_curves:
+    input:
+        weights=f"{RESULTS}/models/{{arch}}/{{condition}}/{{size}}/seed{{seed}}/model.safetensors",
+        train=f"{RESULTS}/corpus/{{condition}}/{{size}}/train.txt",
+    output:
+        f"{RESULTS}/analysis/word_curves/{{arch}}/{{condition}}/{{size}}/seed{{seed}}.csv",
+    params:
+        acquisition=as_json(ACQUISITION),
+        model=lambda wc, input: os.path.dirname(input.weights),
+        meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size, "seed": int(wc.seed)}),
+        code=stage_code("word-curves"),
+    log:
+        f"{LOGS}/analyze/word_curves/{{arch}}/{{condition}}/{{size}}/seed{{seed}}.log",
+    benchmark:
+        f"{BENCH}/analyze/word_curves/{{arch}}/{{condition}}/{{size}}/seed{{seed}}.tsv"
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "{POVSTIM} word-curves --model {params.model} --train {input.train} --params {params.acquisition:q}"
+        " --meta {params.meta:q} --out {output} > {log} 2>&1"
+
+
 rule acquisition:
     input:
         curves=f"{RESULTS}/analysis/accuracy_by_step.csv",
-        childes=lambda wc: (config.get("acquisition") or {}).get("childes") or [],
+        childes=lambda wc: ACQUISITION.get("childes") or [],
+        word_curves=WORD_CURVES,
     output:
         report(
             directory(f"{RESULTS}/analysis/acquisition"),
@@ -135,7 +164,8 @@ rule acquisition:
             labels={"item": "{name}"},
         ),
     params:
-        acquisition=as_json(config.get("acquisition") or {}),
+        acquisition=as_json(ACQUISITION),
+        word_curves=lambda wc, input: f"--word-curves {' '.join(input.word_curves)}" if input.word_curves else "",
         code=stage_code("acquisition"),
     log:
         f"{LOGS}/analyze/acquisition.log",
@@ -144,7 +174,8 @@ rule acquisition:
     conda:
         "../envs/analysis.yaml"
     shell:
-        "{POVSTIM} acquisition --curves {input.curves} --params {params.acquisition:q} --out-dir {output} > {log} 2>&1"
+        "{POVSTIM} acquisition --curves {input.curves} --params {params.acquisition:q} {params.word_curves}"
+        " --out-dir {output} > {log} 2>&1"
 
 
 # `results/figures` (the README's target) always shows the figures of the

@@ -74,7 +74,7 @@ def main() -> int:
     args = ap.parse_args()
     curves = simulate(args.checkpoints, args.paradigms, args.items, args.seed)
     settings = A.AcquisitionSettings(min_checkpoints=4, min_gain=0.05, interval=0.95, childes=None,
-                                     child_words=None)
+                                     child_words=None, contexts=20, word_learning=False)
     out = {"models": len(CONDITIONS) * len(SIZES) * len(SEEDS), "checkpoints": args.checkpoints,
            "paradigms": args.paradigms}
     t, c = time.perf_counter(), time.process_time()

@@ -12,7 +12,8 @@ import pytest
 from povstim.analysis import acquisition as A
 from povstim.io import PovstimError
 
-SETTINGS = A.AcquisitionSettings(min_checkpoints=4, min_gain=0.05, interval=0.95, childes=None, child_words=None)
+SETTINGS = A.AcquisitionSettings(min_checkpoints=4, min_gain=0.05, interval=0.95, childes=None, child_words=None,
+                                 contexts=20, word_learning=False)
 WORDS = np.logspace(4, 7, 10)  # 10k .. 10M words, 10 checkpoints
 
 

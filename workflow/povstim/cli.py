@@ -43,8 +43,12 @@ STAGES: dict[str, tuple[str, str]] = {
     "analyze-prewarm": ("povstim.analysis.prewarm_cli", "compile the Bayesian model's sampler code ahead of "
                         "analyze (a Snakemake run starts it while its models train)"),
     "probe": ("povstim.probes.cli", "MSGS fine-tuning probes: generate tasks, fine-tune a model, summarise the LBS"),
+    "dose": ("povstim.figures.dose_cli", "dose-response curves of the dose series (Bambi) and the counterfactual "
+             "audit"),
     "acquisition": ("povstim.figures.acquisition_cli", "acquisition points per paradigm over words seen, condition "
                     "contrasts, children's age of first production (training.checkpoint_words)"),
+    "word-curves": ("povstim.analysis.word_learning_cli", "one model's surprisal of a word list in its training "
+                    "contexts at every word checkpoint (word learning, acquisition.word_learning)"),
     "guardrails": ("povstim.analysis.guardrails_cli", "checks a reviewer would ask for: undertrained models, "
                    "equal training tokens, lexical preferences, below-chance results"),
     "figures": ("povstim.figures.cli", "draw the paper's figures from the analysis outputs"),

@@ -63,6 +63,8 @@ class AcquisitionSettings:
     interval: float
     childes: list | None
     child_words: list | None
+    contexts: int  # word learning: training sentences per word
+    word_learning: bool
 
 
 # ------------------------------------------------------------------ one curve

@@ -7,6 +7,8 @@ with words seen) -> ``--out-dir``:
   summary.{csv,html,md,tex}   per condition x size x paradigm: seeds pooled (random-effects), interval, category
   contrasts.{csv,html,md,tex} BABY-F vs BABY vs WIKI per paradigm and category: delay in decades of words, bounds
   children.{csv,html,md,tex}  with acquisition.childes: children's age of first production per word
+  word_points.{csv,html,...}  with --word-curves (acquisition.word_learning): each word's acquisition point per model
+  word_regression.{csv,html,...}  the models' word points on children's ages + log frequency (analysis/word_learning.py)
   acquisition_curves_{suite}.png/.pdf, acquisition_points_{suite}.png/.pdf
   notes.json                  what was skipped and why (too few checkpoints, no words seen, no ages ...)
 
@@ -34,6 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--childes", nargs="+", metavar="PATH",
                    help="CHAT files/folders or childes-db CSV exports for the children's side (overrides "
                    "acquisition.childes)")
+    p.add_argument("--word-curves", nargs="+", metavar="CSV", default=[],
+                   help="povstim word-curves outputs (word learning for models): word points and the regression")
     p.add_argument("--out-dir", required=True, metavar="DIR")
 
 
@@ -51,11 +55,13 @@ def run(args) -> int:
     if not path.exists():
         raise PovstimError(f"{path}: no such learning-curve table")
     curves = pd.read_csv(path, dtype={"size": str})
-    acquisition(curves, settings, Path(args.out_dir))
+    words = pd.concat([pd.read_csv(f, dtype={"size": str}) for f in args.word_curves], ignore_index=True) \
+        if args.word_curves else None
+    acquisition(curves, settings, Path(args.out_dir), words)
     return 0
 
 
-def acquisition(curves, settings, out: Path) -> dict:
+def acquisition(curves, settings, out: Path, word_curves=None) -> dict:
     """Write every output of the stage into ``out``; returns notes.json's content."""
     from ..analysis import acquisition as A
     from ..analysis import children
@@ -78,18 +84,20 @@ def acquisition(curves, settings, out: Path) -> dict:
                 f"condition_a - condition_b (> 0: a acquires later; factor = 10**delta), {pct}% interval; where a "
                 "side is not acquired the contrast is a bound (status)", "tab:acquisition-contrasts")
     kids_notes: list[str] = []
+    kids = None
     if settings.childes:
         kids, kids_notes = children.first_productions(settings.childes, settings.child_words)
         for note in kids_notes:
             log.warning("%s", note)
         write_table(kids, out / "children", "Children's age of first production per word (target children's own "
                     "utterances in CHILDES)", "tab:children-aofp")
+    word_notes = _word_learning(word_curves, kids, settings, out) if word_curves is not None else []
     style.apply()
     if not points.empty:
         for suite in sorted(points["suite"].unique()):
             style.save(figs.acquisition_curves(curves, points, summ, suite), out, f"acquisition_curves_{suite}")
             style.save(figs.acquisition_points(summ, con, suite), out, f"acquisition_points_{suite}")
-    info = {"skipped": notes, "children": kids_notes, "models": int(points[A.MODEL].drop_duplicates().shape[0])
+    info = {"skipped": notes, "children": kids_notes, "word_learning": word_notes, "models": int(points[A.MODEL].drop_duplicates().shape[0])
             if not points.empty else 0, "fits": len(points),
             "categories": {k: int(v) for k, v in points["acquisition"].value_counts().sort_index().items()}
             if not points.empty else {},
@@ -99,3 +107,23 @@ def acquisition(curves, settings, out: Path) -> dict:
         fh.write(json.dumps(info, indent=1, sort_keys=True) + "\n")
     log.info("acquisition: %d fits of %d models -> %s", len(points), info["models"], out)
     return info
+
+
+def _word_learning(word_curves, kids, settings, out: Path) -> list[str]:
+    """word_points and, with the children's ages, word_regression; their notes."""
+    from ..analysis import word_learning as WL
+    from ..analysis.pipeline import write_table
+
+    points, notes = WL.word_points(word_curves, settings.min_checkpoints)
+    write_table(points, out / "word_points", "Word learning for models: each word's acquisition point (halfway "
+                "between its unigram surprisal and the fitted floor, over log10 words seen)", "tab:word-points")
+    if kids is None:
+        notes.append("no children's ages (acquisition.childes): the regression on children's ages is skipped")
+    else:
+        table, more = WL.regression(points, kids)
+        notes += more
+        write_table(table, out / "word_regression", "Models' word acquisition points (log10 words) on children's "
+                    "age of first production (months) and log10 frequency per million (OLS)", "tab:word-regression")
+    for note in notes:
+        log.warning("%s", note)
+    return notes

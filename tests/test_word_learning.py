@@ -1,0 +1,127 @@
+"""Word learning for models (issue 46 §3): surprisal curves of a word list across word checkpoints, each word's
+acquisition point (recovered from simulated curves with planted points), and the regression on children's ages
+(recovered from a planted relation)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from povstim.analysis import word_learning as WL
+from test_checkpoint_words import word_run  # noqa: F401 (fixture)
+from test_train_checkpoints import corpus  # noqa: F401 (fixture)
+
+WORDS = np.logspace(4, 7, 10)
+
+
+def simulate(x0, base=14.0, floor=6.0, slope=3.0, noise=0.2, rng=None):
+    rng = rng or np.random.default_rng(0)
+    x = np.log10(WORDS)
+    return base - (base - floor) / (1 + np.exp(-slope * (x - x0))) + rng.normal(0, noise, len(x))
+
+
+@pytest.mark.parametrize("x0", [4.8, 5.5, 6.2])
+def test_planted_word_points_are_recovered(x0):
+    rng = np.random.default_rng(int(x0 * 10))
+    est = [WL.fit_word(WORDS, simulate(x0, rng=rng), 14.0)["x0"] for _ in range(15)]
+    assert abs(np.mean(est) - x0) < 0.1
+
+
+def test_word_categories():
+    flat = WL.fit_word(WORDS, np.full(len(WORDS), 14.0) + np.random.default_rng(1).normal(0, 0.1, len(WORDS)), 14.0)
+    assert WL.categorise_word(flat)[0] == "not_acquired"
+    late = WL.fit_word(WORDS, simulate(8.5, noise=0.05), 14.0)
+    assert WL.categorise_word(late) == ("not_acquired", pytest.approx(1e7))
+    early = WL.fit_word(WORDS, simulate(3.0, noise=0.05), 14.0)
+    assert WL.categorise_word(early) == ("before_first", pytest.approx(1e4))
+
+
+def test_regression_recovers_a_planted_relation():
+    rng = np.random.default_rng(3)
+    words = [f"w{i}" for i in range(30)]
+    age = rng.uniform(14, 30, len(words))
+    freq = 10 ** rng.uniform(0, 3, len(words))
+    rows = []
+    for seed in (1, 2):
+        point = 3.0 + 0.08 * age - 0.3 * np.log10(freq) + rng.normal(0, 0.05, len(words))
+        rows += [{"arch": "gpt2", "condition": "baby", "size": "1M", "seed": seed, "word": w, "acquisition": "acquired",
+                  "log10_point": p, "per_million": f} for w, p, f in zip(words, point, freq)]
+    kids = pd.DataFrame({"word": words, "age_first_months": age})
+    table, notes = WL.regression(pd.DataFrame(rows), kids)
+    est = table.set_index("term")["estimate"]
+    assert not notes and est["child age_first_months"] == pytest.approx(0.08, abs=0.01)
+    assert est["log10 frequency per million"] == pytest.approx(-0.3, abs=0.05)
+
+
+def test_too_few_words_for_a_regression_is_a_note():
+    points = pd.DataFrame([{"arch": "a", "condition": "c", "size": "1M", "seed": 1, "word": "dog",
+                            "acquisition": "acquired", "log10_point": 5.0, "per_million": 3.0}])
+    table, notes = WL.regression(points, pd.DataFrame({"word": ["dog"], "age_first_months": [14.0]}))
+    assert table.empty and "fewer than the 4" in notes[0]
+
+
+def test_contexts_and_frequencies(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text("The dog runs .\nA dog sleeps .\nThe cat sleeps .\nDog !\n")
+    found, stats = WL.contexts(train, ["dog", "cat", "juice"], 2)
+    assert found["dog"] == ["The dog runs .", "A dog sleeps ."] and found["juice"] == []
+    assert stats["dog"]["count"] == 3 and stats["juice"]["unigram_bits"] == math.inf
+    assert stats["cat"]["unigram_bits"] == pytest.approx(-math.log2(1 / 14))
+
+
+def test_word_curves_of_a_trained_model(word_run, corpus, tmp_path):  # noqa: F811
+    """povstim word-curves on a model trained with word checkpoints: a row per target x word, with words seen."""
+    from povstim import cli
+
+    out = tmp_path / "curves.csv"
+    params = json.dumps({"child_words": ["the", "red", "zebra"], "contexts": 5})
+    assert cli.main(["word-curves", "--model", str(word_run), "--train", corpus["train"], "--params", params,
+                     "--meta", json.dumps({"arch": "gpt2", "condition": "baby", "size": "2k", "seed": 1}),
+                     "--out", str(out)]) == 0
+    df = pd.read_csv(out)
+    summary = json.loads((word_run / "train_summary.json").read_text())
+    assert len(df) == 3 * (len(summary["checkpoint_words"]) + 1)
+    assert set(df["words_seen"]) == {v["words"] for v in summary["checkpoint_words"].values()} | {
+        summary["best_words"]}
+    the = df[df["word"] == "the"]
+    assert (the["n_contexts"] == 5).all() and the["surprisal"].notna().all()
+    assert df[df["word"] == "zebra"]["surprisal"].isna().all()
+    # a trained model finds 'the' less surprising at the end than at the first checkpoint
+    the = the.sort_values("words_seen")
+    assert the["surprisal"].iloc[-1] < the["surprisal"].iloc[0]
+
+
+def test_acquisition_stage_with_word_curves(tmp_path):
+    """povstim acquisition --word-curves with the children's fixture: word points and the regression."""
+    from pathlib import Path
+
+    from povstim import cli
+    from test_acquisition import curves_table
+
+    fixture = Path(__file__).parent / "fixtures" / "children"
+    ages = {"doggie": 18.0, "go": 18.0, "more": 18.0, "juice": 18.0, "where": 21.5, "i": 21.5, "want": 21.5,
+            "please": 21.0}
+    rng = np.random.default_rng(5)
+    rows = []
+    for seed in (1, 2):
+        for i, (w, age) in enumerate(ages.items()):
+            x0 = 3.0 + 0.1 * age + 0.05 * (i % 3)
+            for step, (words, s) in enumerate(zip(WORDS, simulate(x0, rng=rng, noise=0.05)), 1):
+                rows.append({"arch": "gpt2", "condition": "baby", "size": "10M", "seed": seed, "step": step,
+                             "words_seen": int(words), "word": w, "surprisal": s, "n_contexts": 20, "count": 50 + i,
+                             "per_million": 5.0 + 10 * i, "unigram_bits": 14.0})
+    wc = tmp_path / "wc.csv"
+    pd.DataFrame(rows).to_csv(wc, index=False)
+    curves = tmp_path / "curves.csv"
+    curves_table({"baby": {"p1": 5.0}}, seeds=(1,)).to_csv(curves, index=False)
+    out = tmp_path / "acq"
+    assert cli.main(["acquisition", "--curves", str(curves), "--childes", str(fixture / "chat"), str(fixture / "csv"),
+                     "--word-curves", str(wc), "--out-dir", str(out)]) == 0
+    points = pd.read_csv(out / "word_points.csv")
+    assert len(points) == 16 and set(points["acquisition"]) == {"acquired"}
+    reg = pd.read_csv(out / "word_regression.csv").set_index("term")
+    assert reg.loc["child age_first_months", "estimate"] == pytest.approx(0.1, abs=0.03)
+    assert reg.loc["child age_first_months", "n_words"] == 8

@@ -1,0 +1,190 @@
+"""Word learning for models (issue 46 §3, after Chang & Bergen 2022): when does a model learn each word, and does
+that follow when children first say it?
+
+1. **Contexts** (:func:`contexts`): for each word of ``acquisition.child_words``, the first ``acquisition.contexts``
+   sentences of the model's training text that hold it as a whitespace word (lower-cased, edge punctuation off),
+   in corpus order.
+2. **Surprisal curves** (:func:`word_curves`, ``povstim word-curves``, one job per model): the word's mean
+   surprisal in bits over its contexts (its first occurrence in each; ``scoring/words.py``'s per-word
+   log-probabilities, BOS framing) at every word checkpoint (``chck_*``) and the final model, with words seen.
+   Beside it the word's unigram surprisal in the training text (the baseline: a model that knows only word
+   frequencies) and its frequency per million words.
+3. **Acquisition points** (:func:`word_points`): per model x word, surprisal over x = log10 words seen is fitted
+   with a sigmoid falling from the unigram baseline b to a fitted floor m:
+   s(x) = b - (b - m) logistic(k (x - x0)), least squares; the word's acquisition point is the halfway crossing
+   between b and m, 10**x0 (Chang & Bergen 2022's rule). Categories as for paradigms: ``not_acquired`` when the
+   floor is less than ``min_drop`` bits below the baseline or the crossing lies after the last checkpoint (its
+   words: the budget), ``before_first``, ``acquired``.
+4. **Regression** (:func:`regression`): per arch x condition x size, the models' log10 acquisition points (the
+   seeds' mean, acquired words only) on the children's age of first production (months; ``children.py``) with
+   log10 frequency per million as covariate, ordinary least squares with standard errors and R^2.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..io import PovstimError, iter_sentences
+
+MIN_DROP = 0.5  # bits: a floor less far below the unigram baseline is not acquired
+PUNCT = ".,?!;:\"'()"
+
+
+def norm(token: str) -> str:
+    return token.lower().strip(PUNCT)
+
+
+def contexts(train: str | Path, words, n: int) -> tuple[dict[str, list[str]], dict[str, dict]]:
+    """({word: up to ``n`` sentences holding it}, {word: {count, per_million, unigram_bits}}) from ``train``."""
+    wanted = {w.lower() for w in words}
+    found: dict[str, list[str]] = {w: [] for w in sorted(wanted)}
+    counts: Counter = Counter()
+    total = 0
+    for sentence in iter_sentences(train, "training text"):
+        toks = [norm(t) for t in sentence.split()]
+        total += len(toks)
+        counts.update(toks)
+        for w in set(toks) & wanted:
+            if len(found[w]) < n:
+                found[w].append(sentence)
+    stats = {}
+    for w in found:
+        c = counts.get(w, 0)
+        stats[w] = {"count": c, "per_million": 1e6 * c / max(total, 1),
+                    "unigram_bits": -math.log2(c / total) if c else math.inf}
+    return found, stats
+
+
+def word_curves(model_dir: str | Path, train: str | Path, words, n_contexts: int, meta: dict,
+                device: str = "cpu") -> pd.DataFrame:
+    """One row per target (word checkpoints and the final model) x word: mean surprisal (bits) in its contexts."""
+    from ..scoring.items import checkpoints, final_step, words_seen
+    from ..scoring.scorer import load
+    from ..scoring.tree import TreeScorer
+    from ..scoring.words import word_scores
+
+    model_dir = Path(model_dir)
+    seen = words_seen(model_dir)
+    if seen is None:
+        raise PovstimError(f"{model_dir}: no words seen in train_summary.json: word curves need a model trained "
+                           "with training.checkpoint_words")
+    found, stats = contexts(train, words, n_contexts)
+    sentences = sorted({s for ss in found.values() for s in ss})
+    targets = [(step, path) for step, path in checkpoints(model_dir)] + [(final_step(model_dir), model_dir)]
+    rows = []
+    for step, path in targets:
+        lm, tok, kind = load(str(path), device)
+        scorer = TreeScorer(lm, tok, kind, bos=True, device=device)
+        scored = dict(zip(sentences, word_scores(scorer, sentences))) if sentences else {}
+        for w, ss in found.items():
+            vals = []
+            for s in ss:
+                lp = next((v for t, v in scored[s] if norm(t) == w), math.nan)
+                if math.isfinite(lp):
+                    vals.append(-lp / math.log(2))
+            rows.append({**meta, "step": int(step), "words_seen": int(seen[int(step)]), "word": w,
+                         "surprisal": float(np.mean(vals)) if vals else math.nan, "n_contexts": len(vals),
+                         **stats[w]})
+        del lm
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ fitting
+def _curve(theta, x, b):
+    m, lk, x0 = theta
+    return b - (b - m) / (1 + np.exp(-math.exp(lk) * (x - x0)))
+
+
+def fit_word(words, surprisal, baseline: float) -> dict:
+    """Least-squares fit of one surprisal curve (grid start, scipy's least_squares); x0 = log10 halfway point."""
+    from scipy.optimize import least_squares  # deferred: scipy with the analysis
+
+    x = np.log10(np.asarray(words, float))
+    y = np.asarray(surprisal, float)
+    b = float(baseline)
+    best = None
+    for x0 in np.linspace(x.min() - 1, x.max() + 1, 13):
+        for lk in (math.log(1.0), math.log(4.0)):
+            theta = np.array([float(y.min()), lk, x0])
+            r = float(((_curve(theta, x, b) - y) ** 2).sum())
+            if best is None or r < best[0]:
+                best = (r, theta)
+    fit = least_squares(lambda t: _curve(t, x, b) - y, best[1],
+                        bounds=([0.0, -5, x.min() - 6], [max(b, 1e-6), 4, x.max() + 6]))
+    m, lk, x0 = fit.x
+    dof = max(len(x) - 3, 1)
+    sigma2 = float((fit.fun ** 2).sum()) / dof
+    try:
+        cov = np.linalg.inv(fit.jac.T @ fit.jac) * sigma2
+        se = float(math.sqrt(cov[2, 2])) if cov[2, 2] > 0 else math.inf
+    except np.linalg.LinAlgError:
+        se = math.inf
+    return {"floor": float(m), "baseline": b, "slope": math.exp(lk), "x0": float(x0), "x0_se": se,
+            "first_words": float(10 ** x.min()), "budget_words": float(10 ** x.max()), "n_checkpoints": len(x)}
+
+
+def categorise_word(fit: dict, min_drop: float = MIN_DROP) -> tuple[str, float]:
+    if fit["baseline"] - fit["floor"] < min_drop or fit["x0"] > math.log10(fit["budget_words"]):
+        return "not_acquired", fit["budget_words"]
+    if fit["x0"] < math.log10(fit["first_words"]):
+        return "before_first", fit["first_words"]
+    return "acquired", float(10 ** fit["x0"])
+
+
+MODEL = ["arch", "condition", "size", "seed"]
+
+
+def word_points(curves: pd.DataFrame, min_checkpoints: int) -> tuple[pd.DataFrame, list[str]]:
+    """Per model x word: the fit, category and point; notes on words skipped (never in the text, too few points)."""
+    rows, notes = [], []
+    for key, g in curves.groupby(MODEL + ["word"], sort=False):
+        meta = dict(zip(MODEL + ["word"], key))
+        g = g[g["surprisal"].notna()].drop_duplicates("words_seen").sort_values("words_seen")
+        base = float(g["unigram_bits"].iloc[0]) if len(g) else math.inf
+        if not math.isfinite(base):
+            notes.append(f"{meta['word']}: not in the training text of {meta['condition']}/{meta['size']}: skipped")
+            continue
+        if len(g) < min_checkpoints:
+            notes.append(f"{'/'.join(str(meta[k]) for k in MODEL)} {meta['word']}: {len(g)} checkpoint(s) with a "
+                         f"surprisal, fewer than {min_checkpoints} (acquisition.min_checkpoints): skipped")
+            continue
+        fit = fit_word(g["words_seen"], g["surprisal"], base)
+        category, words = categorise_word(fit)
+        rows.append({**meta, **fit, "acquisition": category, "point_words": words,
+                     "log10_point": math.log10(words), "per_million": float(g["per_million"].iloc[0])})
+    return pd.DataFrame(rows), list(dict.fromkeys(notes))
+
+
+def regression(points: pd.DataFrame, kids: pd.DataFrame, age: str = "age_first_months") -> tuple[pd.DataFrame,
+                                                                                                  list[str]]:
+    """OLS of the models' log10 acquisition points on children's age (months) + log10 frequency per million, per
+    arch x condition x size (acquired words, seeds averaged). One row per coefficient."""
+    notes, rows = [], []
+    if points.empty or kids.empty:
+        return pd.DataFrame(), ["no word points or no children's ages: regression skipped"]
+    acq = points[points["acquisition"] == "acquired"]
+    for key, g in acq.groupby(["arch", "condition", "size"], sort=False):
+        per_word = g.groupby("word").agg(log10_point=("log10_point", "mean"), per_million=("per_million", "first"))
+        d = per_word.join(kids.set_index("word")[[age]], how="inner").dropna()
+        label = "/".join(map(str, key))
+        if len(d) < 4:
+            notes.append(f"{label}: {len(d)} word(s) acquired by the models and produced by children, fewer than "
+                         "the 4 a 3-coefficient regression needs: skipped")
+            continue
+        X = np.column_stack([np.ones(len(d)), d[age], np.log10(d["per_million"])])
+        y = d["log10_point"].to_numpy()
+        beta, *_ = np.linalg.lstsq(X, y, rcond=None)
+        resid = y - X @ beta
+        dof = len(y) - 3
+        sigma2 = float(resid @ resid) / dof if dof > 0 else math.nan
+        cov = np.linalg.pinv(X.T @ X) * sigma2
+        r2 = 1 - float(resid @ resid) / float(((y - y.mean()) ** 2).sum()) if len(y) > 1 else math.nan
+        for name, b, v in zip(("intercept", f"child {age}", "log10 frequency per million"), beta, np.diag(cov)):
+            rows.append({"arch": key[0], "condition": key[1], "size": key[2], "term": name, "estimate": float(b),
+                         "se": float(math.sqrt(v)) if v > 0 else math.nan, "n_words": len(d), "r2": r2})
+    return pd.DataFrame(rows), notes
