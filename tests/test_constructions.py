@@ -422,3 +422,11 @@ def test_literal_is_posh_and_an_unknown_mode_is_an_error(tmp_path):
     assert [p.name for p in c.patterns["posh"]] == ["lit"] and [p.name for p in c.patterns["strict"]] == ["p"]
     with pytest.raises(PovstimError, match=r"mine.yaml:13: constructions\[0\].modes.lenient: unknown mode 'lenient'"):
         spec.read_file(write(tmp_path, text.replace("literal:", "lenient:")))
+
+
+def test_the_fingerprint_sees_every_constraint():
+    def one(not_value):
+        entry = {"name": "t", "patterns": [{"nodes": {"a": {"form": "x", "not": {"feats": {"Number": not_value}}}}}]}
+        return match.fingerprint(library.user_constructions([entry])[0])
+
+    assert one("Plur") != one("Sing") and one("Plur") == one("Plur")

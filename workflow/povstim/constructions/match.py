@@ -272,10 +272,12 @@ def make_surface(spec: list[list[list[str]]]):
 
 def fingerprint(c: Construction) -> str:
     """A hash of what decides the construction's matches (resolved word lists included)."""
-    def node(n: Node):
+    def attrs(a: dict):
         return {k: (sorted(v) if not isinstance(v, dict) else {f: sorted(x) for f, x in sorted(v.items())})
-                for k, v in sorted(n.attrs.items())}, {k: sorted(v) for k, v in sorted(n.nots.items())
-                                                        if not isinstance(v, dict)}
+                for k, v in sorted(a.items())}
+
+    def node(n: Node):
+        return attrs(n.attrs), attrs(n.nots)
     data = {m: [[p.name, [(n.name, node(n)) for n in p.nodes], list(p.relations),
                  [(a, op, node(x)) for a, op, x in p.absent]] for p in pats] for m, pats in sorted(c.patterns.items())}
     data["sanity"] = [sorted(c.sanity_forms or ()), c.sanity_surface]
