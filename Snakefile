@@ -107,12 +107,14 @@ include: "rules/biases.smk"
 include: "rules/evaluate.smk"
 include: "rules/analysis.smk"
 include: "rules/probe.smk"
+include: "rules/dose.smk"
 
 
 rule all:
     default_target: True
     input:
         "results/figures",
+        DOSE_OUTPUTS,
 
 
 # Warm start (povstim/warm.py): one process imports torch/transformers once and forks each

@@ -82,7 +82,7 @@ def _rng(state: State, step: int, what: str) -> random.Random:
 def match_words(pool: list[int], k: int, target: int, words: Callable[[int], int], rng: random.Random,
                 tolerance: int) -> list[int]:
     """k ids of ``pool`` (seeded sample) whose words add up to ``target`` within ``tolerance``: a random
-    sample, then swaps (one in, one out) that bring the sum closer, until it is within the tolerance."""
+    sample, then swaps (one in, one out) that bring the sum closer, until it is exact or no swap helps."""
     if k > len(pool):
         raise PovstimError(f"needs {k} sentences without evidence, the corpus has {len(pool)}")
     if k == 0:
@@ -96,7 +96,7 @@ def match_words(pool: list[int], k: int, target: int, words: Callable[[int], int
         by_len.setdefault(words(i), []).append(i)
     for _ in range(10 * k + 100):
         diff = target - total
-        if abs(diff) <= tolerance:
+        if diff == 0:  # aim for the exact count; within the tolerance is accepted when no swap gets closer
             break
         # the chosen sentence whose swap for a sentence of the best length closes the gap most
         best = None
@@ -413,7 +413,9 @@ def expand_dose(config: dict, where: str = "conditions") -> None:
             if member in conds:
                 raise PovstimError(f"{key}: the series member {member!r} is also a condition of its own")
             ops = [dict(o) for o in base_ops] + ([{"op": "reinsert", "rates": {c: r}}] if r > 0 else [])
-            out[member] = {**rest, "operations": ops, "dose_point": {"series": name, "construction": c, "rate": r}}
+            point = {"series": name, "construction": c, "rate": r, **({"paradigms": dose["paradigms"]}
+                                                                     if dose.get("paradigms") else {})}
+            out[member] = {**rest, "operations": ops, "dose_point": point}
             members.setdefault(name, []).append(member)
     config["conditions"] = out
     for arch in (config.get("archs") or {}).values():
@@ -427,6 +429,7 @@ def dose_series(conditions: dict) -> dict[str, dict]:
     for name, spec in conditions.items():
         p = spec.get("dose_point")
         if p:
-            s = out.setdefault(p["series"], {"construction": p["construction"], "members": {}})
+            s = out.setdefault(p["series"], {"construction": p["construction"], "members": {},
+                                             **({"paradigms": p["paradigms"]} if p.get("paradigms") else {})})
             s["members"][name] = p["rate"]
     return out

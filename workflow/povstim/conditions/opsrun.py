@@ -61,6 +61,8 @@ def stats(base: str, lines: list[str], state: State, ops: list[dict], train: lis
         "operations": ops,
         "n_base": len(lines),
         "n_base_words": n_base_words,
+        "n_dpe_removed": sum(1 for a in state.audit if a[1] == "remove"),
+        "n_replaced": sum(1 for a in state.audit if a[1] in ("reinsert", "add") and a[2] == "removed"),
         "n_sentences": n,
         "n_words": n_words,
         "reference": ref,
