@@ -24,6 +24,16 @@ from povstim.parse.tokenize import tokenize
 
 LIBRARY_NAMES = [n for n, ph in dpe.PHENOMENA.items() if ph.origin != "python"]
 
+
+@pytest.fixture(autouse=True)
+def registry_restored():
+    """User constructions a test registers leave the registry (one dict, shared by every module) as it was."""
+    saved = dict(dpe.PHENOMENA), dict(library.CONSTRUCTIONS), dict(library._USER)
+    yield
+    for d, old in zip((dpe.PHENOMENA, library.CONSTRUCTIONS, library._USER), saved):
+        d.clear()
+        d.update(old)
+
 CASES = {
     "binding_c_command": (["The girl who the boys saw hurt herself.", "The kids that the clown saw liked themselves."],
                           ["The nurse hurt herself.", "The nurse who the farmers called was tired."]),
@@ -205,10 +215,8 @@ GOOD = """constructions:
 
 def test_a_user_file_registers_and_runs(tmp_path, monkeypatch):
     p = write(tmp_path, GOOD.format(name="toy_intransitive"))
-    monkeypatch.setattr(dpe.registry, "PHENOMENA", dict(dpe.PHENOMENA))
-    monkeypatch.setattr(library, "PHENOMENA", dpe.registry.PHENOMENA)
     assert library.use({"constructions": str(p)}) == ["toy_intransitive"]
-    ph = dpe.registry.PHENOMENA["toy_intransitive"]
+    ph = dpe.PHENOMENA["toy_intransitive"]
     assert ph.origin == f"{p}:2: constructions[0].name"
     s = list(read(io.StringIO(GOLD)))[0]  # 'The picture ... is nice.': a subject, no object
     assert ph.rules["posh"](s, dpe.Context())
