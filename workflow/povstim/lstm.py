@@ -80,7 +80,8 @@ class LSTMModel(LSTMPreTrainedModel):
         self.layers = nn.ModuleList(
             nn.LSTM(config.n_embd if i == 0 else config.n_hidden, config.n_hidden, batch_first=True)
             for i in range(config.n_layer))
-        self.drop = nn.Dropout(config.dropout)
+        # no dropout module at p = 0: a training-mode dropout call still costs a pass over the activations
+        self.drop = nn.Dropout(config.dropout) if config.dropout > 0 else nn.Identity()
         tied_proj = config.tie_word_embeddings and config.n_hidden != config.n_embd
         self.proj = nn.Linear(config.n_hidden, config.n_embd, bias=False) if tied_proj else None
         self.post_init()
