@@ -39,6 +39,11 @@ def test_word_categories():
     assert WL.categorise_word(early) == ("before_first", pytest.approx(1e4))
 
 
+def test_a_model_worse_than_unigram_frequencies_has_not_acquired_the_word():
+    fit = WL.fit_word(WORDS, np.linspace(18, 16, len(WORDS)), 14.0)  # above the baseline throughout
+    assert WL.categorise_word(fit)[0] == "not_acquired"
+
+
 def test_regression_recovers_a_planted_relation():
     rng = np.random.default_rng(3)
     words = [f"w{i}" for i in range(30)]

@@ -108,14 +108,15 @@ def _chat(path: Path, notes: list[str]):
     if not kids:
         notes.append(f"{path}: no Target_Child participant: skipped")
         return
-    names = _participant_names(path)
+    names, corpora = _participant_names(path)
     for kid in kids:
         said = [u for u in tr.utterances if u.speaker == kid.code]
         if kid.age_days is None:
             notes.append(f"{path}: the target child {kid.code} has no age in @ID (field 4, Y;MM.DD): its "
                          f"{len(said)} utterance(s) skipped")
             continue
-        child = f"{path.parent.name}/{names.get(kid.code, kid.code)}"
+        # a child is its corpus and name across files (Bates/Free20/amy.cha and Bates/Snack28/amy.cha: one child)
+        child = f"{corpora.get(kid.code) or path.parent.name}/{names.get(kid.code, kid.code)}"
         for u in said:
             if u.cut_off:
                 continue
@@ -124,19 +125,22 @@ def _chat(path: Path, notes: list[str]):
                 yield child, float(kid.age_days), text, f"{path}:{u.line_no}"
 
 
-def _participant_names(path: Path) -> dict[str, str]:
-    """code -> name from '@Participants: CHI Eve Target_Child, ...' (the child's name identifies it across
-    files)."""
+def _participant_names(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(code -> name from '@Participants: CHI Eve Target_Child, ...', code -> corpus from its @ID): with the
+    corpus, the child's name identifies it across files."""
+    names, corpora = {}, {}
     with open(path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             if line.startswith("@Participants"):
-                out = {}
                 for entry in line.partition(":")[2].split(","):
                     parts = entry.split()
                     if len(parts) == 3:
-                        out[parts[0]] = parts[1]
-                return out
-    return {}
+                        names[parts[0]] = parts[1]
+            elif line.startswith("@ID"):
+                fields = line.partition(":")[2].strip().split("|")
+                if len(fields) > 2 and fields[1].strip():
+                    corpora[fields[2].strip()] = fields[1].strip()
+    return names, corpora
 
 
 def _csv(path: Path, notes: list[str]):

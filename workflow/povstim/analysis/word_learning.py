@@ -107,15 +107,19 @@ def fit_word(words, surprisal, baseline: float) -> dict:
     x = np.log10(np.asarray(words, float))
     y = np.asarray(surprisal, float)
     b = float(baseline)
+    top = max(b, 1e-6)
+    # the floor starts at the lowest surprisal seen, within [0, baseline] (a model worse than the unigram
+    # baseline at every checkpoint starts, and likely stays, at the baseline: not acquired)
+    floor0 = float(np.clip(y.min(), 0.0, top))
     best = None
     for x0 in np.linspace(x.min() - 1, x.max() + 1, 13):
         for lk in (math.log(1.0), math.log(4.0)):
-            theta = np.array([float(y.min()), lk, x0])
+            theta = np.array([floor0, lk, x0])
             r = float(((_curve(theta, x, b) - y) ** 2).sum())
             if best is None or r < best[0]:
                 best = (r, theta)
     fit = least_squares(lambda t: _curve(t, x, b) - y, best[1],
-                        bounds=([0.0, -5, x.min() - 6], [max(b, 1e-6), 4, x.max() + 6]))
+                        bounds=([0.0, -5, x.min() - 6], [top, 4, x.max() + 6]))
     m, lk, x0 = fit.x
     dof = max(len(x) - 3, 1)
     sigma2 = float((fit.fun ** 2).sum()) / dof
