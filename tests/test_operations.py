@@ -264,3 +264,30 @@ def test_dose_demo_dag(tmp_path, repo_root):
     assert '"rates": {"question_formation": 0.001}' in r.stdout
     assert "--condition-name qf-linear --trees results/dose-demo/parse/baby/30k/0.conllu" in r.stdout
     assert "--audits results/dose-demo/corpus/qf-linear/30k/operations.tsv" in r.stdout
+
+
+AANN = """# sent_id = 2
+# text = We spent a beautiful five days there.
+1	We	we	PRON	_	_	2	nsubj	_	_
+2	spent	spend	VERB	_	_	0	root	_	_
+3	a	a	DET	_	_	6	det	_	_
+4	beautiful	beautiful	ADJ	_	_	6	amod	_	_
+5	five	five	NUM	_	_	6	nummod	_	_
+6	days	day	NOUN	_	Number=Plur	2	obj	_	_
+7	there	there	ADV	_	_	2	advmod	_	SpaceAfter=No
+8	.	.	PUNCT	_	_	2	punct	_	_
+
+"""
+
+
+def test_aann_variants():
+    assert variants.anan(tree(AANN)) == "We spent a five beautiful days there."
+    assert variants.naan(tree(AANN)) == "We spent five a beautiful days there."
+    initial = AANN.replace("We\twe", "They\tthey").replace("3\ta\ta", "3\tan\ta").replace(
+        "4\tbeautiful\tbeautiful", "4\tamazing\tamazing")
+    s = tree(initial)
+    s.tokens = s.tokens[2:]  # "an amazing five days there ." heading the sentence
+    s.tokens[0].form = "An"
+    assert variants.anan(s) == "A five amazing days there."
+    assert variants.naan(s) == "Five an amazing days there."
+    assert isinstance(variants.anan(tree(QF)), variants.Skip)

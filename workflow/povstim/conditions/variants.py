@@ -182,3 +182,68 @@ def wrong_antecedent(sent: Sentence) -> str | Skip:
     if form == refl.form.lower():
         return Skip(f"{wrong.form!r} takes the same reflexive ({form})")
     return render([Token(t.id, form if t is refl else t.form, misc=t.misc) for t in toks])
+
+
+# --- AANN (constructions/library/aann.yaml): "a beautiful five days". The letters name the four slots of the
+# original in order, A(rticle) A(djective) N(umeral) N(oun); a variant permutes the first three:
+#   ANAN: article numeral adjective noun   "a five beautiful days"
+#   NAAN: numeral article adjective noun   "five a beautiful days"
+# The article's form follows its new neighbour (a/an by the next word's first letter).
+
+def _aann_slots(sent: Sentence):
+    toks = sent.tokens
+    by_id = {t.id: t for t in toks}
+    for det in toks:
+        if det.form.lower() not in ("a", "an") or det.deprel != "det":
+            continue
+        noun = by_id.get(det.head)
+        if noun is None or noun.upos not in ("NOUN", "PROPN"):
+            continue
+        num = next((t for t in toks if t.head == noun.id and t.upos == "NUM" and det.id < t.id < noun.id), None)
+        if num is None or num.id + 1 != noun.id:
+            continue
+        adjs = [by_id[i] for i in range(det.id + 1, num.id)]
+        if not adjs or not any(t.upos == "ADJ" for t in adjs):
+            continue
+        return det, adjs, num, noun
+    return None
+
+
+def _article(next_form: str, like: str) -> str:
+    form = "an" if next_form[:1].lower() in "aeiou" else "a"
+    return form.capitalize() if like[:1].isupper() else form
+
+
+def _aann(sent: Sentence, order: str) -> str | Skip:
+    slots = _aann_slots(sent)
+    if slots is None:
+        return Skip("no article + adjective + numeral + noun sequence")
+    det, adjs, num, noun = slots
+    if any("SpaceAfter=No" in t.misc for t in [det, *adjs, num]):
+        return Skip("a moved word is attached to the next token")
+    first = det.id == sent.tokens[0].id
+    groups = {"art": [det], "adj": adjs, "num": [num]}
+    middle = [t for g in order.split() for t in groups[g]]
+    before = [t for t in sent.tokens if t.id < det.id]
+    after = [t for t in sent.tokens if t.id >= noun.id]
+    seq = before + middle + after
+    out = []
+    for k, t in enumerate(seq):
+        form = t.form
+        if t in middle:
+            if first:
+                form = _cap(form, k == 0, t)
+            if t is det:
+                form = _article(seq[k + 1].form, "A" if first and k == 0 else "a")
+        out.append(Token(t.id, form, misc=t.misc))
+    return render(out)
+
+
+@register("aann", "anan", default=True)
+def anan(sent: Sentence) -> str | Skip:
+    return _aann(sent, "art num adj")
+
+
+@register("aann", "naan")
+def naan(sent: Sentence) -> str | Skip:
+    return _aann(sent, "num art adj")
