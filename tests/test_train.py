@@ -324,7 +324,7 @@ def test_packing_puts_eos_between_sentences(corpus):
 
 def test_bad_arch_and_params_name_the_key(corpus, tmp_path, capsys):
     with pytest.raises(PovstimError, match="family"):
-        resolve({"family": "lstm"}, {})
+        resolve({"family": "mamba"}, {})
     with pytest.raises(PovstimError, match="n_layerz"):
         resolve({"family": "gpt2", "n_layerz": 2}, {})
     with pytest.raises(PovstimError, match="divisible"):
@@ -333,7 +333,7 @@ def test_bad_arch_and_params_name_the_key(corpus, tmp_path, capsys):
         resolve(GPT2, {"batchsize": 3})
     assert resolve(ROBERTA, {})[1].packing is False
     assert resolve(GPT2, {})[1].lr == 1e-4  # POSH Table 6
-    rc = cli.main(train_args(corpus, tmp_path / "x", arch={"family": "lstm"}))
+    rc = cli.main(train_args(corpus, tmp_path / "x", arch={"family": "mamba"}))
     assert rc == 1 and "arch.family" in capsys.readouterr().err
     empty = tmp_path / "empty.txt"
     empty.write_text("")
