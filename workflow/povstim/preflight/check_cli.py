@@ -29,7 +29,7 @@ def run(args) -> int:
 
     for path in args.configs:
         config = cfg.load(path)
-        models = plan.models(config)
+        models = plan.scored_models(config)  # trained models and n-gram corpus models
         print(f"{path}: OK: experiment '{config['experiment']}', {len(config['sources'])} source(s), "
               f"{len(config['corpora'])} corpora x {len(config['sizes'])} size(s), {len(config['conditions'])} "
               f"condition(s), {len(models)} model(s), suites {', '.join(plan.suites(config))}; outputs under "
