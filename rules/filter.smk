@@ -176,11 +176,14 @@ rule condition:
 rule condition_table:
     """Counts and measured DPE rates of every condition x size, one TSV."""
     input:
-        [
+        stats=[
             f"{RESULTS}/corpus/{c}/{s}/condition.json"
             for c in config["conditions"]
             for s in plan.condition_sizes(config, c)
         ],
+        # the base corpora's assembly stats: every condition's words vs its base's (words_vs_base)
+        base=sorted({f"{RESULTS}/corpus/{spec['from']}/{s}/stats.json" for c, spec in config["conditions"].items()
+                     for s in plan.condition_sizes(config, c)}),
     output:
         f"{RESULTS}/corpus/conditions.tsv",
     params:
@@ -192,4 +195,4 @@ rule condition_table:
     conda:
         "../envs/corpus.yaml"
     shell:
-        "{POVSTIM} condition --table {input} --out-table {output} > {log} 2>&1"
+        "{POVSTIM} condition --table {input.stats} --out-table {output} > {log} 2>&1"

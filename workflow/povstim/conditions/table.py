@@ -10,9 +10,10 @@ from ..io import PovstimError, write_lines
 COLUMNS = ("condition", "size", "n_base", "n_dpe_removed", "n_sentences", "n_words", "n_train", "n_dev",
            "n_replaced")
 # token matching (conditions built by operations): the corpus after their last removal is the reference the
-# later steps keep in sentences and words; blank for a filter/reinsert condition
+# later steps keep in sentences and words (blank for a filter/reinsert condition); every condition's words vs its
+# base corpus's
 MATCH_COLUMNS = ("n_sentences_reference", "n_words_reference", "sentences_vs_reference", "words_vs_reference",
-                 "words_vs_base", "n_rewritten")
+                 "n_base_words", "words_vs_base", "n_rewritten")
 
 
 def write_table(paths: list[str], out: str) -> None:
@@ -26,6 +27,11 @@ def write_table(paths: list[str], out: str) -> None:
         except (OSError, json.JSONDecodeError) as exc:
             raise PovstimError(f"cannot read condition stats {path}: {exc}") from None
         s["condition"], s["size"] = path.parent.parent.name, path.parent.name
+        if "n_base_words" not in s and s.get("base"):  # a filter/reinsert condition: its base's words from
+            base_stats = Path(s["base"]).parent / "stats.json"  # the assembly's stats.json (a rule input)
+            if base_stats.is_file() and s.get("n_words"):
+                s["n_base_words"] = json.loads(base_stats.read_text())["words"]
+                s["words_vs_base"] = round(s["n_words"] / s["n_base_words"] - 1, 8)
         phen |= set(s.get("dpe_rate", {})) | set(s.get("reinsert_config", {}))
         stats.append(s)
     phens = sorted(phen)
