@@ -124,8 +124,9 @@ def acquisition_outputs():
 
 ACQUISITION = config.get("acquisition") or {}
 # word learning for models (acquisition.word_learning): one word-curves job per model trained with word checkpoints
-WORD_CURVES = [f"{RESULTS}/analysis/word_curves/{m.path}.csv" for m in MODELS] \
-    if ACQUISITION.get("word_learning") and word_checkpoints_wanted(config) else []
+WORD_CURVES = [f"{RESULTS}/analysis/word_curves/{m.path}.csv" for m in MODELS
+               if word_checkpoints_wanted({"training": config["training"], "archs": {m.arch: config["archs"][m.arch]}})] \
+    if ACQUISITION.get("word_learning") else []
 
 
 rule word_curves:

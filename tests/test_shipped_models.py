@@ -41,7 +41,7 @@ def test_babyf_baby_wiki_configs_fit_the_three_level_model(path):
 
 def test_shipped_configs_with_the_three_conditions_are_the_expected_ones():
     found = {p.name for p in CONFIGS if has_three_conditions(yaml.safe_load(p.read_text()))}
-    assert found == {"childes-local.yaml", "own-data-template.yaml", "posh.yaml"}
+    assert found == {"acquisition-demo.yaml", "childes-local.yaml", "own-data-template.yaml", "posh.yaml"}
 
 
 def test_posh_keeps_table12_beside_three_level():
