@@ -198,3 +198,26 @@ def test_learning_curve_figure_uses_words_seen():
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_xlabel() == "words seen"
     assert list(ax.lines[0].get_xdata()) == [503.5, 1003.5, 2003.5]  # each checkpoint averaged over seeds
+
+
+def test_the_acquisition_stage_runs_when_an_arch_trains_word_checkpoints():
+    from povstim.train.params import word_checkpoints_wanted
+
+    archs = {"a": {"family": "gpt2"}, "b": {"family": "gpt2", "training": {"checkpoint_words": ["1M"]}}}
+    assert word_checkpoints_wanted({"training": {"checkpoint_words": None}, "archs": archs})
+    assert not word_checkpoints_wanted({"training": {"checkpoint_words": None}, "archs": {"a": archs["a"]}})
+    assert word_checkpoints_wanted({"training": {"checkpoint_words": {"from": "1k", "to": "1M", "n": 3}},
+                                    "archs": {"a": archs["a"]}})
+
+
+def test_the_demo_config_plans_the_acquisition_stage(tmp_path):
+    """configs/acquisition-demo.yaml validates and asks for >= 6 word checkpoints per model."""
+    import yaml
+    from povstim import config as C
+    from povstim.train.params import word_checkpoints_wanted
+
+    path = Path(__file__).resolve().parents[1] / "configs" / "acquisition-demo.yaml"
+    cfg = yaml.safe_load(path.read_text())
+    C.validate(cfg)
+    assert word_checkpoints_wanted(cfg)
+    assert len(budgets.budgets(cfg["training"]["checkpoint_words"])) >= 6
