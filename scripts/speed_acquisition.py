@@ -1,4 +1,3 @@
-#!/usr/bin/env python
 """Time the acquisition analysis (analysis/acquisition.py; `povstim acquisition`) at the issue's scale.
 
 12 models (BABY-F/BABY/WIKI x 2 sizes x 2 seeds) x 10 word-budget checkpoints (10k..10M, log-spaced) x 10
@@ -26,7 +25,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 
-from povstim.analysis import acquisition as A  # noqa: E402
+from povstim.analysis import acquisition as A
 
 CONDITIONS = ("baby-f", "baby", "wiki")
 SIZES = ("10M", "30M")
@@ -78,7 +77,7 @@ def main() -> int:
     out = {"models": len(CONDITIONS) * len(SIZES) * len(SEEDS), "checkpoints": args.checkpoints,
            "paradigms": args.paradigms}
     t, c = time.perf_counter(), time.process_time()
-    points, notes = A.acquisition_points(curves, settings)
+    points, _ = A.acquisition_points(curves, settings)
     summ = A.summary(points, settings)
     con = A.contrasts(summ, settings)
     out.update(analysis_wall_s=round(time.perf_counter() - t, 2), analysis_cpu_s=round(time.process_time() - c, 2),

@@ -120,8 +120,8 @@ def test_too_few_checkpoints_are_named_and_skipped():
     curves = curves_table({"baby": {"p1": 5.0}}, seeds=(1,), words=np.logspace(4, 7, 3))
     points, notes = A.acquisition_points(curves, SETTINGS)
     assert points.empty
-    assert notes == ["posh gpt2/baby/10M/seed1 p1: 3 checkpoint(s) with words seen, fewer than the 4 the sigmoid "
-                     "fit needs (acquisition.min_checkpoints): skipped"]
+    assert notes == [("posh gpt2/baby/10M/seed1 p1: 3 checkpoint(s) with words seen, fewer than the 4 the sigmoid "
+                      "fit needs (acquisition.min_checkpoints): skipped")]
 
 
 def test_curves_without_words_seen_say_what_is_missing():

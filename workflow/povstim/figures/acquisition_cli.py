@@ -76,7 +76,7 @@ def acquisition(curves, settings, out: Path, word_curves=None) -> dict:
     summ = A.summary(points, settings)
     con = A.contrasts(summ, settings)
     write_csv(points, out / "points.csv")
-    pct = int(round(100 * settings.interval))
+    pct = round(100 * settings.interval)
     write_table(summ, out / "summary", f"Acquisition points: words seen at the halfway point between chance and "
                 f"the asymptote, seeds pooled (random effects), {pct}% interval of log10 words; not_acquired: not "
                 "within budget_words", "tab:acquisition")

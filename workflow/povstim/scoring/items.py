@@ -218,7 +218,7 @@ def with_words_seen(frame, model_dir: Path):
     seen = words_seen(model_dir) if model_dir.is_dir() else None
     if seen is None:
         return frame
-    missing = sorted(set(int(s) for s in frame["step"].unique()) - set(seen))
+    missing = sorted({int(s) for s in frame["step"].unique()} - set(seen))
     if missing:
         raise PovstimError(f"{model_dir / 'train_summary.json'}: no words seen recorded for step(s) "
                            f"{', '.join(map(str, missing))}")
