@@ -61,6 +61,10 @@ def test_analysis_rules_report_and_reproducibility(repo_root, tmp_path):
                                    "4\tbinding\tbinding_2np\t5:himself\tThe girl said that the boy hurt himself.\t"
                                    "true\n")
 
+    # rule condition_table's output, which results/figures builds too (the conditions are not simulated)
+    (results / "corpus").mkdir(exist_ok=True)
+    (results / "corpus" / "conditions.tsv").write_text("condition\tsize\tn_words\n")
+
     r = _smk(repo_root, work, "--cores", "2", "results/figures")
     assert r.returncode == 0, r.stderr[-3000:]
     ours, ref = results, simulated_results()
