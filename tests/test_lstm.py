@@ -15,6 +15,8 @@ from povstim.scoring import scorer as S
 from povstim.tokenizer import bpe
 from povstim.train.learner import LSTMLearner, learner_for
 from povstim.train.loop import Trainer
+
+from helpers.interrupt import stop_at
 from povstim.train.params import resolve
 from test_tokenizer import write_corpus
 from torch import nn
@@ -176,17 +178,7 @@ def test_the_same_seed_gives_the_same_weights_and_another_seed_others(corpus, tr
 def test_kill_and_resume_gives_byte_identical_weights(corpus, trained, tmp_path, kill_at):
     folder, _ = trained
     out = tmp_path / "m"
-    tr = trainer(corpus, out)
-    real = tr.train_step
-
-    def train_step(s):
-        if s == kill_at:
-            raise KeyboardInterrupt
-        return real(s)
-
-    tr.train_step = train_step
-    with pytest.raises(KeyboardInterrupt):
-        tr.run()
+    stop_at(trainer(corpus, out), kill_at)
     summary = trainer(corpus, out).run()
     assert summary["steps"] == 30
     assert (out / "model.safetensors").read_bytes() == (folder / "model.safetensors").read_bytes()

@@ -15,6 +15,8 @@ import pytest
 from povstim import cli
 from povstim.io import PovstimError
 from povstim.tokenizer import bpe
+
+from helpers.interrupt import stop_at
 from povstim.train import checkpoints
 from povstim.train.loop import Trainer
 from povstim.train.params import resolve
@@ -47,17 +49,7 @@ def cli_args(corpus, out):
 
 def killed_at(corpus, out, step: int) -> Path:
     """A run stopped as a kill would when it starts ``step`` (after the checkpoints before it)."""
-    tr = trainer(corpus, out)
-    real = tr.train_step
-
-    def train_step(s):
-        if s == step:
-            raise KeyboardInterrupt
-        return real(s)
-
-    tr.train_step = train_step
-    with pytest.raises(KeyboardInterrupt):
-        tr.run()
+    stop_at(trainer(corpus, out), step)
     return Path(out)
 
 

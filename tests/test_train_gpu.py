@@ -25,6 +25,8 @@ from povstim.tokenizer import bpe
 from povstim.train import data as D
 from povstim.train import checkpoints, gpu
 from povstim.train.loop import Trainer
+
+from helpers.interrupt import stop_at
 from povstim.train.optim import micro_batches
 from povstim.train.params import resolve
 from test_tokenizer import write_corpus
@@ -68,16 +70,7 @@ def logged(folder: Path) -> list[dict]:
 def kill_at(tr, step: int) -> None:
     """Run ``tr`` and stop it as a kill would when it starts ``step`` (after its last checkpoint, before the next):
     the newest checkpoint keeps the trainer state to resume from, and no final model is written."""
-    real_step = tr.train_step
-
-    def train_step(s):
-        if s == step:
-            raise KeyboardInterrupt
-        return real_step(s)
-
-    tr.train_step = train_step
-    with pytest.raises(KeyboardInterrupt):
-        tr.run()
+    stop_at(tr, step)
     assert not (tr.store.out / "model.safetensors").exists()
     assert any(tr.store.ckpt_dir.glob("step*/trainer_state.pt"))
 
