@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,17 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from helpers.project import copy_parts
+
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "configs" / "exp3-demo.yaml"
 
 
 def project(dst: Path, config: dict) -> Path:
-    for part in ("Snakefile", "rules", "workflow", "envs"):
-        src = REPO / part
-        if src.is_dir():
-            shutil.copytree(src, dst / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, dst / part)
+    copy_parts(dst)
     (dst / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     return dst
 

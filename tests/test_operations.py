@@ -246,12 +246,9 @@ def test_dose_demo_dag(tmp_path, repo_root):
     import re
     import shutil
 
-    for part in ("Snakefile", "rules", "workflow", "envs"):
-        src = repo_root / part
-        if src.is_dir():
-            shutil.copytree(src, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(src, tmp_path / part)
+    from helpers.project import copy_parts
+
+    copy_parts(tmp_path)
     shutil.copy2(repo_root / "configs" / "dose-demo.yaml", tmp_path / "config.yaml")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--workflow-profile", "none", "--cores", "2"],
