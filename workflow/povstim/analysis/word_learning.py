@@ -4,7 +4,8 @@ that follow when children first say it?
 1. **Contexts** (:func:`contexts`): for each word of ``acquisition.child_words``, the first ``acquisition.contexts``
    sentences of the model's training text that hold it as a whitespace word (lower-cased, edge punctuation off),
    in corpus order.
-2. **Surprisal curves** (:func:`word_curves`, ``povstim word-curves``, one job per model): the word's mean
+2. **Surprisal curves** (:func:`povstim.analysis.word_curves.word_curves`, ``povstim word-curves``, one job per
+   model; a module of its own, since it loads the models and this one's fits must not import torch): the word's mean
    surprisal in bits over its contexts (its first occurrence in each; ``scoring/words.py``'s per-word
    log-probabilities, BOS framing) at every word checkpoint (``chck_*``) and the final model, with words seen.
    Beside it the word's unigram surprisal in the training text (the baseline: a model that knows only word
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import PovstimError, iter_sentences
+from ..io import iter_sentences
 
 MIN_DROP = 0.5  # bits: a floor less far below the unigram baseline is not acquired
 PUNCT = ".,?!;:\"'()"
@@ -58,40 +59,6 @@ def contexts(train: str | Path, words, n: int) -> tuple[dict[str, list[str]], di
         stats[w] = {"count": c, "per_million": 1e6 * c / max(total, 1),
                     "unigram_bits": -math.log2(c / total) if c else math.inf}
     return found, stats
-
-
-def word_curves(model_dir: str | Path, train: str | Path, words, n_contexts: int, meta: dict,
-                device: str = "cpu") -> pd.DataFrame:
-    """One row per target (word checkpoints and the final model) x word: mean surprisal (bits) in its contexts."""
-    from ..scoring.items import checkpoints, final_step, words_seen
-    from ..scoring.scorer import load
-    from ..scoring.tree import TreeScorer
-    from ..scoring.words import word_scores
-
-    model_dir = Path(model_dir)
-    seen = words_seen(model_dir)
-    if seen is None:
-        raise PovstimError(f"{model_dir}: no words seen in train_summary.json: word curves need a model trained "
-                           "with training.checkpoint_words")
-    found, stats = contexts(train, words, n_contexts)
-    sentences = sorted({s for ss in found.values() for s in ss})
-    targets = [(step, path) for step, path in checkpoints(model_dir)] + [(final_step(model_dir), model_dir)]
-    rows = []
-    for step, path in targets:
-        lm, tok, kind = load(str(path), device)
-        scorer = TreeScorer(lm, tok, kind, bos=True, device=device)
-        scored = dict(zip(sentences, word_scores(scorer, sentences))) if sentences else {}
-        for w, ss in found.items():
-            vals = []
-            for s in ss:
-                lp = next((v for t, v in scored[s] if norm(t) == w), math.nan)
-                if math.isfinite(lp):
-                    vals.append(-lp / math.log(2))
-            rows.append({**meta, "step": int(step), "words_seen": int(seen[int(step)]), "word": w,
-                         "surprisal": float(np.mean(vals)) if vals else math.nan, "n_contexts": len(vals),
-                         **stats[w]})
-        del lm
-    return pd.DataFrame(rows)
 
 
 # ------------------------------------------------------------------ fitting

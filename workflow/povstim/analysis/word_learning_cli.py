@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..io import PovstimError, json_object_arg
+from ..io import PovstimError, atomic_write, json_object_arg
 from ..settings import build
 
 
@@ -29,8 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     # deferred: torch and pandas load when the command runs, not for --help
     from ..analysis.acquisition import AcquisitionSettings
-    from ..analysis.pipeline import write_csv
-    from .word_learning import word_curves
+    from .word_curves import word_curves
 
     settings = build(AcquisitionSettings, "acquisition", json_object_arg(args.params, "--params") or {})
     if not settings.child_words:
@@ -38,5 +37,6 @@ def run(args) -> int:
     meta = json_object_arg(args.meta, "--meta") or {}
     # on the CPU: a word list's contexts at a handful of checkpoints is a small job
     frame = word_curves(args.model, args.train, settings.child_words, settings.contexts, meta)
-    write_csv(frame, Path(args.out))
+    with atomic_write(Path(args.out)) as fh:  # as analysis.pipeline.write_csv, without the analysis' imports
+        frame.to_csv(fh, index=False, lineterminator="\n", float_format="%.6g")
     return 0
