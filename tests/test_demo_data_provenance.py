@@ -31,8 +31,13 @@ def tracked(pattern: str) -> list:
     return [REPO / f for f in files]
 
 
+# the hand-written CHAT fixtures: the sources' reader tests, and the children's-ages tests (a folder per child)
+FIXTURES = (REPO / "tests" / "fixtures" / "sources", REPO / "tests" / "fixtures" / "children" / "chat")
+
+
 def test_no_chat_transcript_is_shipped_outside_the_test_fixtures():
-    assert all(p.parent == REPO / "tests" / "fixtures" / "sources" for p in tracked("*.cha"))
+    assert all(any(p.parent == f or f in p.parents for f in FIXTURES[1:]) or p.parent == FIXTURES[0]
+               for p in tracked("*.cha"))
 
 
 def test_shipped_speech_shares_no_utterance_with_the_real_data(shared_data):
