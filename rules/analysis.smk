@@ -118,8 +118,7 @@ rule figures:
 # When is each paradigm acquired (docs/analysis.md, "Acquisition points"): only when an arch trains with
 # training.checkpoint_words, whose scored checkpoints carry words seen; CHILDES files for the children's side
 # (acquisition.childes) are inputs.
-def acquisition_outputs():
-    return [f"{RESULTS}/analysis/acquisition"] if word_checkpoints_wanted(config) else []
+ACQUISITION_OUTPUTS = [f"{RESULTS}/analysis/acquisition"] if word_checkpoints_wanted(config) else []
 
 
 ACQUISITION = config.get("acquisition") or {}
@@ -191,7 +190,7 @@ rule figures_index:
         # guardrails rule's conditions.html)
         conditions=f"{RESULTS}/corpus/conditions.tsv",
         # and the acquisition points when the config trains word-budget checkpoints
-        acquisition=acquisition_outputs(),
+        acquisition=ACQUISITION_OUTPUTS,
     output:
         directory("results/figures"),
     params:
