@@ -121,10 +121,19 @@ def without_timing(obj):
     return obj
 
 
+# Files that log timings; a checkpoint's manifest.json holds their sha256s, which then differ too (each file
+# itself is compared without its timings).
+TIMED_FILES = {"train_log.jsonl", "trainer_state.pt", "train_summary.json"}
+
+
 def same_content(a: Path, b: Path) -> bool:
-    """Byte-identical, or (for the training logs/state) identical but for timings."""
+    """Byte-identical, or (for the training logs/state and the checkpoints' manifests) identical but for timings."""
     if filecmp.cmp(a, b, shallow=False):
         return True
+    if a.name == "manifest.json":
+        untimed = lambda p: {k: (v if k != "files" else {f: h for f, h in v.items() if f not in TIMED_FILES})  # noqa: E731
+                             for k, v in json.loads(p.read_text()).items()}
+        return untimed(a) == untimed(b)
     if a.suffix == ".json":
         return without_timing(json.loads(a.read_text())) == without_timing(json.loads(b.read_text()))
     if a.suffix == ".jsonl":
