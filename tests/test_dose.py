@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import pandas as pd
@@ -28,7 +27,6 @@ def test_floor_and_cells():
 
 
 def test_parameter_recovery():
-    t0 = time.perf_counter()
     data = dose.simulate(slope=0.6, intercept=0.2, rng_seed=3)
     out = dose.fit(data, draws=150, tune=150, chains=1, seed=1)
     s = out["slope_per_decade"]
@@ -39,4 +37,3 @@ def test_parameter_recovery():
     flat = dose.fit(dose.simulate(slope=0.0, rng_seed=4), draws=150, tune=150, chains=1, seed=1)
     assert flat["slope_per_decade"]["lower"] < 0 < flat["slope_per_decade"]["upper"]
     assert flat["smallest_effective_rate"] is None
-    print(f"recovery: {time.perf_counter() - t0:.1f} s")

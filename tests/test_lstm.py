@@ -12,13 +12,12 @@ from povstim import config as povstim_config
 from povstim import families
 from povstim.io import PovstimError
 from povstim.scoring import scorer as S
-from povstim.tokenizer import bpe
 from povstim.train.learner import LSTMLearner, learner_for
 from povstim.train.loop import Trainer
 
 from helpers.interrupt import stop_at
+from helpers.tiny_models import tiny_corpus
 from povstim.train.params import resolve
-from test_tokenizer import write_corpus
 from torch import nn
 
 LSTM = {"family": "lstm", "n_layer": 2, "n_embd": 24, "n_hidden": 40, "tie_weights": True}
@@ -29,11 +28,7 @@ SENTENCES = ["the dog sees the cat .", "who did the girl see ?", "a cat", "the b
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    d = tmp_path_factory.mktemp("corpus")
-    train = write_corpus(d / "train.txt", 400, seed=1)
-    dev = write_corpus(d / "dev.txt", 40, seed=2)
-    bpe.save(bpe.train_file(train, {"vocab_size": 300}), d / "tokenizer.json")
-    return {"train": str(train), "dev": str(dev), "tokenizer": str(d / "tokenizer.json")}
+    return tiny_corpus(tmp_path_factory.mktemp("corpus"))
 
 
 def trainer(corpus, out, arch=LSTM, seed=1, **training) -> Trainer:

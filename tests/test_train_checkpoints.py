@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 from povstim import cli
 from povstim.io import PovstimError
-from povstim.tokenizer import bpe
 
 from helpers.interrupt import stop_at
+from helpers.tiny_models import tiny_corpus
 from povstim.train import checkpoints
 from povstim.train.loop import Trainer
 from povstim.train.params import resolve
-from test_tokenizer import write_corpus
 
 GPT2 = {"family": "gpt2", "n_layer": 2, "n_embd": 32, "n_head": 2, "n_inner": 64}
 TRAINING = {"lr": 3e-3, "batch_size": 8, "context": 32, "warmup": 4, "max_steps": 30, "patience": 1000,
@@ -29,11 +28,7 @@ TRAINING = {"lr": 3e-3, "batch_size": 8, "context": 32, "warmup": 4, "max_steps"
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    d = tmp_path_factory.mktemp("corpus")
-    train = write_corpus(d / "train.txt", 400, seed=1)
-    dev = write_corpus(d / "dev.txt", 40, seed=2)
-    bpe.save(bpe.train_file(train, {"vocab_size": 300}), d / "tokenizer.json")
-    return {"train": str(train), "dev": str(dev), "tokenizer": str(d / "tokenizer.json")}
+    return tiny_corpus(tmp_path_factory.mktemp("corpus"))
 
 
 def trainer(corpus, out, progress=False) -> Trainer:
