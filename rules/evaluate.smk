@@ -86,10 +86,17 @@ def score_job_archs(wildcards):
     return sorted({m.arch for m in score_group_models(wildcards)})
 
 
+def score_corpora(wildcards):
+    """scoring.metric slor: each job's condition's train.txt (its unigram model), in the jobs' order; else none."""
+    return [f"{RESULTS}/corpus/{c}" for c in plan.slor_corpora(config, wildcards.suite, score_group_models(wildcards))]
+
+
 rule score:
     input:
         suite=f"{RESULTS}/benchmarks/{{suite}}",
         weights=lambda wc: [f"{model_dir(m)}/model.safetensors" for m in score_group_models(wc)],
+        # scoring.metric slor: the unigram model's training text of each job (its condition's train split)
+        corpora=score_corpora,
     output:
         SCORE_OUTPUTS,
     wildcard_constraints:
@@ -99,6 +106,7 @@ rule score:
         # decides how many models a job scores, so it is left out (changing it reruns nothing)
         scoring=lambda wc: as_json({k: v for k, v in plan.scoring_for(config, wc.suite).items() if k != "group"}),
         jobs=score_jobs,
+        corpora=lambda wc: " ".join(f"--job-corpus {p}" for p in score_corpora(wc)),
         code=stage_code("score-group"),
     threads: 2
     resources:
@@ -113,7 +121,7 @@ rule score:
         "../envs/train.yaml"
     shell:
         "POVSTIM_GPU_SHARE={resources.gpu_share} {POVSTIM} score-group --suite {input.suite}"
-        " --params {params.scoring:q} --threads {threads} {params.jobs} > {log} 2>&1"
+        " --params {params.scoring:q} --threads {threads} {params.jobs} {params.corpora} > {log} 2>&1"
 
 
 # Corpus baselines scored like models (BabyBERTa word frequency; Kneser-Ney

@@ -152,6 +152,10 @@ def check_references(config: dict, source: str = "config") -> None:
             plan.benchmark_vocabulary(config, suite)
         except PovstimError as exc:
             raise PovstimError(f"{source}: {exc}") from None
+    try:  # scoring.metric: region needs a suite kind that gives regions
+        plan.check_scoring_metrics(config)
+    except PovstimError as exc:
+        raise PovstimError(f"{source}: {exc}") from None
     for name, cond in config.get("conditions", {}).items():
         for size in cond.get("sizes", []) or []:
             if str(size) not in [str(s) for s in config.get("sizes", [])]:

@@ -297,6 +297,30 @@ def scoring_for(config: dict, suite: str) -> dict:
     return {**config.get("scoring", {}), **(config["benchmarks"][suite].get("scoring") or {})}
 
 
+# suite kinds whose items may carry a critical region (a 'region' column or field; scoring.metric: region)
+REGION_KINDS = ("csv", "jsonl", "suite")
+
+
+def slor_corpora(config: dict, suite: str, models: list[Model]) -> list[str]:
+    """``scoring.metric: slor`` (the suite's scoring): each model's unigram training text, its condition's train
+    split, as ``{condition}/{size}/train.txt`` under the results' corpus folder; [] for other metrics."""
+    if scoring_for(config, suite).get("metric") != "slor":
+        return []
+    return [f"{m.condition}/{m.size}/train.txt" for m in models]
+
+
+def check_scoring_metrics(config: dict) -> None:
+    """``scoring.metric: region`` on a suite whose kind gives no regions (generated POSH-BENCH, BLiMP, Zorro,
+    SCaMP, the POSH release) would fail in every score job: an error naming the key before any job."""
+    for suite, spec in config.get("benchmarks", {}).items():
+        if scoring_for(config, suite).get("metric") == "region" and spec.get("kind") not in REGION_KINDS:
+            where = (f"benchmarks.{suite}.scoring.metric" if (spec.get("scoring") or {}).get("metric") == "region"
+                     else "scoring.metric")
+            raise PovstimError(f"{where} is region, but suite {suite} (kind {spec.get('kind')}) has no critical "
+                               f"regions: only kinds {', '.join(REGION_KINDS)} can give items a 'region'; set "
+                               f"benchmarks.{suite}.scoring.metric to sentence or slor")
+
+
 def baseline_scores(config: dict) -> list[tuple[str, str, str, str]]:
     """(baseline, condition, size, suite) of every corpus baseline a suite asks for (``baselines:``)."""
     out = []

@@ -39,6 +39,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, help="CPU threads for torch (default: torch's choice)")
     p.add_argument("--corpus", action="append", default=[],
                    help="scoring.metric slor: the unigram's training text, the same for every job (repeatable)")
+    p.add_argument("--job-corpus", action="append", default=[], metavar="TXT",
+                   help="scoring.metric slor: the unigram's training text of each --job, in their order (one per "
+                   "--job; the score rule passes each model's condition's train.txt)")
+
+
+def job_unigrams(opts: ScoringSettings, corpus: list[str], job_corpus: list[str], n_jobs: int):
+    """The unigram model of each job (scoring.metric slor): ``--job-corpus`` gives one training text per job
+    (jobs of one condition and size share one model), else ``--corpus`` one for all; None for other metrics."""
+    if not job_corpus:
+        return unigram_for(opts, corpus)
+    if corpus:
+        raise PovstimError("give --corpus (one unigram for every job) or --job-corpus (one per job), not both")
+    if len(job_corpus) != n_jobs:
+        raise PovstimError(f"--job-corpus is given {len(job_corpus)} time(s) for {n_jobs} --job(s): give one "
+                           "training text per job, in the jobs' order")
+    if opts.metric != "slor":
+        return None
+    by_path = {path: unigram_for(opts, [path]) for path in dict.fromkeys(job_corpus)}
+    return [by_path[path] for path in job_corpus]
 
 
 def run(args) -> int:
@@ -65,7 +84,7 @@ def run(args) -> int:
     pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
     t0 = time.perf_counter()
     for index, frame in score_models(pairs, jobs, opts, threads=args.threads,
-                                     unigram=unigram_for(opts, args.corpus)):
+                                     unigram=job_unigrams(opts, args.corpus, args.job_corpus, len(jobs))):
         write_parquet(frame, outs[index])
         log.info("%s -> %s", jobs[index][0], outs[index])
     log.info("%d pairs x %d model(s) scored in %.1fs", len(pairs), len(jobs), time.perf_counter() - t0)

@@ -287,8 +287,8 @@ def _sensitivity(lm, tok, kind, bos, opts, sentences, final, name="", prepared=N
 def score_models(pairs: list[dict], jobs: list[tuple[str, dict]], settings: ScoringSettings,
                  threads: int | None = None, unigram=None):
     """Item scores of several models in one process: ``jobs`` is (model, meta) per model; yields
-    (index, frame) as each model is done. Each frame is exactly :func:`score_model`'s for that model
-    alone; the process pays torch/transformers imports, CUDA initialisation and the GPU claim once
+    (index, frame) as each model is done. ``unigram``: one model for every job, or a list of each job's.
+    Each frame is exactly :func:`score_model`'s for that model alone; the process pays torch/transformers imports, CUDA initialisation and the GPU claim once
     (``scoring.group``, ``povstim score-group``)."""
     from .items import pair_sentences
     from .prepare import Preparations
@@ -299,8 +299,9 @@ def score_models(pairs: list[dict], jobs: list[tuple[str, dict]], settings: Scor
         prepared.ahead(Path(jobs[0][0]), _framings(settings), _derive(settings))  # the first model's, as score_model
     try:
         for index, (model, meta) in enumerate(jobs):
-            yield index, score_model(pairs, model, settings, meta, threads=threads, prepared=prepared,
-                                     unigram=unigram)
+            # one unigram for every job, or (a list) each job's own: its condition's (povstim score-group)
+            own = unigram[index] if isinstance(unigram, list) else unigram
+            yield index, score_model(pairs, model, settings, meta, threads=threads, prepared=prepared, unigram=own)
     finally:
         if prepared is not None:
             prepared.close()
