@@ -52,6 +52,11 @@ rule analyze:
         archs=as_json(bias_plan.arch_meta(config)),
         out_dir=lambda wc, output: os.path.dirname(output.accuracy),
         suite_dirs=lambda wc, input: f"--suite-dirs {' '.join(input.suites)}" if input.suites else "",
+        # every condition's actual words beside its size label in the captions of Tables 3/8 (read as params, like
+        # the guardrails' --conditions: an analysis-only run has none, and the scores already depend on them)
+        sizes=" ".join(["--size-label", str(config["guardrails"]["size_label"]), "--condition-stats"]
+                       + [f"{RESULTS}/corpus/{c}/{s}/condition.json" for c in config["conditions"]
+                          for s in plan.condition_sizes(config, c)]),
         code=stage_code("analyze"),
     # one MCMC chain per core (POSH's 4 chains at once; analysis.chains); the sampler is told the same number,
     # so the job uses what it holds (Snakemake caps it at --cores); the draws do not depend on it
@@ -65,7 +70,7 @@ rule analyze:
     shell:
         "{POVSTIM} analyze --scores {input.scores} --conditions {params.conditions:q} --archs {params.archs:q}"
         " --params {params.analysis:q} --out-dir {params.out_dir} --cores {threads}"
-        " {params.suite_dirs} > {log} 2>&1"
+        " {params.suite_dirs} {params.sizes} > {log} 2>&1"
 
 
 rule figures:

@@ -154,7 +154,7 @@ def test_conditions_page_marks_the_shortfall(corpus, caplog):
     # the report's page (rendered by the guardrails stage) from the same condition.json files
     stats = [read_condition(corpus / c / "20k" / "condition.json") for c in ("baby", "baby-f")]
     with caplog.at_level("WARNING"):
-        write_page(stats, corpus / "conditions.html")
+        write_page(stats, corpus / "conditions.html", 0.02)
     page = (corpus / "conditions.html").read_text()
     assert "<td class='short'>96/50</td>" in page
     assert "baby 20k: question_formation needed 96 targeted sentences at rate 0.05 but the filter removed 50" in page

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..io import PovstimError, json_object_arg
 from ..settings import section
+from .conditions_page import read_condition
 
 log = logging.getLogger("povstim.analyze")
 
@@ -88,6 +89,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--suite-dirs", nargs="+", metavar="DIR", default=[],
                    help="benchmark suite folders (results/benchmarks/{suite}); a norms.json/norms.csv in one "
                    "adds age-equivalent scores (analysis/age.py)")
+    p.add_argument("--condition-stats", nargs="*", default=[], metavar="JSON",
+                   help="condition.json files ({condition}/{size}/condition.json; missing ones are skipped): "
+                   "the captions of Tables 3/8 give each condition's actual words and sentences beside its size label")
+    p.add_argument("--size-label", type=float, metavar="FRACTION",
+                   help="with --condition-stats: the caption says plainly which conditions differ from their size "
+                   "label by more than this fraction (the config's guardrails.size_label)")
 
 
 def _priors_file(path: str | None) -> dict | None:
@@ -124,6 +131,18 @@ def resolve_params(args):
     return analysis_settings(given, **flags)
 
 
+def _condition_stats(paths: list[str], tolerance: float | None) -> tuple[list[dict], float] | None:
+    """The condition.json files that exist (an analysis-only run has none) and the size-label tolerance."""
+    if not paths:
+        return None
+    if tolerance is None:
+        raise PovstimError("--condition-stats needs --size-label (the config's guardrails.size_label)")
+    missing = [p for p in paths if not Path(p).exists()]
+    if missing:
+        log.info("skipping %d missing condition.json file(s) (e.g. %s)", len(missing), missing[0])
+    return [read_condition(p) for p in paths if Path(p).exists()], tolerance
+
+
 def run(args) -> int:
     # deferred: pandas loads when the command runs, not for --help
     from .pipeline import full_analysis, model_only
@@ -139,7 +158,8 @@ def run(args) -> int:
         if not out:
             raise PovstimError("--scores needs --out-dir")
         full_analysis(args.scores, meta, settings, Path(out), fit_model=not args.no_model, cores=args.cores,
-                      suite_dirs=args.suite_dirs, arch_meta=arch_meta)
+                      suite_dirs=args.suite_dirs, arch_meta=arch_meta,
+                      sizes=_condition_stats(args.condition_stats, args.size_label))
     else:
         out = args.out or args.out_dir
         if not out:

@@ -6,17 +6,33 @@ rate, the measured DPE rate, the measured rate of targeted (disambiguating) evid
 (needed/available). It is rendered by the guardrails stage, next to the ``reinsert_shortfall`` check,
 so that changing the page never reruns the condition stage (and the training after it); the same
 numbers are ``results/<exp>/corpus/conditions.tsv`` (``povstim condition --table``).
+
+Size labels are nominal: "290k" is the word budget of the base corpus, and a filtered condition (BABY-F)
+holds fewer words than that. :func:`size_gaps` compares every condition's actual words with its label;
+the page, the captions of the accuracy tables (``povstim analyze --condition-stats``) and the
+``size_label`` guardrail say so in words when the two differ by more than ``guardrails.size_label``.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import logging
 from pathlib import Path
 
 from ..io import PovstimError, atomic_write, parse_size
 
 log = logging.getLogger("povstim.guardrails")
+
+
+def read_condition(path: str | Path) -> dict:
+    """A ``{condition}/{size}/condition.json`` written by ``povstim condition``, with its condition and size."""
+    p = Path(path)
+    try:
+        stats = json.loads(p.read_text())
+    except (OSError, ValueError) as exc:
+        raise PovstimError(f"{p}: cannot read condition statistics ({exc})") from None
+    return {**stats, "condition": p.parent.parent.name, "size": p.parent.name}
 
 
 def _rate(value) -> str:
@@ -30,17 +46,63 @@ def _size_key(size: str):
         return (1, 0, size)
 
 
-def write_page(stats: list[dict], out: str | Path) -> None:
-    """``stats``: condition.json contents with ``condition`` and ``size`` (guardrails.read_condition)."""
+def label_words(size: str) -> int | None:
+    """The words a size label names ("290k" -> 290000); None for a label that is not a size."""
+    try:
+        return parse_size(size)
+    except PovstimError:
+        return None
+
+
+def size_gaps(stats: list[dict], tolerance: float) -> list[dict]:
+    """Per condition x size (sorted): its label's words, its actual words and sentences, the relative gap
+    (actual / label - 1) and whether it exceeds ``tolerance``. Labels that are not sizes have no gap."""
+    rows = []
+    for s in sorted(stats, key=lambda s: (s["condition"], _size_key(s["size"]))):
+        label = label_words(s["size"])
+        words = s.get("n_words")  # None: a hand-made condition.json without counts (no gap to report)
+        gap = words / label - 1 if label and words is not None else None
+        rows.append({"condition": s["condition"], "size": s["size"], "label_words": label, "words": words or 0,
+                     "sentences": int(s.get("n_sentences", 0)), "gap": gap,
+                     "off": gap is not None and abs(gap) > tolerance})
+    return rows
+
+
+def _gap_text(row: dict) -> str:
+    return f"{row['gap']:+.1%}" if row["gap"] is not None else ""
+
+
+def size_sentence(stats: list[dict], tolerance: float) -> str:
+    """Plain text for a table caption: the actual words and sentences behind each size label, and which
+    differ from their label by more than ``tolerance``."""
+    rows = size_gaps(stats, tolerance)
+    if not rows:
+        return ""
+    parts = [f"{r['condition']} {r['size']} = {r['words']:,} words, {r['sentences']:,} sentences"
+             + (f" ({_gap_text(r)})" if r["gap"] is not None else "") for r in rows]
+    text = " Size labels are nominal; the words each condition really holds: " + "; ".join(parts) + "."
+    off = [f"{r['condition']} {r['size']} ({_gap_text(r)})" for r in rows if r["off"]]
+    if off:
+        text += (f" {', '.join(off)} {'differs' if len(off) == 1 else 'differ'} from the label by more than "
+                 f"{tolerance:.0%} (guardrails.size_label): compare sizes by these words, not by the labels.")
+    return text
+
+
+def write_page(stats: list[dict], out: str | Path, tolerance: float) -> None:
+    """``stats``: condition.json contents with ``condition`` and ``size`` (guardrails.read_condition);
+    ``tolerance``: guardrails.size_label (a condition whose words differ more from its size label is flagged)."""
+    gaps = {(r["condition"], r["size"]): r for r in size_gaps(stats, tolerance)}
     phens = sorted({p for s in stats for p in list(s.get("dpe_rate", {})) + list(s.get("reinsert_config", {}))})
-    head = ["condition", "size", "words", "sentences", "removed (DPE)", "reinserted"]
+    head = ["condition", "size", "words", "words vs label", "sentences", "removed (DPE)", "reinserted"]
     for p in phens:
         head += [f"{p}: configured", f"{p}: measured", f"{p}: targeted", f"{p}: shortfall"]
     parts = [("<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{font-family:sans-serif;font-size:13px}"
               "td,th{border:1px solid #999;padding:3px 8px}table{border-collapse:collapse}td{text-align:right}"
               ".short{color:#b00;font-weight:bold}</style></head><body>"),
              ("<p>The evidence each training condition really contains (also results/&lt;experiment&gt;/corpus/"
-             "conditions.tsv). <b>removed</b>: sentences the DPE filter took out of the base corpus; "
+             "conditions.tsv). <b>words vs label</b>: the words the condition really holds against its size label "
+             f"(a nominal budget; flagged beyond &plusmn;{tolerance:.0%}, guardrails.size_label); "
+             "<b>removed</b>: sentences the DPE filter took out of the base corpus; "
              "<b>reinserted</b>: removed sentences BABY put back (each replacing another sentence); "
              "<b>measured</b>: the condition's DPE rate; <b>targeted</b>: its rate of disambiguating evidence (the "
              "only kind BABY puts back); <b>shortfall</b>: needed/available when the filter removed fewer targeted "
@@ -51,9 +113,10 @@ def write_page(stats: list[dict], out: str | Path) -> None:
         parts.append("<table><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr>")
     notes = []
     for s in sorted(stats, key=lambda s: (s["condition"], _size_key(s["size"]))):
-        cells = [s["condition"], s["size"], f"{s.get('n_words', 0):,}", f"{s.get('n_sentences', 0):,}",
+        gap = gaps[(s["condition"], s["size"])]
+        cells = [s["condition"], s["size"], f"{s.get('n_words', 0):,}", _gap_text(gap), f"{s.get('n_sentences', 0):,}",
                  f"{s.get('n_dpe_removed', '')}", f"{s.get('n_replaced', '')}"]
-        short_cells = set()
+        short_cells = {3} if gap["off"] else set()
         for p in phens:
             short = s.get("reinsert_shortfall", {}).get(p)
             cells += [str(s.get("reinsert_config", {}).get(p, "")), _rate(s.get("dpe_rate", {}).get(p)),
@@ -70,6 +133,13 @@ def write_page(stats: list[dict], out: str | Path) -> None:
             for i, c in enumerate(cells)) + "</tr>")
     if stats:
         parts.append("</table>")
+    off = [r for r in gaps.values() if r["off"]]
+    if off:
+        parts.append("<p class='short'>SIZE LABELS: " + "; ".join(
+            html.escape(f"{r['condition']} {r['size']} holds {r['words']:,} words, {_gap_text(r)} against its "
+                        f"label's {r['label_words']:,}") for r in off)
+            + f" (beyond &plusmn;{tolerance:.0%}, guardrails.size_label). Compare these conditions and sizes by "
+            "their actual words, not by the labels.</p>")
     if notes:
         parts.append("<p class='short'>SHORTFALL: " + "; ".join(html.escape(n) for n in notes)
                      + ". BABY then holds less evidence than configured (the Guardrails page says whether it is "

@@ -30,6 +30,9 @@ Each check looks at what the run produced and reports *findings* -- never change
 * ``reinsert_shortfall``: a condition with ``reinsert`` rates (BABY) whose measured rate of targeted
   (disambiguating) evidence is below ``reinsert_share`` of the configured rate (its condition.json):
   the corpus held too little evidence to put back, so BABY vs BABY-F compares less than the config says.
+* ``size_label``: a condition x size whose actual words differ from its size label by more than
+  ``size_label`` (a fraction; "290k" is the base corpus's budget, and the filter takes words out of
+  BABY-F): the tables compare conditions by labels that do not say what the models read.
 
 Outputs: ``guardrails.json`` (every check, fired or not, with its findings), ``guardrails.csv`` (one row
 per finding) and ``guardrails.html`` (the report's Guardrails page); each finding is also logged as a
@@ -49,6 +52,7 @@ from scipy import stats
 
 from ..benchmarks.audit import solved_by_baselines
 from ..io import PovstimError, atomic_write, parse_size, write_json
+from .conditions_page import read_condition, size_gaps  # noqa: F401 (read_condition: guardrails_cli)
 
 log = logging.getLogger("povstim.guardrails")
 
@@ -69,6 +73,7 @@ class GuardrailSettings:
     alpha: float
     baseline_solves: float
     reinsert_share: float
+    size_label: float
 
 
 @dataclass
@@ -90,6 +95,7 @@ CHECKS = {
     "baseline_solves": "Paradigms a corpus baseline solves without structure",
     "below_chance": "Results significantly below chance",
     "reinsert_shortfall": "Conditions with less reinserted evidence than configured",
+    "size_label": "Conditions whose words differ from their size label",
 }
 
 
@@ -374,16 +380,6 @@ def check_baseline_solves(manifests: list[dict], items: pd.DataFrame, s: Guardra
 
 # ---- conditions ------------------------------------------------------------------------------------
 
-def read_condition(path: str | Path) -> dict:
-    """A ``{condition}/{size}/condition.json`` written by ``povstim condition``, with its condition and size."""
-    p = Path(path)
-    try:
-        stats = json.loads(p.read_text())
-    except (OSError, ValueError) as exc:
-        raise PovstimError(f"{p}: cannot read condition statistics ({exc})") from None
-    return {**stats, "condition": p.parent.parent.name, "size": p.parent.name}
-
-
 def check_reinsert_shortfall(conditions: list[dict], s: GuardrailSettings) -> list[Finding]:
     """Conditions (BABY) whose measured targeted-evidence rate is below ``reinsert_share`` x the configured one."""
     out = []
@@ -410,6 +406,18 @@ def check_reinsert_shortfall(conditions: list[dict], s: GuardrailSettings) -> li
     return out
 
 
+def check_size_label(conditions: list[dict], s: GuardrailSettings) -> list[Finding]:
+    """Conditions x sizes whose actual words differ from the size label by more than ``size_label``."""
+    return [Finding(
+        "size_label", f"{r['condition']}/{r['size']}",
+        f"holds {r['words']:,} words ({r['sentences']:,} sentences), {r['gap']:+.1%} against the label's "
+        f"{r['label_words']:,} (beyond {s.size_label:.0%})",
+        "compare conditions and sizes by their actual words (the report's conditions table and the captions of "
+        "Tables 3/8), not by the labels (docs/manipulations.md: what each condition takes out of its base corpus)",
+        {"label_words": r["label_words"], "words": r["words"], "gap": round(r["gap"], 6)},
+    ) for r in size_gaps(conditions, s.size_label) if r["off"]]
+
+
 # ---- all together ----------------------------------------------------------------------------------
 
 def run_checks(runs: list[Run], items: pd.DataFrame, pairs: list[dict], chisq: pd.DataFrame | None,
@@ -422,6 +430,7 @@ def run_checks(runs: list[Run], items: pd.DataFrame, pairs: list[dict], chisq: p
         "baseline_solves": check_baseline_solves(manifests or [], items, settings),
         "below_chance": check_below_chance(chisq, settings),
         "reinsert_shortfall": check_reinsert_shortfall(conditions or [], settings),
+        "size_label": check_size_label(conditions or [], settings),
     }
     return {
         "settings": settings.__dict__,

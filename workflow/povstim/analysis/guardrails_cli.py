@@ -65,5 +65,5 @@ def run(args) -> int:
     result = G.run_checks(runs, items, pairs, chisq, settings, manifests, conditions)
     G.write_outputs(result, args.out_dir)
     if args.conditions_page:
-        write_page(conditions, args.conditions_page)
+        write_page(conditions, args.conditions_page, settings.size_label)
     return 0

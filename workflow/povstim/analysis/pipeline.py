@@ -16,6 +16,7 @@ import pandas as pd
 from ..io import PovstimError, atomic_path, atomic_write, write_json
 from ..settings import build
 from . import age, bayes, sensitivity
+from .conditions_page import size_sentence
 from .curves import curve_table
 
 log = logging.getLogger("povstim.analyze")
@@ -78,11 +79,13 @@ def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = 
 
 
 def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
-                  cores: int | None = None, suite_dirs=(), arch_meta: dict | None = None) -> None:
+                  cores: int | None = None, suite_dirs=(), arch_meta: dict | None = None,
+                  sizes: tuple[list[dict], float] | None = None) -> None:
     """Tidy item table, accuracy and chi-square tables, POSH Tables 3 and 8, the metric sensitivity
     table, learning curves, age-equivalent scores (suite folders in ``suite_dirs`` that ship norms),
     the Exp. 3 outputs (archs with a bias) and (unless ``fit_model`` is false) the Bayesian models,
-    from item-score files, into ``out``."""
+    from item-score files, into ``out``. ``sizes``: the conditions' condition.json contents and the
+    size-label tolerance, for the captions of Tables 3/8 (actual words beside the nominal labels)."""
     from . import exp3, tables, tidy
 
     scores = tidy.read_scores(score_paths)
@@ -93,7 +96,7 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
     items = tidy.final_items(scores)
     acc = tables.accuracy_table(items)
     chisq = write_tables(acc, settings, out, n_seeds=int(items["seed"].nunique()),
-                         notes=lambda suite: caption_notes(items, suite, meta))
+                         notes=lambda suite: caption_notes(items, suite, meta) + (size_sentence(*sizes) if sizes else ""))
     curves = curve_table(scores)
     write_csv(curves, out / "accuracy_by_step.csv")
     if sensitivity.available(items):
