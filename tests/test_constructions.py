@@ -380,12 +380,57 @@ def test_config_checks_condition_lists_and_inline_constructions(tmp_path):
 
 # ---------------------------------------------------------------------------- targets exist
 
-def test_every_blimp_target_is_a_blimp_paradigm(shared_data):
-    uids = {p.stem for p in (shared_data / "blimp" / "data").glob("*.jsonl")}
-    assert len(uids) >= 60
-    for name in LIBRARY_NAMES:
-        for uid in dpe.PHENOMENA[name].targets.get("blimp", []):
-            assert uid in uids, (name, uid)
+def test_every_target_is_a_paradigm_of_its_suite(shared_data):
+    from povstim.benchmarks import posh
+    from povstim.benchmarks.suite import POSH_CATEGORIES
+    from povstim.constructions.targets import check_targets, paradigms_in
+
+    # the suites' own paradigm lists: BLiMP's and Zorro's file names, POSH-BENCH's generated paradigms
+    known = {"blimp": paradigms_in(shared_data / "blimp" / "data", "blimp"),
+             "zorro": paradigms_in(shared_data / "zorro" / "babyberta", "zorro"),
+             "posh": frozenset(posh.PARADIGMS)}
+    assert len(known["blimp"]) == 67 and len(known["zorro"]) == 23 and len(known["posh"]) == 9
+    assert known["posh"] == frozenset(POSH_CATEGORIES)  # what the config check uses
+    named = {s: [t for n in LIBRARY_NAMES for t in dpe.PHENOMENA[n].targets.get(s, [])] for s in known}
+    for suite, names in named.items():
+        assert set(names) <= known[suite], (suite, set(names) - known[suite])
+    assert check_targets(LIBRARY_NAMES, known) == sum(len(v) for v in named.values())
+    # Zorro and POSH names where they apply: the Zorro paradigms of the library's phenomena (Zorro's own
+    # agreement, binding, NPI and quantifier paradigms; not case, gender, ellipsis, islands, irregular verbs)
+    assert set(named["zorro"]) == {
+        "agreement_determiner_noun-between_neighbors", "agreement_determiner_noun-across_1_adjective",
+        "agreement_subject_verb-across_prepositional_phrase", "agreement_subject_verb-across_relative_clause",
+        "binding-principle_a", "npi_licensing-only_npi_licensor", "npi_licensing-matrix_question",
+        "quantifiers-existential_there", "quantifiers-superlative"}
+    assert set(named["posh"]) == {"principle_a_command", "principle_a_locality"}
+    assert "quantifiers-superlative" in dpe.PHENOMENA["superlative_quantifier"].targets["zorro"]
+
+
+def test_an_unknown_target_is_an_error_naming_construction_and_key(tmp_path, shared_data):
+    import yaml
+
+    from povstim.config import load
+
+    repo = Path(__file__).resolve().parents[1]
+    base = yaml.safe_load((repo / "config.yaml").read_text())
+
+    def check(targets):
+        cfg = json.loads(json.dumps(base))
+        cfg["benchmarks"]["zorro_t"] = {"kind": "zorro", "path": str(shared_data / "zorro" / "babyberta")}
+        cfg["filter"]["constructions"] = [{"name": "toy_targets", "targets": targets,
+                                           "patterns": [{"nodes": {"v": {"upos": "VERB"}}}]}]
+        path = tmp_path / "c.yaml"
+        path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+        return load(path)
+
+    check({"zorro": ["quantifiers-superlative"], "posh": ["wanna"]})  # real names load
+    with pytest.raises(PovstimError, match=r"construction 'toy_targets': targets.zorro: 'quantifiers-superlativ' is "
+                                           r"not a zorro paradigm \(did you mean 'quantifiers-superlative'"):
+        check({"zorro": ["quantifiers-superlativ"]})
+    # POSH-BENCH's paradigms are known without any data folder
+    with pytest.raises(PovstimError, match=r"filter.constructions\[0\].*'toy_targets': targets.posh: "
+                                           r"'principle_a_comand' is not a posh paradigm"):
+        check({"posh": ["principle_a_comand"]})
 
 
 def test_delta_table_target_vs_other():

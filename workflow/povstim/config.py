@@ -10,8 +10,10 @@ from typing import Any
 import yaml
 
 from . import dpe, families, plan
+from .benchmarks.suite import POSH_CATEGORIES
 from .conditions import operations
 from .constructions import library as constructions
+from .constructions.targets import SUITE_FILES, check_targets, paradigms_in
 from .filter.settings import filter_rules as _filter_rules
 from .io import PovstimError
 from .probes.settings import check_probes
@@ -56,6 +58,21 @@ def _with_line(message: str, config: dict, source: str) -> str:
     return message
 
 
+def known_paradigms(config: dict) -> dict[str, frozenset]:
+    """The paradigm names a construction's ``targets`` are checked against: POSH-BENCH's (generated, always
+    known) and those of the BLiMP / Zorro folders the config's benchmarks name (a suite whose folder is
+    absent is not checked)."""
+    known: dict[str, frozenset] = {"posh": frozenset(POSH_CATEGORIES)}
+    for bench in config.get("benchmarks", {}).values():
+        kind, path = bench.get("kind"), bench.get("path")
+        if kind in SUITE_FILES and path:
+            folder = Path(path) if Path(path).is_absolute() else constructions.REPO / path
+            got = paradigms_in(folder, kind)
+            if got:
+                known[kind] = known.get(kind, frozenset()) | got
+    return known
+
+
 def check_references(config: dict, source: str = "config") -> None:
     """Cross-section checks a JSON schema cannot express."""
     if config.get("experiment") in RESERVED_EXPERIMENTS:
@@ -87,7 +104,9 @@ def check_references(config: dict, source: str = "config") -> None:
                 raise PovstimError(f"{source}: {exc}") from None
     filter_rules = config.get("filter", {}).get("rules")
     try:  # the user's declarative constructions join the registry before any name is checked
-        constructions.use(config.get("filter"))
+        user = constructions.use(config.get("filter"))
+        # their targets must be paradigms of their suites (the library's: tests/test_constructions.py)
+        check_targets(user, known_paradigms(config))
     except PovstimError as exc:
         raise PovstimError(f"{source}: {exc}") from None
     if filter_rules is not None:
