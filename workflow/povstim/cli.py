@@ -39,6 +39,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "benchmark": ("povstim.benchmarks.cli", "generate or import a minimal-pair benchmark suite"),
     "score": ("povstim.scoring.cli", "score minimal pairs with a model (and its checkpoints)"),
     "score-group": ("povstim.scoring.group_cli", "score a suite with several models in one process (scoring.group)"),
+    "score-model": ("povstim.scoring.external_cli", "score any checkpointed Hugging Face model (chck_*, checkpoint-N, "
+                    "hub revisions) and each checkpoint: learning curves"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
     "analyze-prewarm": ("povstim.analysis.prewarm_cli", "compile the Bayesian model's sampler code ahead of "
                         "analyze (a Snakemake run starts it while its models train)"),
@@ -47,6 +49,9 @@ STAGES: dict[str, tuple[str, str]] = {
              "audit"),
     "acquisition": ("povstim.figures.acquisition_cli", "acquisition points per paradigm over words seen, condition "
                     "contrasts, children's age of first production (training.checkpoint_words)"),
+    "construction-delta": ("povstim.figures.construction_delta_cli", "Δ accuracy of filtered training per "
+                           "construction: target vs control paradigms, a Bambi estimate (conditions that name "
+                           "constructions)"),
     "word-curves": ("povstim.analysis.word_learning_cli", "one model's surprisal of a word list in its training "
                     "contexts at every word checkpoint (word learning, acquisition.word_learning)"),
     "guardrails": ("povstim.analysis.guardrails_cli", "checks a reviewer would ask for: undertrained models, "

@@ -202,7 +202,7 @@ def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, setti
                  ", ".join(f"{k} {v:.2f}s" for k, v in parts.items()))
     frames = []
     final_result = None  # the final model's (Scores or task frame, kind), for a checkpoint holding the same model
-    for step, path, final in targets:
+    for step, path, final, *hub in targets:  # hub: (revision, download) of a hub model's target (external.py)
         if final_result is not None and holds_final_model(model_path, step, Path(path)):
             # the checkpoint saved at the final model's step: the same files, so the same scores (a demo
             # score job scores 2 of its 3 targets; docs/evaluation.md)
@@ -218,7 +218,7 @@ def _score_targets(pairs, targets, model_path, tasks, sentences, prepared, setti
                      step, frames[-1]["correct"].mean())
             continue
         started = time.perf_counter()
-        lm, tok, kind = load(path, device)
+        lm, tok, kind = load(path, device, revision=hub[0] if hub else None, download=bool(hub) and hub[1])
         timing = f"loaded in {time.perf_counter() - started:.2f}s"
         opts = dict(device=device, method=settings.mlm, batch_size=settings.batch_size,
                     reduction=settings.reduction, eos=settings.eos, share_prefixes=settings.share_prefixes,

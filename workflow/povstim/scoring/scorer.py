@@ -103,11 +103,14 @@ def check_tokenizer_files(folder: Path) -> None:
                        f"no tokenizer_config.json); {fix}")
 
 
-def load(model: str | Path, device: str = "cpu", kind: str | None = None):
+def load(model: str | Path, device: str = "cpu", kind: str | None = None, revision: str | None = None,
+         download: bool = False):
     """Load (model, tokenizer, kind) from a save_pretrained folder or a local hub name.
 
-    Never downloads: a name that is not a folder must be in the local Hugging Face cache. A missing
-    folder, a folder without config.json and unreadable (e.g. truncated) weights are errors naming the path.
+    Never downloads unless ``download`` (external_models.<name>.download): a name that is not a folder must be in
+    the local Hugging Face cache. ``revision``: a hub name's revision (branch, tag or commit; BabyLM's chck_1M ...),
+    passed to every ``from_pretrained``. A missing folder, a folder without config.json and unreadable (e.g.
+    truncated) weights are errors naming the path.
     """
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
@@ -126,7 +129,10 @@ def load(model: str | Path, device: str = "cpu", kind: str | None = None):
     elif name.startswith((".", "/", "~")) or name.count("/") > 1 or name.endswith("/"):
         raise PovstimError(f"model folder {path} does not exist")
     else:
-        local = {"local_files_only": True}  # a hub-style name: only what is already in the local cache
+        # a hub-style name: only what is already in the local cache, unless downloading is asked for
+        local = {} if download else {"local_files_only": True}
+        if revision is not None:
+            local["revision"] = revision
     families.register_auto_classes()  # custom families (e.g. attention biases) load by Auto class too
     import transformers
 
@@ -135,9 +141,11 @@ def load(model: str | Path, device: str = "cpu", kind: str | None = None):
         config = AutoConfig.from_pretrained(name, **local)
         tokenizer = AutoTokenizer.from_pretrained(name, **local)
     except (OSError, ValueError) as exc:
-        if local:
-            raise PovstimError(f"no model folder {name!r} here, and no model of that name in the local Hugging "
-                               "Face cache (povstim never downloads models)") from None
+        if local.get("local_files_only"):
+            at = f" at revision {revision!r}" if revision is not None else ""
+            raise PovstimError(f"no model folder {name!r} here, and no model of that name{at} in the local Hugging "
+                               "Face cache (povstim downloads a model only for external_models.<name>.download: "
+                               "true)") from None
         raise PovstimError(f"cannot load model {name}: {str(exc).splitlines()[0]}") from None
     kind = kind or model_kind(config)
     cls = AutoModelForMaskedLM if kind == "masked" else AutoModelForCausalLM

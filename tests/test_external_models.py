@@ -1,0 +1,148 @@
+"""Any checkpointed Hugging Face model (issue 47): its checkpoints found in BabyLM's (chck_*), the HF Trainer's
+(checkpoint-N) and povstim's layouts, each scored (`povstim score-model`), learning curves by words seen.
+
+Each revision's scores are compared with `score_model` on that folder alone (the scorer the other scoring tests
+check against minicons), the curve with accuracies counted from the item rows."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from helpers import tiny_models as tiny
+from povstim import cli
+from povstim.io import PovstimError
+from povstim.scoring import external as X
+from povstim.scoring.run import ScoringSettings, score_model
+from povstim.settings import build
+
+torch.set_num_threads(1)
+
+PAIRS = [
+    {"suite": "mini", "paradigm": p, "category": "c", "item_id": str(i), "good": g, "bad": b}
+    for i, (p, g, b) in enumerate([
+        ("binding", "The girl said that Tom likes himself.", "The girl said that Tom likes herself."),
+        ("binding", "The boy saw himself.", "The boy saw herself."),
+        ("wanna", "Who does Mary wanna see?", "Who does Mary wanna go?"),
+        ("wanna", "What does Tom wanna eat?", "What does Tom wanna sleep?"),
+    ])
+]
+SENTS = [p["good"] for p in PAIRS] * 3 + ["the boy likes the girl .", "who does mary see ?"] * 3
+
+
+def _babylm_folder(root, kind="causal"):
+    """BabyLM's layout: chck_1M, chck_2M, chck_10M (trained 0, 5 and 20 steps), the folder itself the last."""
+    for name, steps in (("chck_1M", 0), ("chck_2M", 5), ("chck_10M", 20)):
+        tiny.build(root / name, SENTS, kind, vocab_size=300, seed=3, train_steps=steps)
+    for f in (root / "chck_10M").iterdir():
+        shutil.copy2(f, root / f.name)
+    return root
+
+
+@pytest.fixture(scope="module")
+def babylm(tmp_path_factory):
+    return _babylm_folder(tmp_path_factory.mktemp("babylm") / "bm")
+
+
+def _settings(**given):
+    return build(ScoringSettings, "scoring", {"checkpoints": False, "device": "cpu", "sensitivity": False, **given})
+
+
+def test_babylm_trainer_and_povstim_layouts_are_found(babylm, tmp_path):
+    revs = X.find_revisions(str(babylm))
+    assert [(r.name, r.words, r.final) for r in revs] == [
+        ("chck_1M", 1_000_000, False), ("chck_2M", 2_000_000, False), ("chck_10M", 10_000_000, False),
+        ("main", None, True)]
+    assert [r.step for r in revs[:3]] == [1_000_000, 2_000_000, 10_000_000]  # no step recorded: the words
+    assert [r.name for r in X.find_revisions(str(babylm), checkpoints=False)] == ["main"]
+    assert [r.name for r in X.find_revisions(str(babylm), revisions=["chck_2M"])] == ["chck_2M", "main"]
+
+    trainer = tmp_path / "trainer"
+    for step in (20, 5):
+        shutil.copytree(babylm / "chck_1M", trainer / f"checkpoint-{step}")
+    (trainer / "checkpoint-5" / "trainer_state.json").write_text(json.dumps({"global_step": 5}))
+    (trainer / "runs").mkdir()  # not a checkpoint
+    assert [(r.name, r.step, r.words) for r in X.find_revisions(str(trainer))] == [
+        ("checkpoint-5", 5, None), ("checkpoint-20", 20, None)]  # no final model in the folder itself
+
+    own = tmp_path / "own"
+    shutil.copytree(babylm / "chck_1M", own)
+    shutil.copytree(babylm / "chck_1M", own / "checkpoints" / "step100")
+    shutil.copytree(babylm / "chck_2M", own / "checkpoints" / "chck_300k")
+    (own / "checkpoints" / "chck_300k" / "manifest.json").write_text(json.dumps({"step": 40}))
+    # povstim's word checkpoints make the step ones resume points, as for povstim score
+    assert [(r.name, r.step, r.words) for r in X.find_revisions(str(own))] == [
+        ("checkpoints/chck_300k", 40, 300_000), ("main", -1, None)]
+
+
+def test_bad_folders_are_named(babylm, tmp_path):
+    empty = tmp_path / "empty"
+    (empty / "chck_1M").mkdir(parents=True)  # a chck_ folder without a model
+    with pytest.raises(PovstimError, match=r"external_models\.x\.path: .*empty is not a model folder: it has no "
+                                           r"config\.json with weights, and no checkpoint folders"):
+        X.find_revisions(str(empty), where="external_models.x.path")
+    single = tmp_path / "single"
+    shutil.copytree(babylm / "chck_1M", single)
+    with pytest.raises(PovstimError, match=r"external_models\.x\.path: .*single holds no checkpoint folders \(chck_\* "
+                                           r"\(BabyLM\).*but checkpoints are asked for"):
+        X.find_revisions(str(single), where="external_models.x.path")
+    assert [r.name for r in X.find_revisions(str(single), checkpoints=False)] == ["main"]
+    with pytest.raises(PovstimError, match=r"has no checkpoint chck_5M \(it has: chck_1M, chck_2M, chck_10M\)"):
+        X.find_revisions(str(babylm), revisions=["chck_5M"])
+    with pytest.raises(PovstimError, match=r"model folder .*nowhere does not exist"):
+        X.find_revisions(str(tmp_path / "nowhere"))
+
+
+def test_hub_revisions_load_through_from_pretrained_with_the_revision(monkeypatch):
+    revs = X.find_revisions("some-org/some-babylm-model", revisions=["chck_1M", "chck_10M"])
+    assert [(r.name, r.revision, r.words, r.final) for r in revs] == [
+        ("chck_1M", "chck_1M", 1_000_000, False), ("chck_10M", "chck_10M", 10_000_000, False),
+        ("main", "main", None, True)]
+    # not in the local cache, and no download asked for: the error names the revision (nothing is fetched)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(PovstimError, match=r"no model of that name at revision 'chck_1M' in the local Hugging Face "
+                                           r"cache"):
+        X.score_revisions(PAIRS, revs[:1], _settings(), {"arch": "external"})
+
+
+def test_score_model_command_scores_every_revision_and_draws_curves(babylm, tmp_path):
+    suite = tmp_path / "mini.jsonl"
+    suite.write_text("".join(json.dumps(p) + "\n" for p in PAIRS))
+    out = tmp_path / "out"
+    params = json.dumps({"sensitivity": False, "device": "cpu"})
+    assert cli.main(["score-model", str(babylm), "--suite", str(suite), "--out-dir", str(out), "--size", "10M",
+                     "--params", params, "--threads", "1"]) == 0
+    df = pd.read_parquet(out / "mini.parquet")
+    assert set(df["arch"]) == {"external"} and set(df["condition"]) == {"bm"} and set(df["size"]) == {"10M"}
+    for name, words in (("chck_1M", 1e6), ("chck_2M", 2e6), ("chck_10M", 1e7), ("main", 1e7)):
+        rows = df[df["revision"] == name].reset_index(drop=True)
+        ref = score_model(PAIRS, str(babylm / name if name != "main" else babylm), _settings(), {"arch": "x"})
+        np.testing.assert_array_equal(rows["logp_good"], ref["logp_good"])
+        np.testing.assert_array_equal(rows["logp_bad"], ref["logp_bad"])
+        # main holds chck_10M's files, so it has its words seen too
+        assert (rows["words_seen"] == words).all() and rows["final"].all() == (name == "main")
+    curve = pd.read_csv(out / "curve.csv")
+    for (rev, par), sub in df.groupby(["revision", "paradigm"]):
+        got = curve[(curve["revision"] == rev) & (curve["paradigm"] == par)]["accuracy"]
+        assert got.iloc[0] == pytest.approx(sub["correct"].mean())
+    alls = curve[curve["paradigm"] == "all"]
+    assert list(alls["revision"]) == ["chck_1M", "chck_2M", "chck_10M", "main"]
+    assert (out / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    # the scores of different checkpoints differ (they are different models)
+    a, b = (df[df["revision"] == r]["logp_good"].to_numpy() for r in ("chck_1M", "chck_10M"))
+    assert not np.allclose(a, b)
+
+
+def test_score_model_command_errors_name_the_path(tmp_path, capsys):
+    (tmp_path / "notamodel").mkdir()
+    suite = tmp_path / "mini.jsonl"
+    suite.write_text(json.dumps(PAIRS[0]) + "\n")
+    assert cli.main(["score-model", str(tmp_path / "notamodel"), "--suite", str(suite), "--out-dir",
+                     str(tmp_path / "o")]) == 1
+    assert "notamodel is not a model folder" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
