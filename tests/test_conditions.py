@@ -20,8 +20,8 @@ def povstim(*args):
 
 @pytest.fixture
 def corpus(tmp_path):
-    """2,000 sentences; every 40th is question-formation DPE, every 50th (not 40th) binding DPE, all of it
-    targeted (the strict rule also flags it)."""
+    """2,000 sentences; every 40th is question-formation DPE (9 words), every 50th (not 40th) binding DPE
+    (8 words), all of it targeted (the strict rule also flags it); the others have 4-10 words."""
     lines, rows = [], ["sent_id\tphenomenon\trule\ttokens\tsentence\ttargeted"]
     for i in range(2000):
         if i % 40 == 0:
@@ -31,7 +31,7 @@ def corpus(tmp_path):
             text = f"The girl said that boy {i} hurt himself."
             rows.append(f"{i}\tbinding\tb\t2:girl\t{text}\ttrue")
         else:
-            text = f"Plain sentence number {i}."
+            text = "Plain " + "short " * (i % 7) + f"sentence number {i}."
         lines.append(text)
     (tmp_path / "base.txt").write_text("\n".join(lines) + "\n")
     (tmp_path / "dpe.tsv").write_text("\n".join(rows) + "\n")
@@ -71,6 +71,47 @@ def test_baby_f_baby_wiki(corpus):
     assert len(set(fdev) & set(bdev)) >= 0.9 * len(fdev)
     again = make(corpus, "baby2", "--dpe", corpus / "dpe.tsv", "--reinsert", json.dumps(rates))
     assert again[:2] == (btrain, bdev)
+
+
+def words(lines):
+    return sum(len(x.split()) for x in lines)
+
+
+def test_baby_matches_baby_f_in_words(corpus):
+    """Issue 45: the old-style reinsert key replaces sentences whose words add up to the words put back, so
+    BABY has BABY-F's sentences and words; condition.json says so against its reference (BABY-F)."""
+    rates = {"question_formation": 0.01, "binding": 0.004}
+    ftrain, fdev, _ = make(corpus, "baby-f", "--dpe", corpus / "dpe.tsv")
+    btrain, bdev, bstats = make(corpus, "baby", "--dpe", corpus / "dpe.tsv", "--reinsert", json.dumps(rates))
+    base = (corpus / "base.txt").read_text().splitlines()
+    assert len(btrain + bdev) == len(ftrain + fdev) == 1920
+    assert words(btrain + bdev) == words(ftrain + fdev)  # exact here: many sentence lengths to swap among
+    # 19 question-formation sentences (9 words) and 8 binding ones (8 words) went back
+    put_back = [s for s in btrain + bdev if "smiling" in s or "himself" in s]
+    assert words(put_back) == 19 * 9 + 8 * 8
+    assert bstats["reference"] == {"after_step": 0, "n_sentences": 1920, "n_words": words(ftrain + fdev)}
+    assert bstats["words_vs_reference"] == bstats["sentences_vs_reference"] == 0.0
+    assert bstats["n_base_words"] == words(base)
+    assert bstats["words_vs_base"] == round(words(btrain + bdev) / words(base) - 1, 8)
+    _, _, wstats = make(corpus, "wiki")
+    assert wstats["reference"]["n_words"] == words(base) and wstats["words_vs_reference"] == 0.0
+
+
+def test_baby_words_that_cannot_be_matched_are_a_warning(corpus):
+    """Every evidence-free sentence has 4 words, every put-back one 9: no swap reaches the words put back.
+    The old-style key still builds BABY (sentences matched), warns and records the difference."""
+    base = (corpus / "base.txt").read_text().splitlines()
+    (corpus / "base.txt").write_text("\n".join(s if "smiling" in s or "himself" in s else f"Plain sentence {i} here."
+                                               for i, s in enumerate(base)) + "\n")
+    d = corpus / "baby"
+    r = povstim("condition", "--base", corpus / "base.txt", "--dpe", corpus / "dpe.tsv", "--reinsert",
+                '{"question_formation": 0.01}', "--out-train", d / "t", "--out-dev", d / "d", "--stats", d / "s.json")
+    assert r.returncode == 0, r.stderr
+    assert "WORDS NOT MATCHED: no 19 sentences without evidence add up to 171 words" in r.stderr
+    stats = json.loads((d / "s.json").read_text())
+    # 19 sentences of 9 words in place of 19 of 4: +95 words on BABY-F's 1,920 x 4 - 0 = 7,680 words
+    assert stats["sentences_vs_reference"] == 0.0 and stats["reference"]["n_words"] == 7680
+    assert stats["n_words"] == 7680 + 95 and stats["words_vs_reference"] == round(95 / 7680, 8)
 
 
 def test_too_little_evidence_is_a_reported_shortfall_not_a_fill_up(corpus):

@@ -6,7 +6,10 @@
   the removals the strict rule also flags, see :func:`build` — each replacing
   one non-DPE sentence, so BABY has exactly as many sentences as BABY-F and its
   measured DPE rate is the configured one (or, when there is too little
-  targeted evidence, as much as there is, reported as a shortfall).
+  targeted evidence, as much as there is, reported as a shortfall). The
+  replaced sentences are chosen so their words add up to the words put back
+  (``operations.match_words``, as the ``reinsert`` operation does): BABY
+  matches BABY-F in words too.
 - WIKI (or any unfiltered condition): base.txt as is.
 
 Sentences keep their base.txt order (a put-back sentence takes its own
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 
 from ..io import PovstimError
 from ..settings import build as build_settings
+from .operations import WORD_TOLERANCE, match_words
 
 log = logging.getLogger("povstim.condition")
 
@@ -47,6 +51,7 @@ def build(
     reinsert: dict[str, float],
     seed: int,
     targeted: dict[int, set[str]] | None = None,
+    words: list[int] | None = None,
 ) -> Condition:
     """Build the condition's sentence list (see the module docstring).
 
@@ -58,6 +63,9 @@ def build(
     a rate of false positives. When fewer targeted sentences were removed than
     the rate needs, all of them go back and ``Condition.shortfall`` says how many
     were needed and how many there were (condition.json, and a warning).
+
+    ``words`` (words of each base.txt line) word-matches the sentences the
+    reinsertions replace to the sentences put back; required with reinsert rates.
     """
     if dpe is None:
         if any(reinsert.values()):
@@ -102,7 +110,13 @@ def build(
     total = sum(len(v) for v in chosen.values())
     if total >= n:
         raise PovstimError(f"reinsert rates add up to {total} sentences, as many as the corpus holds ({n})")
-    replaced = sorted(rng.sample(kept, total))
+    if words is None:
+        raise PovstimError("reinsert rates need the base's word counts (words=) to match BABY-F's words")
+    # Word-matched room (issue 45): a seeded sample of the kept sentences, then one-in-one-out swaps until
+    # their words equal the words put back, so BABY has BABY-F's sentences and words.
+    target = sum(words[i] for v in chosen.values() for i in v)
+    tolerance = int(WORD_TOLERANCE * sum(words[i] for i in kept))
+    replaced = match_words(kept, total, target, words.__getitem__, rng, tolerance, strict=False)
     gone = set(replaced)
     ids = sorted([i for i in kept if i not in gone] + [i for v in chosen.values() for i in v])
     cond.ids = ids
@@ -148,6 +162,13 @@ def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict
     present = Counter(p for i in cond.ids for p in dpe_of.get(i, []))
     targeted_present = Counter(p for i in cond.ids for p in dpe_of.get(i, []) if p in cond.targeted_of.get(i, ()))
     removed = Counter(p for ps in dpe_of.values() for p in ps)
+    n_words = sum(len(lines[i].split()) for i in cond.ids)
+    n_base_words = sum(len(x.split()) for x in lines)
+    # token matching, as for conditions built by operations (opsrun.stats): the reference is the corpus after
+    # the filter's removal (BABY-F), or the base when nothing is removed; the reinsertions keep it
+    ref_ids = [i for i in range(len(lines)) if i not in dpe_of]
+    ref = {"after_step": 0 if dpe_of else None, "n_sentences": len(ref_ids),
+           "n_words": sum(len(lines[i].split()) for i in ref_ids)}
     return {
         "base": base,
         "filtered": filtered,
@@ -162,7 +183,12 @@ def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict
         "reinserted_targeted": dict(sorted(cond.reinserted_targeted.items())),
         "reinsert_shortfall": dict(sorted(cond.shortfall.items())),
         "n_sentences": n,
-        "n_words": sum(len(lines[i].split()) for i in cond.ids),
+        "n_words": n_words,
+        "n_base_words": n_base_words,
+        "reference": ref,
+        "sentences_vs_reference": round(n / ref["n_sentences"] - 1, 8) if ref["n_sentences"] else 0.0,
+        "words_vs_reference": round(n_words / ref["n_words"] - 1, 8) if ref["n_words"] else 0.0,
+        "words_vs_base": round(n_words / n_base_words - 1, 8) if n_base_words else 0.0,
         "n_train": len(train),
         "n_dev": len(dev),
         "dev_fraction": split.dev_fraction,

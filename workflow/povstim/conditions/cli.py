@@ -66,7 +66,8 @@ def run(args) -> int:
         keep = set(args.phenomena.split(","))
         rows = [r for r in rows if r.phenomenon in keep]
     dpe_of = audit.removed(rows) if rows is not None else None
-    cond = build(len(lines), dpe_of, reinsert, sp.seed, audit.targeted(rows) if rows is not None else None)
+    cond = build(len(lines), dpe_of, reinsert, sp.seed, audit.targeted(rows) if rows is not None else None,
+                 words=[len(x.split()) for x in lines])
     train, dev = split(cond.ids, sp.dev_fraction, sp.seed)
     write_lines(args.out_train, (lines[i] for i in train))
     write_lines(args.out_dev, (lines[i] for i in dev))

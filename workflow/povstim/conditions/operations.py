@@ -80,9 +80,11 @@ def _rng(state: State, step: int, what: str) -> random.Random:
 
 
 def match_words(pool: list[int], k: int, target: int, words: Callable[[int], int], rng: random.Random,
-                tolerance: int) -> list[int]:
+                tolerance: int, strict: bool = True) -> list[int]:
     """k ids of ``pool`` (seeded sample) whose words add up to ``target`` within ``tolerance``: a random
-    sample, then swaps (one in, one out) that bring the sum closer, until it is exact or no swap helps."""
+    sample, then swaps (one in, one out) that bring the sum closer, until it is exact or no swap helps.
+    Out of tolerance: an error, or (``strict=False``, the old-style ``reinsert:`` key, whose configs built
+    before words were matched) a warning and the closest sample."""
     if k > len(pool):
         raise PovstimError(f"needs {k} sentences without evidence, the corpus has {len(pool)}")
     if k == 0:
@@ -119,7 +121,11 @@ def match_words(pool: list[int], k: int, target: int, words: Callable[[int], int
         chosen[pos] = new
         total += n - words(old)
     if abs(target - total) > tolerance:
-        raise PovstimError(f"cannot match {target} words with {k} sentences (closest: {total})")
+        if strict:
+            raise PovstimError(f"cannot match {target} words with {k} sentences (closest: {total})")
+        log.warning("WORDS NOT MATCHED: no %d sentences without evidence add up to %d words within %d (closest: "
+                    "%d); the condition differs from its reference by %+d words", k, target, tolerance, total,
+                    target - total)
     return sorted(chosen)
 
 

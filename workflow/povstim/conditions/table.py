@@ -9,8 +9,8 @@ from ..io import PovstimError, write_lines
 
 COLUMNS = ("condition", "size", "n_base", "n_dpe_removed", "n_sentences", "n_words", "n_train", "n_dev",
            "n_replaced")
-# token matching (conditions built by operations): the corpus after their last removal is the reference the
-# later steps keep in sentences and words (blank for a filter/reinsert condition); every condition's words vs its
+# token matching: the corpus after a condition's last removal (BABY-F for a filter/reinsert condition) is the
+# reference the later steps keep in sentences and words; every condition's words vs its
 # base corpus's
 MATCH_COLUMNS = ("n_sentences_reference", "n_words_reference", "sentences_vs_reference", "words_vs_reference",
                  "n_base_words", "words_vs_base", "n_rewritten")
