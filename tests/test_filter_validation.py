@@ -391,3 +391,21 @@ def test_a_malformed_treebank_is_named_by_file_and_line(tmp_path):
     with pytest.raises(PovstimError, match="no sentence of .* is left"):
         load_treebank(bad, vs, "skip", skipped)
     assert len(skipped) == 1 and "bad.conllu:4" in str(skipped[0])
+
+
+def test_a_construction_that_matches_nothing_is_a_warning_in_log_and_table(gold, caplog):
+    # The fixture has no indefinite article at all (so no AANN), but a reflexive inside a complement clause
+    # ("The girl said that the boy hurt himself.": binding_domain) and a subject relative ("The boy who is
+    # smiling is happy.": relative_clause): by hand, only aann matches nothing.
+    rules = ["question_formation", "binding", "aann", "binding_domain", "relative_clause"]
+    vs = validation_settings({"treebank": str(RULES), "modes": ["posh", "conservative"]})
+    res = validate(gold, corrupted_parses(gold), filter_settings({"mode": "conservative", "rules": rules}), vs, "hand")
+    assert res["matches_nothing"] == ["aann"]
+    assert res["reference_positives"]["binding_domain"] >= 1 and res["reference_positives"]["relative_clause"] >= 1
+    rows = {(r["mode"], r["phenomenon"]): r for r in table_rows(res)}
+    assert rows["conservative", "aann"]["warning"] == rows["posh", "aann"]["warning"] == "NO MATCH in the treebank"
+    assert all(r["warning"] == "" for (m, p), r in rows.items() if p != "aann")
+    with caplog.at_level(logging.WARNING, logger="povstim.filter"):
+        warn_floor(res, vs)
+    assert "NO MATCH in the treebank: construction 'aann'" in caplog.text
+    assert "'binding_domain'" not in caplog.text

@@ -46,6 +46,7 @@ from .settings import FilterSettings
 log = logging.getLogger("povstim.filter")
 
 COUNTS = ("tp", "fp", "fn")
+NO_MATCH = "NO MATCH in the treebank"
 
 
 @dataclass(frozen=True)
@@ -271,8 +272,23 @@ def validate(gold: list[Sentence], parsed: list[Sentence | None], fs: FilterSett
         },
         "modes": out_modes,
     }
+    result["matches_nothing"] = matches_nothing(result)
     result["floor"] = check_floor(result, fs.mode, vs)
     return result
+
+
+def matches_nothing(result: dict) -> list[str]:
+    """The declarative constructions that no measured mode finds on any gold tree or parse, nor the reference
+    or strict rules on the gold trees: the treebank cannot measure them (a NO MATCH warning, not a zero)."""
+    out = []
+    for p in result["rules"]:
+        if dpe.PHENOMENA[p].origin == "python" or result["reference_positives"][p] or result["targeted_positives"][p]:
+            continue
+        per = [m["per_phenomenon"][p] for m in result["modes"].values()]
+        if not any(d["gold_trees"]["n_flagged"] or d["in_sample"]["reference"]["n_flagged"]
+                   or d["cross_validated"]["reference"]["n_flagged"] for d in per):
+            out.append(p)
+    return out
 
 
 def check_floor(result: dict, mode: str, vs: ValidationSettings) -> dict:
@@ -319,6 +335,7 @@ def table_rows(result: dict) -> list[dict]:
                 "cv_recall_of_targeted": cv["targeted"]["recall"],
                 "rules": "; ".join(f"{k} {v['tp']}/{v['n']}" for k, v in d["per_rule"].items()),
                 "floor": flag,
+                "warning": NO_MATCH if phen in result.get("matches_nothing", ()) else "",
             })
     return rows
 
@@ -340,6 +357,9 @@ def disagreement_rows(gold: list[Sentence], parsed: list[Sentence | None], fs: F
 
 def warn_floor(result: dict, vs: ValidationSettings) -> None:
     fl = result["floor"]
+    for phen in result.get("matches_nothing", ()):
+        log.warning("%s: construction %r: no mode of it matches any sentence of the treebank (gold trees or "
+                    "parses): its recall and precision are not measured here", NO_MATCH, phen)
     if fl["no_reference_positives"]:
         log.warning("filter validation: no reference positives for %s in the treebank: their recall is not "
                     "measured", ", ".join(fl["no_reference_positives"]))
