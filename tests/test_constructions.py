@@ -19,7 +19,7 @@ import pytest
 from povstim import dpe
 from povstim.constructions import library, match, spec
 from povstim.io import PovstimError
-from povstim.parse.conllu import read
+from povstim.parse.conllu import read, read_file
 from povstim.parse.tokenize import tokenize
 
 LIBRARY_NAMES = [n for n, ph in dpe.PHENOMENA.items() if ph.origin != "python"]
@@ -431,6 +431,49 @@ def test_an_unknown_target_is_an_error_naming_construction_and_key(tmp_path, sha
     with pytest.raises(PovstimError, match=r"filter.constructions\[0\].*'toy_targets': targets.posh: "
                                            r"'principle_a_comand' is not a posh paradigm"):
         check({"posh": ["principle_a_comand"]})
+
+
+def test_no_pattern_or_word_list_names_a_validation_sentence(shared_data):
+    """The library is validated on UD_English-CHILDES's dev split, so no file of it (patterns, word lists,
+    comments) may spell one of its sentences: no sentence of >= 3 words appears in a library file, and no
+    4 words in a row are shared with any sentence. Every literal of a pattern is one word."""
+    import re
+
+    import yaml
+
+    def words(text):
+        return re.findall(r"[a-z']+", text.lower().replace("’", "'"))
+
+    def grams(ws, n=4):
+        return {tuple(ws[i:i + n]) for i in range(len(ws) - n + 1)}
+
+    treebank = [words(s.text) for s in read_file(shared_data / "ud_childes" / "en_childes-ud-dev.conllu")]
+    assert len(treebank) > 2000
+    tb_grams = set().union(*(grams(w) for w in treebank))
+    root = Path(library.__file__).parent
+    files = sorted([*(root / "library").glob("*.yaml"), *(root / "words").glob("*.txt")])
+    assert len(files) >= 9
+    for f in files:
+        ws = words(f.read_text(encoding="utf-8"))
+        joined = " " + " ".join(ws) + " "
+        named = [" ".join(w) for w in treebank if len(w) >= 3 and " " + " ".join(w) + " " in joined]
+        assert not named, (f.name, named)
+        assert not grams(ws) & tb_grams, (f.name, sorted(grams(ws) & tb_grams)[:5])
+
+    def literals(x, key=""):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                if k not in ("name", "description", "citation", "file", "targets"):
+                    yield from literals(v, k)
+        elif isinstance(x, list):
+            for v in x:
+                yield from literals(v, key)
+        elif isinstance(x, str) and key in ("form", "lemma"):
+            yield x
+
+    for f in (root / "library").glob("*.yaml"):
+        lits = list(literals(yaml.safe_load(f.read_text(encoding="utf-8"))))
+        assert lits and all(len(x.split()) == 1 for x in lits), (f.name, lits)
 
 
 def test_delta_table_target_vs_other():
