@@ -54,6 +54,8 @@ PRETTY = {
     "phenomenon": "Phenomenon",
     "paradigm": "Paradigm",
     "source_filter": "Condition",
+    "arch": "Architecture",  # analysis/archs.py: added when an experiment trains several archs
+    "ordered": "Ordered training",
 }
 # The three-level factor's reference level (POSH's released model: baby_unfiltered).
 THREE_LEVEL_REFERENCE = "BABY"
@@ -83,13 +85,18 @@ class Design:
     codes: dict = field(default_factory=dict)  # categorical variable -> {level: its code per column}
     centers: dict = field(default_factory=dict)  # numeric variable -> the data mean on the design's scale
 
-    def row(self, cell: dict) -> np.ndarray:
+    def row(self, cell: dict, average: tuple = ()) -> np.ndarray:
         """The fixed-effect design row (without the intercept) of a hypothetical cell: categorical
-        variables at the given level, numeric ones at ``cell[var]`` or else their data mean."""
+        variables at the given level, numeric ones at ``cell[var]`` or else their data mean; a categorical
+        variable named in ``average`` and not in ``cell`` at the mean of its levels' codes (the mean of the
+        linear predictor over its levels)."""
         out = np.ones(len(self.columns))
         for i, c in enumerate(self.columns):
             for var, k in c.parts:
                 if var in self.codes:
+                    if var not in cell and var in average:
+                        out[i] *= float(np.mean([code[k] for code in self.codes[var].values()]))
+                        continue
                     if var not in cell:
                         raise PovstimError(f"cell {cell} does not give a level of {var}")
                     out[i] *= self.codes[var][str(cell[var])][k]
@@ -677,11 +684,13 @@ def pairwise_contrasts(posterior, design: Design, var: str = "source_filter", by
     scopes = design.coding[by]["levels"] if by in design.codes else []
     beta = np.column_stack([np.asarray(posterior[c.name]).reshape(-1) for c in design.columns])
     cells = scopes or [None]
+    # other factors (the arch terms of a several-arch experiment, analysis/archs.py): averaged over their levels
+    others = tuple(v for v in design.codes if v not in (var, by))
     eta = {}  # (level, scope) -> draws of the linear predictor (intercept omitted: it cancels)
     for lv in levels:
         for sc in cells:
             cell = {var: lv, **({by: sc} if sc is not None else {})}
-            eta[(lv, sc)] = beta @ design.row(cell)
+            eta[(lv, sc)] = beta @ design.row(cell, average=others)
     rows = []
     for a, b in condition_pairs(levels):
         overall = np.mean([eta[(a, sc)] - eta[(b, sc)] for sc in cells], axis=0)

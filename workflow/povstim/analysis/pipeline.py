@@ -15,7 +15,8 @@ import pandas as pd
 
 from ..io import PovstimError, atomic_path, atomic_write, write_json
 from ..settings import build
-from . import age, bayes, sensitivity
+from . import age, archs, bayes, sensitivity
+from . import formula as fml
 from .conditions_page import size_sentence
 from .curves import curve_table
 
@@ -90,15 +91,15 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
 
     scores = tidy.read_scores(score_paths)
     # The tidy table: every item score of every model and checkpoint, with the condition's predictors.
-    tidy_scores = tidy.attach_conditions(scores, meta) if meta else scores
+    tidy_scores = archs.with_ordered(tidy.attach_conditions(scores, meta) if meta else scores, arch_meta)
     with atomic_path(out / "items.parquet") as tmp:
         tidy_scores.to_parquet(tmp, index=False)
     items = tidy.final_items(scores)
-    acc = tables.accuracy_table(items)
+    acc = archs.with_ordered(tables.accuracy_table(items), arch_meta)  # `ordered`: a label, not a table key
     chisq = write_tables(acc, settings, out, n_seeds=int(items["seed"].nunique()),
                          notes=lambda suite: caption_notes(items, suite, meta) + (size_sentence(*sizes) if sizes else ""))
     curves = curve_table(scores)
-    write_csv(curves, out / "accuracy_by_step.csv")
+    write_csv(archs.with_ordered(curves, arch_meta), out / "accuracy_by_step.csv")
     if sensitivity.available(items):
         write_sensitivity(items, out)
     if suite_dirs:
@@ -119,7 +120,8 @@ def model_items(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict | 
     from . import exp3, tidy
 
     suite = model_suite(settings, items["suite"])
-    return suite, exp3.attach_archs(tidy.attach_conditions(items[items["suite"] == suite], meta), arch_meta)
+    modelled = exp3.attach_archs(tidy.attach_conditions(items[items["suite"] == suite], meta), arch_meta)
+    return suite, archs.with_ordered(modelled, arch_meta)
 
 
 def counts_analysis(counts: pd.DataFrame, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
@@ -137,7 +139,9 @@ def counts_analysis(counts: pd.DataFrame, settings: "AnalysisSettings", out: Pat
         return
     counts = counts if model_counts is None else model_counts
     suite = model_suite(settings, counts["suite"])
-    fit_models(counts[counts["suite"] == suite], settings, out / "bayes", family="binomial", cores=cores, suite=suite)
+    # the published models' formula as the authors fitted it (POSH pools its GPT-2 sizes mini and small)
+    fit_models(counts[counts["suite"] == suite], settings, out / "bayes", family="binomial", cores=cores, suite=suite,
+               by_arch=False)
 
 
 def model_suite(settings: "AnalysisSettings", suites: pd.Series) -> str:
@@ -184,15 +188,23 @@ def write_sensitivity(items: pd.DataFrame, out: Path) -> None:
 MODELS = ("table12", "three_level")
 
 
-def model_spec(name: str, settings: "AnalysisSettings") -> dict:
-    """The formula and per-variable coding of analysis model ``name`` (``analysis.models``)."""
+def model_spec(name: str, settings: "AnalysisSettings", df: pd.DataFrame | None = None) -> dict:
+    """The formula and per-variable coding of analysis model ``name`` (``analysis.models``); with the data
+    ``df`` it is fitted on, plus the main effects of ``ordered`` and ``arch`` when the data hold more than one
+    of them (analysis/archs.py: several learners are never pooled silently)."""
     if name == "table12":
-        return {"formula": settings.formula, "coding_of": None}
-    if name == "three_level":
-        return {"formula": settings.three_level_formula,
+        spec = {"formula": settings.formula, "coding_of": None}
+    elif name == "three_level":
+        spec = {"formula": settings.three_level_formula,
                 "coding_of": {"source_filter": ("treatment", bayes.THREE_LEVEL_REFERENCE)}}
-    # the schema's enum makes this a programming error
-    raise PovstimError(f"analysis.models: unknown model {name!r} (use {', '.join(MODELS)})")
+    else:  # the schema's enum makes this a programming error
+        raise PovstimError(f"analysis.models: unknown model {name!r} (use {', '.join(MODELS)})")
+    terms = archs.model_terms(df, fml.parse(spec["formula"]).variables()) if df is not None else []
+    if terms:
+        log.info("%s: the data hold %d archs%s: adding %s to its formula", name, df["arch"].nunique(),
+                 " and both training orders" if "ordered" in terms else "", " + ".join(terms))
+        spec["formula"] = f"{spec['formula']} + {' + '.join(terms)}"
+    return spec
 
 
 def model_design(df: pd.DataFrame, settings: "AnalysisSettings", family: str, formula: str | None = None,
@@ -203,23 +215,24 @@ def model_design(df: pd.DataFrame, settings: "AnalysisSettings", family: str, fo
 
 
 def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
-               suite=None) -> None:
+               suite=None, by_arch: bool = True) -> None:
     """Every model of ``settings.models``: table12 -> bayes/{summary.csv, table12.*, ...} (POSH Table 12 as
     printed, ``settings.formula``); three_level -> bayes/three_level_* and the pairwise contrasts of
-    BABY-F, BABY and WIKI (POSH's released analysis, ``settings.three_level_formula``)."""
+    BABY-F, BABY and WIKI (POSH's released analysis, ``settings.three_level_formula``). ``by_arch``: each
+    formula gets the arch terms the data need (:func:`model_spec`)."""
     for name in settings.models:
-        model_spec(name, settings)  # an unknown name stops here
+        spec = model_spec(name, settings, df if by_arch else None)  # an unknown name stops here
         if name == "table12":
-            fit_and_write(df, settings, out, family=family, cores=cores, suite=suite)
+            fit_and_write(df, settings, out, family=family, cores=cores, suite=suite, **spec)
         else:
-            fit_three_level(df, settings, out, family=family, cores=cores, suite=suite)
+            fit_three_level(df, settings, out, family=family, cores=cores, suite=suite, spec=spec)
 
 
 def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
-                    suite=None) -> None:
+                    suite=None, spec: dict | None = None) -> None:
     design, res, diag = fit_and_write(
         df, settings, out, family=family, cores=cores, suite=suite, prefix="three_level_", table="three_level",
-        title="Three-level model of POSH's released analysis", **model_spec("three_level", settings))
+        title="Three-level model of POSH's released analysis", **(spec or model_spec("three_level", settings)))
     if "source_filter" not in design.codes:
         log.warning("three-level model: source_filter has a single level or was dropped: no contrasts")
         return

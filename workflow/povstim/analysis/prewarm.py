@@ -166,7 +166,7 @@ def designs(models: list[dict], suites: dict[str, Path], meta: dict | None, arch
         raise TimeoutError(f"suite {folder} did not appear within {wait_s:.0f} s")
     scores = synthetic_scores(models, load_pairs(folder), suite)
     _, df = model_items(tidy.final_items(scores), settings, meta, arch_meta)
-    return [(name, model_design(df, settings, settings.family, **model_spec(name, settings)))
+    return [(name, model_design(df, settings, settings.family, **model_spec(name, settings, df)))
             for name in settings.models]
 
 

@@ -42,8 +42,15 @@ def label(arch: dict) -> str:
 
 
 def arch_meta(config: dict) -> dict[str, dict]:
-    """What the analysis needs to know about each arch (the ``bias`` predictor of Exp. 3)."""
-    return {name: {"bias": label(spec)} for name, spec in config.get("archs", {}).items()}
+    """What the analysis needs to know about each arch: the ``bias`` predictor of Exp. 3, and ``ordered: true``
+    for an arch that trains in corpus order (``training.ordered``, its own block or the section's; absent when
+    false, so a config without ordered training passes what it always did; povstim.analysis.archs)."""
+    out = {}
+    for name, spec in config.get("archs", {}).items():
+        out[name] = {"bias": label(spec)}
+        if {**(config.get("training") or {}), **((spec or {}).get("training") or {})}.get("ordered"):
+            out[name]["ordered"] = True
+    return out
 
 
 # --------------------------------------------------------------------------- TPT parses

@@ -17,6 +17,7 @@ from matplotlib.ticker import MaxNLocator
 import numpy as np
 import pandas as pd
 
+from ..analysis import archs as arch_factors
 from ..analysis.tidy import size_words
 from . import style
 
@@ -34,8 +35,17 @@ def _mean_sd(df: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out.merge(sd, on=keys)
 
 
+def arch_rows(d: pd.DataFrame) -> list:
+    """The archs to draw in rows of their own (several archs, or ordered and shuffled ones, are never averaged
+    together: analysis/archs.py), with their labels; [(None, "")] when the data hold one arch."""
+    if "arch" not in d.columns:
+        return [(None, "")]
+    labels = arch_factors.figure_labels(d)
+    return [(a, lab) for a, lab in labels.items()] if len(labels) > 1 else [(None, "")]
+
+
 def fig2_accuracy(acc: pd.DataFrame):
-    """acc: analysis/accuracy.csv. Panels: rows = suites, columns = categories + Overall."""
+    """acc: analysis/accuracy.csv. Panels: rows = suites (x archs, when several), columns = categories + Overall."""
     d = acc[acc["level"].isin(["category", "overall"])].copy()
     d["size"] = d["size"].astype(str)
     suites = sorted(d["suite"].unique())
@@ -43,18 +53,19 @@ def fig2_accuracy(acc: pd.DataFrame):
     conds = style.condition_order(d["condition"].unique())
     sizes = _sizes(d)
     ms = _mean_sd(d, ["suite", "arch", "condition", "size", "category"])
-    several_archs = ms.groupby(["suite", "condition", "size", "category"])["arch"].nunique().max() > 1
-    fig, axes = plt.subplots(len(suites), len(cats), figsize=(1.9 * len(cats) + 0.6, 1.8 * len(suites) + 0.5),
+    rows = [(suite, arch, lab) for suite in suites for arch, lab in arch_rows(d)
+            if arch is None or ((d["suite"] == suite) & (d["arch"] == arch)).any()]
+    fig, axes = plt.subplots(len(rows), len(cats), figsize=(1.9 * len(cats) + 0.6, 1.8 * len(rows) + 0.5),
                              squeeze=False, sharey=True)
     x = np.arange(len(sizes))
     width = 0.8 / max(1, len(conds))
-    for r, suite in enumerate(suites):
+    for r, (suite, arch, arch_label) in enumerate(rows):
         for c, cat in enumerate(cats):
             ax = axes[r][c]
             for k, cond in enumerate(conds):
                 sub = ms[(ms["suite"] == suite) & (ms["category"] == cat) & (ms["condition"] == cond)]
-                if several_archs:
-                    sub = sub.groupby("size", as_index=False)[["mean", "sd"]].mean()
+                if arch is not None:
+                    sub = sub[sub["arch"] == arch]
                 sub = sub.set_index("size").reindex(sizes)
                 st = style.condition_style(cond, conds)
                 off = (k - (len(conds) - 1) / 2) * width * 0.6
@@ -70,8 +81,8 @@ def fig2_accuracy(acc: pd.DataFrame):
             if r == 0:
                 ax.set_title(cat)
             if c == 0:
-                ax.set_ylabel(f"{suite}\naccuracy (%)")
-            if r == len(suites) - 1:
+                ax.set_ylabel(f"{suite}{chr(10) + arch_label if arch_label else ''}\naccuracy (%)")
+            if r == len(rows) - 1:
                 ax.set_xlabel("training size (words)")
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(conds), bbox_to_anchor=(0.5, -0.02), frameon=False)
@@ -111,6 +122,8 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
     """curves: analysis/accuracy_by_step.csv. Rows = sizes, columns = paradigms (or categories)."""
     d = curves[curves["suite"] == suite].copy()
     d["size"] = d["size"].astype(str)
+    # several archs (or ordered and shuffled training) get rows of their own: never averaged together
+    archs = arch_rows(d)
     # training.checkpoint_words: words seen is the x-axis (models of every size and condition line up)
     words = "words_seen" in d.columns and bool(d["words_seen"].notna().all()) and bool((d["words_seen"] > 0).all())
     at = ["step", "words_seen"] if words else ["step"]
@@ -131,17 +144,21 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
     if words:  # seeds reach a budget at slightly different words and steps: average each checkpoint (its rank)
         d["step"] = d.groupby(["arch", "condition", "size", "seed"])["step"].rank(method="dense")
         x = "words_seen"
-    ms = _mean_sd(d, ["condition", "size", "step", key]).sort_values("step")
+    by = ["condition", "size", "step", key] + (["arch"] if archs[0][0] is not None else [])
+    ms = _mean_sd(d, by).sort_values("step")
     if words:
-        ms = ms.merge(d.groupby(["condition", "size", "step", key])["words_seen"].mean().reset_index(),
-                      on=["condition", "size", "step", key])
-    fig, axes = plt.subplots(len(sizes), len(panels), figsize=(1.7 * len(panels) + 0.6, 1.6 * len(sizes) + 0.6),
+        ms = ms.merge(d.groupby(by)["words_seen"].mean().reset_index(), on=by)
+    rows = [(size, arch, lab) for size in sizes for arch, lab in archs
+            if arch is None or ((d["size"] == size) & (d["arch"] == arch)).any()]
+    fig, axes = plt.subplots(len(rows), len(panels), figsize=(1.7 * len(panels) + 0.6, 1.6 * len(rows) + 0.6),
                              squeeze=False, sharey=True, sharex=True)
-    for r, size in enumerate(sizes):
+    for r, (size, arch, arch_label) in enumerate(rows):
         for c, panel in enumerate(panels):
             ax = axes[r][c]
             for cond in conds:
                 sub = ms[(ms["condition"] == cond) & (ms["size"] == size) & (ms[key] == panel)]
+                if arch is not None:
+                    sub = sub[sub["arch"] == arch]
                 if sub.empty:
                     continue
                 st = style.condition_style(cond, conds)
@@ -160,8 +177,8 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
             if r == 0:
                 ax.set_title(panel.replace("_", " "))
             if c == 0:
-                ax.set_ylabel(f"{size}\naccuracy (%)")
-            if r == len(sizes) - 1:
+                ax.set_ylabel(f"{size}{chr(10) + arch_label if arch_label else ''}\naccuracy (%)")
+            if r == len(rows) - 1:
                 ax.set_xlabel("words seen" if words else "training step")
     handles, labels = [], []
     for ax in axes.flat:
@@ -267,12 +284,11 @@ def children_vs_models(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "
         m = d[(d["level"] == level) & (d[key] == name)]
         if m.empty:
             continue
-        g = _mean_sd(m, ["arch", "condition", "size"])
-        g = g.groupby(["condition", "size"], as_index=False)[["mean", "sd"]].mean()  # several archs: averaged
+        g = _mean_sd(m, ["arch", "condition", "size"])  # several archs: one line each (fig1_children)
         g["phenomenon"] = ph
         parts.append(g)
     models = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
-        columns=["condition", "size", "mean", "sd", "phenomenon"])
+        columns=["arch", "condition", "size", "mean", "sd", "phenomenon"])
     matched = set(children["matched_size"])
     have = sorted(set(models["size"]), key=size_words)
     at_matched = [s for s in have if size_words(s) in {size_words(x) for x in matched}]
@@ -292,6 +308,7 @@ def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"
     models, note = children_vs_models(acc, children, suite)
     phen = list(dict.fromkeys(children["phenomenon"]))
     conds = style.condition_order(models["condition"].unique()) if len(models) else []
+    archs = arch_rows(acc[acc["suite"] == suite])  # several archs: a line per arch x condition, dashes by arch
     fig, axes = plt.subplots(1, len(phen), figsize=(2.1 * len(phen) + 0.6, 2.6), squeeze=False, sharey=True)
     for c, ph in enumerate(phen):
         ax = axes[0][c]
@@ -303,14 +320,20 @@ def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"
             ax.annotate(f"age {r['age']}", (xi, 100 * r["accuracy"]), textcoords="offset points", xytext=(0, 6),
                         ha="center", fontsize=6, color="0.25")
         for cond in conds:
-            sub = models[(models["phenomenon"] == ph) & (models["condition"] == cond)].copy()
-            if sub.empty:
-                continue
-            sub["w"] = sub["size"].map(size_words)
-            sub = sub.sort_values("w")
-            st = style.condition_style(cond, conds)
-            ax.errorbar(sub["w"], 100 * sub["mean"], yerr=100 * sub["sd"], label=style.label(cond), color=st["color"],
-                        marker=st["marker"], linestyle=st["linestyle"], capsize=2)
+            for j, (arch, arch_label) in enumerate(archs):
+                sub = models[(models["phenomenon"] == ph) & (models["condition"] == cond)].copy()
+                if arch is not None:
+                    sub = sub[sub["arch"] == arch]
+                if sub.empty:
+                    continue
+                sub["w"] = sub["size"].map(size_words)
+                sub = sub.sort_values("w")
+                st = style.condition_style(cond, conds)
+                ax.errorbar(sub["w"], 100 * sub["mean"], yerr=100 * sub["sd"],
+                            label=style.label(cond) + (f", {arch_label}" if arch_label else ""), color=st["color"],
+                            marker=st["marker"] if arch is None else style.MARKERS[j % len(style.MARKERS)],
+                            linestyle=st["linestyle"] if arch is None else style.DASHES[j % len(style.DASHES)],
+                            capsize=2)
         ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
         ax.set_xscale("log")
         labels = sorted(set(ch["matched_size"]) | set(models["size"]), key=size_words)

@@ -240,6 +240,8 @@ class Trainer:
             "max_steps": self.p.max_steps, "epochs": round(self.schedule.epoch_of(s.step), 4),
             "tokens_seen": s.tokens_seen, "train_tokens": int(data.train.n_tokens),
             "batches_per_epoch": self.schedule.batches_per_epoch, "model": {**self.meta, "seed": self.seed},
+            # training.ordered: items in corpus (e.g. age) order rather than reshuffled every epoch
+            "ordered": bool(self.p.ordered),
         }
         if self.p.checkpoint_words is not None:
             summary.update(word_summary(self.words_seen, self.word_steps, self.p, s))
@@ -276,6 +278,8 @@ def plan_steps(corpora: D.Corpora, training, seed: int, seconds: float):
                  schedule.batches_per_epoch)
     log.info("data: %d train sequences (%d tokens), %d dev sequences, %d batches/epoch, encoded in %.1fs",
              corpora.train.n_items, corpora.train.n_tokens, corpora.dev.n_items, schedule.batches_per_epoch, seconds)
+    log.info("order: %s", "ordered (training.ordered: the corpus's own order, e.g. by age, every epoch)"
+             if training.ordered else "shuffled (a new order every epoch; training.ordered: false)")
     return schedule, training
 
 

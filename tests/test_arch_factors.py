@@ -1,0 +1,209 @@
+"""Several archs, and ordered vs shuffled training, are kept apart (issue 42 §4): recorded by training, a column of
+the tidy tables, rows of their own in the figures, a term of the Bayesian models; a one-arch experiment unchanged.
+
+The slow test runs a real two-arch experiment (one GPT-2 shuffled, the same GPT-2 age-ordered) through Snakemake.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from helpers.simulate import CONDITIONS, simulate_scores, write_score_files
+from povstim import biases
+from povstim.analysis import archs, bayes, pipeline, tidy
+from povstim.figures import plots, style
+from test_train import TRAINING, corpus, train  # noqa: F401 (corpus is a fixture)
+
+REPO = Path(__file__).resolve().parents[1]
+ORDERED = {"gpt2-nano": {"bias": "vanilla"}, "gpt2-nano-ordered": {"bias": "vanilla", "ordered": True}}
+
+
+def test_arch_meta_marks_the_archs_that_train_in_order():
+    cfg = {"training": {"ordered": False}, "archs": {"a": {"family": "gpt2"},
+                                                     "b": {"family": "gpt2", "training": {"ordered": True}}}}
+    assert biases.arch_meta(cfg) == {"a": {"bias": "vanilla"}, "b": {"bias": "vanilla", "ordered": True}}
+    # the section's own setting counts for every arch that does not override it
+    assert biases.arch_meta({"training": {"ordered": True}, "archs": {"a": {"family": "gpt2"}}}) == {
+        "a": {"bias": "vanilla", "ordered": True}}
+
+
+def test_train_summary_and_log_record_the_order(corpus, tmp_path, caplog):  # noqa: F811
+    caplog.set_level(logging.INFO, logger="povstim.train")
+    short = {**TRAINING, "max_steps": 4, "eval_every": 2, "save_every": 2}
+    out = train(corpus, tmp_path / "ordered", training={**short, "ordered": True})
+    assert json.loads((out / "train_summary.json").read_text())["ordered"] is True
+    assert any(r.getMessage().startswith("order: ordered") for r in caplog.records)
+    # a shuffled run records false: the slow end-to-end test below
+
+
+def _two_archs() -> pd.DataFrame:
+    # the ordered arch is much better at everything: any averaging of the two would show
+    shuffled = simulate_scores(items=12, sizes=("50k",), steps=(50, 100), arch="gpt2-nano", rng_seed=1)
+    ordered = simulate_scores(items=12, sizes=("50k",), steps=(50, 100), arch="gpt2-nano-ordered", rng_seed=2,
+                              coefs={"Intercept": 3.0})
+    return pd.concat([shuffled, ordered], ignore_index=True)
+
+
+def _hand_category_means(scores: pd.DataFrame) -> dict:
+    """(arch, condition, category) -> mean over seeds of the mean over the category's paradigms, by hand."""
+    out: dict = {}
+    final = scores[scores["final"]]
+    for (arch, cond, cat), sub in final.groupby(["arch", "condition", "category"]):
+        per_seed = [np.mean([g["correct"].mean() for _, g in s.groupby("paradigm")]) for _, s in sub.groupby("seed")]
+        out[(arch, cond, cat)] = float(np.mean(per_seed))
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_arch_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("two_archs")
+    scores = _two_archs()
+    paths = write_score_files(scores, root)
+    settings = pipeline.analysis_settings({"models": ["table12", "three_level"]})
+    pipeline.full_analysis(paths, CONDITIONS, settings, root / "analysis", fit_model=False, arch_meta=ORDERED)
+    return scores, root / "analysis", settings
+
+
+def test_two_arch_tables_carry_the_order(two_arch_run):
+    _, adir, _ = two_arch_run
+    for name in ("accuracy.csv", "accuracy_by_step.csv"):
+        table = pd.read_csv(adir / name)
+        assert list(table.columns[:3]) == ["suite", "arch", "ordered"]
+        assert dict(zip(table["arch"], table["ordered"])) == {"gpt2-nano": False, "gpt2-nano-ordered": True}
+    items = pd.read_parquet(adir / "items.parquet")
+    assert set(zip(items["arch"], items["ordered"])) == {("gpt2-nano", False), ("gpt2-nano-ordered", True)}
+
+
+def test_fig2_draws_each_arch_in_its_own_row(two_arch_run):
+    scores, adir, _ = two_arch_run
+    style.apply()
+    acc = pd.read_csv(adir / "accuracy.csv", dtype={"size": str})
+    fig = plots.fig2_accuracy(acc)
+    cats = sorted(acc.loc[acc["category"] != "Overall", "category"].unique())
+    grid = np.array(fig.axes[:2 * (len(cats) + 1)]).reshape(2, len(cats) + 1)
+    hand = _hand_category_means(scores)
+    checked = 0
+    for row, (arch, label) in zip(grid, [("gpt2-nano", "shuffled"), ("gpt2-nano-ordered", "ordered")]):
+        assert f"{arch} ({label})" in row[0].get_ylabel()
+        for ax, cat in zip(row, cats):
+            for bars in ax.containers:  # errorbar containers, one per condition
+                y = bars.lines[0].get_ydata()[0]
+                assert y == pytest.approx(100 * hand[(arch, bars.get_label().lower(), cat)])
+                checked += 1
+    assert checked == 2 * len(cats) * 3
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["BABY-F", "BABY", "WIKI"]
+
+
+def test_learning_curves_draw_each_arch_in_its_own_row(two_arch_run):
+    scores, adir, _ = two_arch_run
+    curves = pd.read_csv(adir / "accuracy_by_step.csv", dtype={"size": str})
+    fig = plots.learning_curves(curves, "posh", level="category")
+    n_panels = curves["category"].nunique() + 1
+    assert len(fig.axes) == 2 * n_panels  # one size x two archs
+    labels = [fig.axes[r * n_panels].get_ylabel() for r in range(2)]
+    assert "gpt2-nano (shuffled)" in labels[0] and "gpt2-nano-ordered (ordered)" in labels[1]
+    hand = _hand_category_means(scores)
+    first_cat = sorted(curves["category"].unique())[0]
+    for r, arch in enumerate(["gpt2-nano", "gpt2-nano-ordered"]):
+        baby = [ln for ln in fig.axes[r * n_panels].get_lines() if ln.get_label() == "BABY"][0]
+        assert baby.get_ydata()[-1] == pytest.approx(100 * hand[(arch, "baby", first_cat)])
+
+
+def test_the_models_of_two_archs_get_the_order_term(two_arch_run):
+    scores, _, settings = two_arch_run
+    _, df = pipeline.model_items(tidy.final_items(tidy.normalise(scores, "sim")), settings, CONDITIONS, ORDERED)
+    for name, formula in (("table12", settings.formula), ("three_level", settings.three_level_formula)):
+        spec = pipeline.model_spec(name, settings, df)
+        assert spec["formula"] == f"{formula} + ordered"  # arch alone would be aliased with it: not added
+        design = pipeline.model_design(df, settings, "binomial", **spec)
+        assert "ordered[True]" in [c.label for c in design.columns]
+        assert "Ordered training (yes vs. no)" in [c.pretty for c in design.columns]
+    # a third arch that differs in more than its order: the arch term too
+    third = simulate_scores(items=12, sizes=("50k",), steps=(100,), arch="lstm-nano", rng_seed=3)
+    meta = {**ORDERED, "lstm-nano": {"bias": "vanilla"}}
+    every = tidy.normalise(pd.concat([scores, third], ignore_index=True), "sim")
+    _, df3 = pipeline.model_items(tidy.final_items(every), settings, CONDITIONS, meta)
+    assert pipeline.model_spec("table12", settings, df3)["formula"] == f"{settings.formula} + ordered + arch"
+    # an Exp. 3 formula names the arch-level bias itself: nothing added
+    exp3 = pipeline.analysis_settings({"formula": "category * bias + (1|phenomenon)"})
+    assert pipeline.model_spec("table12", exp3, df3)["formula"] == "category * bias + (1|phenomenon)"
+
+
+def test_one_arch_keeps_its_formula_and_tables(tmp_path):
+    scores = simulate_scores(items=12, sizes=("50k",), steps=(100,), arch="gpt2-tiny")
+    settings = pipeline.analysis_settings({"models": ["table12", "three_level"]})
+    meta = {"gpt2-tiny": {"bias": "vanilla"}}
+    _, df = pipeline.model_items(tidy.final_items(tidy.normalise(scores, "sim")), settings, CONDITIONS, meta)
+    assert pipeline.model_spec("table12", settings, df)["formula"] == settings.formula
+    assert pipeline.model_spec("three_level", settings, df)["formula"] == settings.three_level_formula
+    paths = write_score_files(scores, tmp_path)
+    pipeline.full_analysis(paths, CONDITIONS, settings, tmp_path / "a", fit_model=False, arch_meta=meta)
+    pipeline.full_analysis(paths, CONDITIONS, settings, tmp_path / "b", fit_model=False, arch_meta=None)
+    for name in ("accuracy.csv", "accuracy_by_step.csv"):
+        assert "ordered" not in pd.read_csv(tmp_path / "a" / name).columns
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_contrasts_average_over_the_arch_term():
+    """BABY-F vs BABY with a main effect of the order: the coefficient of BABY-F (treatment-coded against BABY),
+    whatever the order's coefficient; the design row averages the order over its levels."""
+    rows = [{"source_filter": sf, "ordered": o, "n_correct": 5, "n_total": 10}
+            for sf in ("BABY-F", "BABY", "WIKI") for o in (True, False)]
+    design = bayes.build_design(pd.DataFrame(rows), "source_filter + ordered", family="binomial", zscore=True,
+                                contrasts="sum", coding_of={"source_filter": ("treatment", "BABY")})
+    beta = {"source_filter[BABY-F]": 0.7, "source_filter[WIKI]": -0.2, "ordered[True]": 5.0}
+    posterior = {c.name: np.full(4, beta[c.label]) for c in design.columns}
+    con = bayes.pairwise_contrasts(posterior, design, by="").set_index("contrast")["median"]
+    assert con["BABY-F vs. BABY"] == pytest.approx(0.7)
+    assert con["BABY vs. WIKI"] == pytest.approx(0.2)
+
+
+def _snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["POVSTIM_NO_PROGRESS"] = "1"
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work), "--configfile",
+           str(work / "config.yaml"), "--workflow-profile", "none", "--cores", "2", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, env=env, timeout=1800)
+
+
+@pytest.mark.slow
+def test_an_ordered_and_a_shuffled_arch_end_to_end(tmp_path):
+    cfg = yaml.safe_load((REPO / "tests/configs/tiny.yaml").read_text())
+    nano = cfg["archs"]["gpt2-nano"]
+    cfg["archs"]["gpt2-nano-ordered"] = {**nano, "training": {"ordered": True}}
+    cfg["sizes"] = cfg["sizes"][:1]
+    cfg["seeds"] = [1, 2]
+    cfg["analysis"]["models"] = ["table12", "three_level"]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    r = _snakemake(tmp_path, "results/figures")
+    assert r.returncode == 0, r.stderr[-4000:]
+    results = tmp_path / "results" / cfg["experiment"]
+    size = cfg["sizes"][0]
+    for arch, ordered in (("gpt2-nano", False), ("gpt2-nano-ordered", True)):
+        summary = json.loads((results / "models" / arch / "baby" / size / "seed1" / "train_summary.json").read_text())
+        assert summary["ordered"] is ordered
+        log = (tmp_path / "logs" / cfg["experiment"] / "train" / arch / "baby" / size / "seed1.log").read_text()
+        assert f"order: {'ordered' if ordered else 'shuffled'}" in log
+    acc = pd.read_csv(results / "analysis" / "accuracy.csv", dtype={"size": str})
+    assert dict(zip(acc["arch"], acc["ordered"])) == {"gpt2-nano": False, "gpt2-nano-ordered": True}
+    for prefix in ("", "three_level_"):
+        diag = json.loads((results / "analysis" / "bayes" / f"{prefix}diagnostics.json").read_text())
+        assert diag["formula"].endswith(" + ordered")
+        terms = pd.read_csv(results / "analysis" / "bayes" / f"{prefix}summary.csv")["term"]
+        assert "ordered[True]" in set(terms)
+    fig = plots.fig2_accuracy(acc)
+    n_cols = acc.loc[acc["level"] == "category", "category"].nunique() + 1
+    ylabels = [fig.axes[r * n_cols].get_ylabel() for r in range(2)]
+    assert "gpt2-nano (shuffled)" in ylabels[0] and "gpt2-nano-ordered (ordered)" in ylabels[1]
+    assert (results / "figures" / "fig2_accuracy.png").is_file()
