@@ -44,8 +44,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--conditions", metavar="JSON",
                    help="condition -> {source, filtered} as a JSON string or a .json file "
                    "(adds the 'source' and 'filtered' predictors)")
-    p.add_argument("--archs", metavar="JSON", help="arch -> {bias} (povstim.biases.arch_meta): adds the 'bias' "
-                   "predictor and the Experiment 3 table (analysis/exp3.py)")
+    p.add_argument("--archs", metavar="JSON", help="arch -> {bias, ordered} (povstim.biases.arch_meta): adds the "
+                   "'bias' predictor and the Experiment 3 table (analysis/exp3.py), and with several archs or an "
+                   "ordered one the 'ordered' column and the models' arch terms (analysis/archs.py)")
     p.add_argument("--params", metavar="JSON", help="the config's analysis section as JSON (flags override it)")
     out = p.add_argument_group("outputs")
     out.add_argument("--out-dir", metavar="DIR", help="full analysis folder (with --scores)")
