@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-
 from helpers import tiny_models as tiny
 from povstim import cli
 from povstim.io import PovstimError

@@ -41,6 +41,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "score-group": ("povstim.scoring.group_cli", "score a suite with several models in one process (scoring.group)"),
     "score-model": ("povstim.scoring.external_cli", "score any checkpointed Hugging Face model (chck_*, checkpoint-N, "
                     "hub revisions) and each checkpoint: learning curves"),
+    "export-babylm": ("povstim.scoring.babylm_cli", "export a model's checkpoints as chck_* folders and its minimal-pair "
+                      "predictions in the BabyLM evaluation pipeline's layout"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
     "analyze-prewarm": ("povstim.analysis.prewarm_cli", "compile the Bayesian model's sampler code ahead of "
                         "analyze (a Snakemake run starts it while its models train)"),
