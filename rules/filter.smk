@@ -8,12 +8,14 @@ import shlex
 from povstim import dpe
 from povstim.conditions import operations as condition_operations
 from povstim.constructions import library as constructions
-from povstim.filter.settings import condition_filter, filter_rules
+from povstim.filter.settings import condition_filter, condition_phenomena, filter_rules, removal_rules
 
-# What the filter runs: filter.rules and every construction a condition names in its filter list
-# (docs/constructions.md); the user's own constructions (filter.constructions) are registered first.
+# What the filter runs: filter.rules, every construction a condition names in its filter list
+# (docs/constructions.md) and every one its corpus operations name (docs/manipulations.md); the user's own
+# constructions (filter.constructions) are registered first. REMOVAL_RULES: what `true` removes.
 constructions.use(config["filter"])
 DPE_RULES = list(filter_rules(config))
+REMOVAL_RULES = list(removal_rules(config))
 FILTER_SECTION = {**config["filter"], "rules": DPE_RULES}
 SANITY = dpe.sanity_names(DPE_RULES)
 
@@ -149,12 +151,13 @@ rule condition:
         dpe=lambda wc, input: f"--dpe {input.dpe}" if "dpe" in input.keys() else "",
         # a condition declared as operations (docs/manipulations.md), resolved against filter.rules
         operations=lambda wc: ("--operations " + shlex.quote(json.dumps(condition_operations.resolve(
-            config["conditions"], wc.condition, DPE_RULES), sort_keys=True)) + f" --condition-name {wc.condition}"
+            config["conditions"], wc.condition, REMOVAL_RULES), sort_keys=True)) + f" --condition-name {wc.condition}"
             if condition_spec(wc).get("operations") else ""),
         trees=lambda wc, input: "--trees " + " ".join(input.trees) if "trees" in input.keys() else "",
-        # a condition that names its constructions removes only those rows of dpe.tsv
-        phenomena=lambda wc: ("--phenomena " + ",".join(condition_spec(wc)["filter"])
-                              if isinstance(condition_spec(wc).get("filter"), list) else ""),
+        # a condition that names its constructions removes only those rows of dpe.tsv (filter: true too when
+        # operations made the filter run constructions beyond REMOVAL_RULES)
+        phenomena=lambda wc: ("--phenomena " + ",".join(condition_phenomena(config, condition_spec(wc)))
+                              if condition_phenomena(config, condition_spec(wc)) else ""),
         reinsert=lambda wc: as_json(condition_spec(wc).get("reinsert", {})),
         # why a `filter: true` condition is built unfiltered (no DPE rules for its language)
         not_filtered=lambda wc: plan.filter_note(config, wc.condition) or "",

@@ -239,6 +239,70 @@ def test_random_remove_of_a_filter_condition_is_valid(tiny):
     assert ops == [{"op": "random_remove", "of": "baby-f", "constructions": ["question_formation", "binding"]}]
 
 
+def ops_only_binding(tiny):
+    """tiny.yaml with filter.rules [question_formation]: binding is named only by a dose series and a replace."""
+    c = with_conditions(tiny, bind={"from": "baby", "dose": {"construction": "binding", "rates": [0, 1e-3, 1e-2]}},
+                        **{"bind-swap": {"from": "baby", "operations": [{"op": "replace", "construction": "binding"}]}})
+    c["filter"]["rules"] = ["question_formation"]
+    c["conditions"]["baby"]["reinsert"] = {"question_formation": 0.004}
+    return c
+
+
+def test_constructions_named_by_operations_are_filtered(tiny):
+    """Issue 45: a construction only operations name is run by the filter without being in filter.rules, and a
+    `filter: true` condition still removes filter.rules alone."""
+    from povstim.filter.settings import condition_phenomena, filter_rules, removal_rules
+
+    assert condition_phenomena(tiny, tiny["conditions"]["baby-f"]) is None  # nothing extra: every row, as before
+    c = ops_only_binding(tiny)
+    cfg.validate(c)
+    assert filter_rules(c) == ("question_formation", "binding")
+    assert removal_rules(c) == ("question_formation",)
+    assert condition_phenomena(c, c["conditions"]["baby-f"]) == ("question_formation",)
+    assert O.resolve(c["conditions"], "bind-dose1e-3", list(removal_rules(c))) == [
+        {"op": "remove", "constructions": ["binding"]}, {"op": "reinsert", "rates": {"binding": 0.001}}]
+    # `true` is filter.rules (and filter lists), not what operations added
+    c2 = with_conditions(c, all={"from": "baby", "operations": [{"op": "remove", "constructions": True}]})
+    cfg.validate(c2)
+    assert O.resolve(c2["conditions"], "all", list(removal_rules(c2))) == [
+        {"op": "remove", "constructions": ["question_formation"]}]
+    # an unknown construction is an error naming the operation's key, before any job
+    bad = with_conditions(tiny, x={"from": "baby", "operations": [{"op": "remove", "constructions": ["bindng"]}]})
+    with pytest.raises(PovstimError, match=r"conditions\.x\.operations\[0\]: unknown phenomenon 'bindng' "
+                                           r"\(did you mean 'binding'\?\)"):
+        cfg.validate(bad)
+
+
+def dry_run(tmp_path, config: dict):
+    import os
+
+    from helpers.project import copy_parts
+
+    copy_parts(tmp_path)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--workflow-profile", "none", "--cores", "2"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout
+
+
+@pytest.mark.slow
+def test_constructions_named_by_operations_dag(tmp_path, tiny):
+    """The DAG of ops_only_binding: parse and filter run binding, BABY-F removes question formation only."""
+    import re
+
+    out = dry_run(tmp_path, ops_only_binding(tiny))
+    parse = [x for x in out.splitlines() if "povstim parse " in x and "--filter-params" in x]
+    filt = [x for x in out.splitlines() if "povstim filter " in x]
+    assert parse and filt
+    assert all('"rules": ["question_formation", "binding"]' in x for x in parse + filt)
+    (bf,) = [x for x in out.splitlines() if "povstim condition --base" in x and "corpus/baby-f/8k/train.txt" in x]
+    assert "--phenomena question_formation " in bf
+    (bd,) = [x for x in out.splitlines() if "--condition-name bind-dose1e-2" in x and "baby/8k/base.txt" in x]
+    assert re.search(r'"constructions": \["binding"\]', bd) and '"rates": {"binding": 0.01}' in bd
+
+
 def test_dose_demo_dag(tmp_path, repo_root):
     """configs/dose-demo.yaml's DAG: 7 conditions (4 series members), replace conditions read the parse
     shards, the dose rule in the default target (dry run)."""

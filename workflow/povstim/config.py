@@ -14,7 +14,7 @@ from .benchmarks.suite import POSH_CATEGORIES
 from .conditions import operations
 from .constructions import library as constructions
 from .constructions.targets import SUITE_FILES, check_targets, paradigms_in
-from .filter.settings import filter_rules as _filter_rules
+from .filter.settings import removal_rules as _removal_rules
 from .io import PovstimError
 from .probes.settings import check_probes
 from .schema import RESERVED_EXPERIMENTS, describe_errors, load_schema  # noqa: F401 (re-exported)
@@ -134,8 +134,9 @@ def check_references(config: dict, source: str = "config") -> None:
                     f"{source}: conditions.{name}.reinsert.{phen}: {phen!r} is not filtered (filter.rules is "
                     f"{', '.join(filter_rules)}), so there is no removed evidence to put back"
                 )
-    try:  # corpus operations: random_remove's condition, replace's variant, constructions the filter runs
-        operations.check(config.get("conditions", {}), list(_filter_rules(config)))
+    try:  # corpus operations: random_remove's condition, replace's variant, known constructions (the filter
+        # runs every construction they name: filter.settings.filter_rules)
+        operations.check(config.get("conditions", {}), list(_removal_rules(config)))
     except PovstimError as exc:
         raise PovstimError(f"{source}: {exc}") from None
     if config.get("filter_validation") and config.get("parser", {}).get("backend") == "gold":

@@ -25,6 +25,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .. import dpe
 from ..io import PovstimError
 from . import variants
 
@@ -330,7 +331,8 @@ def needs_trees(spec: dict) -> bool:
 
 
 def check(conditions: dict, rules: list[str], where: str = "conditions") -> None:
-    """Config-time checks of every condition's operations (before any job)."""
+    """Config-time checks of every condition's operations (before any job); ``rules``: what ``true``
+    removes (filter.settings.removal_rules)."""
     for name, spec in conditions.items():
         for k, o in enumerate(spec.get("operations") or []):
             key = f"{where}.{name}.operations[{k}]"
@@ -338,10 +340,10 @@ def check(conditions: dict, rules: list[str], where: str = "conditions") -> None
                 raise PovstimError(f"{key}.op: unknown operation {o['op']!r} (known: {', '.join(OPERATIONS)})")
             OPERATIONS[o["op"]].check(o, key, conditions)
             cons = constructions({"operations": [o]}, rules)
-            bad = [c for c in cons if c not in rules]
-            if bad:
-                raise PovstimError(f"{key}: {', '.join(bad)} not run by the filter (filter.rules is "
-                                   f"{', '.join(rules)}): add it to filter.rules")
+            # a construction named here is run by the filter without being listed in filter.rules
+            # (filter.settings.filter_rules); it must be one the registry knows
+            if cons:
+                dpe.check_rules(cons, key)
             if o["op"] in ("reinsert", "add") and not [c for c in cons if c in removed_before(spec, k, rules)]:
                 raise PovstimError(f"{key}: {o['op']} puts back sentences an earlier remove of this condition "
                                    f"took, and none removed {', '.join(cons)}")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .. import dpe
+from ..conditions import operations
 from ..constructions.library import use, warn_untargeted
 from ..settings import build
 
@@ -48,10 +49,10 @@ def condition_filter(spec: dict, rules) -> tuple[str, ...] | None:
     return tuple(rules) if f else None
 
 
-def filter_rules(config: dict) -> tuple[str, ...]:
-    """What the filter stage runs on a corpus: ``filter.rules`` and every phenomenon a condition names in
-    its ``filter:`` list (in that order, once each). Each condition then removes its own (dpe.tsv has one
-    row per sentence and phenomenon), so one parse and one filter run serve every condition."""
+def removal_rules(config: dict) -> tuple[str, ...]:
+    """What a condition that removes "everything" removes (``filter: true``, ``remove`` with
+    ``constructions: true``): ``filter.rules`` and every phenomenon a condition names in its ``filter:``
+    list (in that order, once each)."""
     section = config.get("filter") or {}
     out = list(section.get("rules") or ["question_formation", "binding"])
     for spec in (config.get("conditions") or {}).values():
@@ -59,3 +60,31 @@ def filter_rules(config: dict) -> tuple[str, ...]:
         if isinstance(f, (list, tuple)):
             out.extend(r for r in f if r not in out)
     return tuple(out)
+
+
+def filter_rules(config: dict) -> tuple[str, ...]:
+    """What the parse and filter stages run on a corpus: :func:`removal_rules`, then every construction a
+    condition's corpus operations or dose series name (remove, reinsert, add, replace; issue 45), so a
+    construction named only there need not be listed in ``filter.rules`` too. Each condition then removes
+    its own (dpe.tsv has one row per sentence and phenomenon), so one parse and one filter run serve every
+    condition; :func:`condition_phenomena` keeps ``filter: true`` to :func:`removal_rules`."""
+    out = list(removal_rules(config))
+    for spec in (config.get("conditions") or {}).values():
+        names = operations.constructions(spec, out) if spec.get("operations") else []
+        if isinstance(spec.get("dose"), dict) and spec["dose"].get("construction"):  # before expand_dose
+            names.append(spec["dose"]["construction"])
+        out.extend(c for c in names if c not in out)
+    return tuple(out)
+
+
+def condition_phenomena(config: dict, spec: dict) -> tuple[str, ...] | None:
+    """The phenomena an old-style (``filter:``) condition removes from dpe.tsv when that is not every row:
+    its ``filter:`` list, or, for ``filter: true`` when operations made the filter run more than
+    :func:`removal_rules`, those rules; None: every row (the condition's ``--phenomena``)."""
+    f = spec.get("filter")
+    if isinstance(f, (list, tuple)):
+        return tuple(f)
+    if f and not spec.get("operations"):
+        rules = removal_rules(config)
+        return rules if rules != filter_rules(config) else None
+    return None
