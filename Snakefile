@@ -110,6 +110,15 @@ include: "rules/probe.smk"
 include: "rules/dose.smk"
 
 
+# Results made with another config are replaced by this run: said now, when the DAG is built, so that a dry run
+# (`snakemake -n`) says it too; a real run pauses before its first job (onstart). Not for --unlock or --report.
+REPLACES = None
+if workflow.exec_mode == ExecMode.DEFAULT and "--unlock" not in sys.argv and povstim_runs.report_target(sys.argv) is None:
+    REPLACES = povstim_runs.overwrite_warning(RESULTS, config)
+    if REPLACES:
+        print(REPLACES, file=sys.stderr)
+
+
 rule all:
     default_target: True
     input:
@@ -124,9 +133,8 @@ WARM_START = {}
 
 onstart:
     povstim_runs.watch_interrupts()  # a Ctrl-C is then told apart from a failed job in onerror
-    _changed = povstim_runs.overwrite_warning(RESULTS, config)
-    if _changed:
-        print(_changed, file=sys.stderr)
+    if REPLACES:  # said when the DAG was built; Ctrl-C during the pause stops the run before any job
+        povstim_runs.pause_before_replacing(EXPERIMENT)
     povstim_runs.write_record(config, CONFIGFILES, RESULTS)
     if povstim_warm.enabled(config["warm_start"], workflow.local_exec, workflow.dryrun or workflow.touch,
                             bool(workflow.deployment_settings.deployment_method)):

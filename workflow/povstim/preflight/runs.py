@@ -8,6 +8,11 @@
   (``results/<experiment>/config.yaml``), so the report and a later rerun can name it.
 * :func:`stale_lock_hint`: after a SIGKILL Snakemake's lock stays behind and the rerun is refused; when
   no other snakemake runs in the folder, say so and give the one command that removes it.
+* :func:`overwrite_warning` / :func:`pause_before_replacing`: a run whose config differs from the record of
+  ``results/<experiment>/`` replaces results. The Snakefile says so when it builds the DAG (dry runs too,
+  ``snakemake -n``), and a real run pauses ``PAUSE_S`` seconds before its first job when a person can stop
+  it (stdin and stderr are terminals); ``POVSTIM_YES=1`` skips the pause, and runs without a terminal (CI,
+  tests, SLURM) never wait.
 * :func:`end_line`: one line at the end of a run: what failed and where its logs are, or that the run was
   interrupted (:func:`watch_interrupts` remembers a Ctrl-C of the Snakemake process: Snakemake itself
   reports it as a failed run, exit 1).
@@ -17,6 +22,8 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -134,9 +141,47 @@ def overwrite_warning(results_dir: str | Path, config: dict) -> str | None:
     changes = config_changes(results_dir, config)
     if not changes:
         return None
-    return (f"povstim: results/{config['experiment']}/ was made with a different config; this run replaces the "
-            f"results that depend on what changed ({'; '.join(changes)}). To keep both, stop now (Ctrl-C) and "
-            f"give this config another `experiment:` name.")
+    return (f"povstim: results/{config['experiment']}/ was made with a different config; running this config "
+            f"replaces the results that depend on what changed ({'; '.join(changes)}). To keep both, give this "
+            f"config another `experiment:` name (a real run pauses {PAUSE_S} s first on a terminal: Ctrl-C stops it; "
+            f"{YES_ENV}=1 skips the pause).")
+
+
+PAUSE_S = 10  # long enough to read the notice and press Ctrl-C, short enough not to be a nuisance
+YES_ENV = "POVSTIM_YES"
+
+
+def pause_before_replacing(experiment: str, seconds: int = PAUSE_S, stdin=None, stderr=None, sleep=time.sleep,
+                           environ=None) -> str:
+    """Before a real run replaces results made with another config: count down ``seconds`` on stderr, so that
+    Ctrl-C stops the run before any job (SystemExit 130, nothing replaced). No pause when ``POVSTIM_YES=1``
+    ("yes") or when stdin or stderr is not a terminal ("no terminal": CI, tests, SLURM, output to a file,
+    nobody to read the countdown or press Ctrl-C). Returns what it did ("paused")."""
+    stdin, stderr = stdin or sys.stdin, stderr or sys.stderr
+    environ = os.environ if environ is None else environ
+    if environ.get(YES_ENV, "").strip().lower() in ("1", "true", "yes"):
+        print(f"povstim: {YES_ENV} is set: replacing results of experiment '{experiment}' without a pause",
+              file=stderr)
+        return "yes"
+    if not (_isatty(stdin) and _isatty(stderr)):
+        return "no terminal"
+    try:
+        for left in range(seconds, 0, -1):
+            print(f"\rpovstim: replacing results of experiment '{experiment}' in {left:2d} s; Ctrl-C stops the "
+                  f"run now ({YES_ENV}=1 skips this pause) ", end="", file=stderr, flush=True)
+            sleep(1)
+        print(file=stderr)
+    except KeyboardInterrupt:
+        print(f"\npovstim: stopped before any job: nothing of results/{experiment}/ was replaced", file=stderr)
+        raise SystemExit(INTERRUPTED_EXIT) from None
+    return "paused"
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # closed or not a file
+        return False
 
 
 # ---- locks ---------------------------------------------------------------------------------------------
