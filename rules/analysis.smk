@@ -6,6 +6,7 @@ report: "../workflow/report/workflow.rst"
 
 from povstim import biases as bias_plan  # the arch-level 'bias' predictor (Experiment 3)
 from povstim.train.params import word_checkpoints_wanted  # whether the config trains word-budget checkpoints
+from povstim.constructions.delta import comparison_targets, named_conditions  # the construction-delta rule
 
 
 rule analyze:
@@ -183,6 +184,43 @@ rule acquisition:
         " --out-dir {output} > {log} 2>&1"
 
 
+# Δ accuracy per construction (docs/constructions.md, "Δ accuracy"): only when a condition names the constructions
+# it removes (conditions.<c>.filter: [..]); each is compared with the unfiltered condition of its corpus.
+CONSTRUCTION_DELTA_OUTPUTS = [f"{RESULTS}/analysis/construction_delta"] \
+    if named_conditions(config["conditions"]) else []
+
+
+rule construction_delta:
+    input:
+        tidy=f"{RESULTS}/analysis/items.parquet",
+    output:
+        report(
+            directory(f"{RESULTS}/analysis/construction_delta"),
+            patterns=["{name}.png", "{name}.html"],
+            caption="../workflow/report/construction_delta.rst",
+            category="Constructions",
+            labels={"item": "{name}"},
+        ),
+    params:
+        conditions=as_json(config["conditions"]),
+        filter=as_json(config["filter"]),
+        analysis=as_json(config["analysis"]),
+        # the constructions' targets as resolved now: editing a library entry's targets: reruns this rule
+        targets=as_json(comparison_targets(config["conditions"])),
+        code=stage_code("construction-delta"),
+    # one chain per core, as rule analyze
+    threads: lambda wc: int(config["analysis"].get("chains", 4))
+    log:
+        f"{LOGS}/analyze/construction_delta.log",
+    benchmark:
+        f"{BENCH}/analyze/construction_delta.tsv"
+    conda:
+        "../envs/analysis.yaml"
+    shell:
+        "{POVSTIM} construction-delta --items {input.tidy} --conditions {params.conditions:q}"
+        " --filter {params.filter:q} --params {params.analysis:q} --cores {threads} --out-dir {output} > {log} 2>&1"
+
+
 # `results/figures` (the README's target) always shows the figures of the
 # experiment run last: an index of relative links into results/<experiment>/figures.
 # Each experiment's own results stay complete under results/<experiment>/.
@@ -196,6 +234,8 @@ rule figures_index:
         conditions=f"{RESULTS}/corpus/conditions.tsv",
         # and the acquisition points when the config trains word-budget checkpoints
         acquisition=ACQUISITION_OUTPUTS,
+        # and the Δ accuracy per construction when a condition names the constructions it removes
+        construction_delta=CONSTRUCTION_DELTA_OUTPUTS,
     output:
         directory("results/figures"),
     params:

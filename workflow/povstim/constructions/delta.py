@@ -34,6 +34,17 @@ def reference_condition(config: dict, condition: str) -> str:
     return full[0]
 
 
+def named_conditions(conditions: dict) -> dict[str, list[str]]:
+    """condition -> the constructions it removes, for each condition whose ``filter`` names them (a list)."""
+    return {c: list(spec["filter"]) for c, spec in conditions.items() if isinstance(spec.get("filter"), list)}
+
+
+def comparison_targets(conditions: dict) -> dict[str, list[str]]:
+    """condition -> its constructions' target paradigms, sorted (the construction-delta rule's params: editing
+    a construction's ``targets:`` reruns it)."""
+    return {c: sorted(targets_of(names)) for c, names in named_conditions(conditions).items()}
+
+
 def targets_of(names) -> set[str]:
     from .. import dpe
 
