@@ -145,3 +145,52 @@ def test_spacy_plan_says_a_rate_cannot_be_met(tmp_path, capsys):
     kept = row["sentences"] - row["removed"]
     assert o["needed"] == round(0.05 * kept) >= 13 and o["status"] == "cannot be met"
     assert "CANNOT BE MET" in out and "DPE filter (conservative on spacy parses" in out
+
+
+def test_dose_series_forecast_with_a_planted_shortfall():
+    """Issue 45: `povstim plan` forecasts each dose of a series. Planted: 21,560 sentences; the filter lists 40
+    for question formation alone, 15 for binding alone and 5 for both (60 removed); targeted pools 30 (question
+    formation) and 12 (binding). The series removes question formation only: 45 sentences, leaving 21,515.
+    Rate 1e-5: round(0.215) = 0 sentences (rounds to 0); 1e-3: round(21.515) = 22 <= 30, ok; 1e-2:
+    round(215.15) = 215 > 30, cannot be met, all 30 go back: 30 / 21,515. BABY-F (filter: true) keeps
+    21,560 - 60 = 21,500, as before."""
+    from povstim.conditions import operations
+
+    config = _config(**{"baby-f": {"from": "baby", "filter": True},
+                        "qf": {"from": "baby", "dose": {"construction": "question_formation",
+                                                        "rates": [0, 1e-5, 1e-3, 1e-2]}}})
+    operations.expand_dose(config)  # as config.validate does
+    pool = {"question_formation": 30, "binding": 12}
+    rows = [{"corpus": "baby", "size": "150k", "sentences": 21_560, "removed": 60, "sample": None, "pool": pool,
+             "pool_high": dict(pool), "combos": {"question_formation": 40, "binding": 15,
+                                                 "binding,question_formation": 5}}]
+    chains = evidence.dose_outlook.chain_outlook(config, rows)
+    doses = evidence.dose_outlook.dose_outlook(config, rows, chains)
+    got = [(d["condition"], d["rate"], d["needed"], d["pool"], d["status"]) for d in doses]
+    assert got == [("qf-dose0", 0.0, 0, 30, "ok"), ("qf-dose1e-5", 1e-5, 0, 30, "rounds to 0"),
+                   ("qf-dose1e-3", 1e-3, 22, 30, "ok"), ("qf-dose1e-2", 1e-2, 215, 30, "cannot be met")]
+    assert doses[-1]["expected_rate"] == round(30 / 21_515, 6)
+    text = "\n".join(evidence.render({"rows": [], "reinsert": chains, "dose": doses, "notes": []}))
+    assert "  qf (question_formation) 150k: targeted pool 30" in text
+    assert "rate 0.01     qf-dose1e-2              needs    215  CANNOT BE MET" in text
+    assert "WARNING: 2 dose(s) the targeted evidence cannot (or may not) fill, or that round to no sentence " \
+           "(qf-dose1e-5 150k, qf-dose1e-2 150k)" in text
+    assert "Reinsertion (" not in text  # the series' members are shown once, as doses
+    # a legacy BABY of the same config: BABY-F's 21,500 sentences (the union of every removal)
+    config["conditions"]["baby"] = {"from": "baby", "filter": True, "reinsert": {"binding": 0.001}}
+    (o,) = evidence.reinsert_outlook(config, rows)
+    assert o["needed"] == round(0.001 * 21_500) == 22 and o["status"] == "cannot be met"
+
+
+def test_dose_demo_forecast_equals_its_conditions():
+    """configs/dose-demo.yaml (gold trees: exact counts): the plan's forecast of each dose is what the condition
+    stage put back on the same corpus (results/dose-demo's condition.json files, recorded in
+    docs/manipulations.md: 5,357 sentences after the removal; 5, 16 and 54 sentences back at 1e-3, 3e-3, 1e-2)."""
+    from povstim import config as cfg
+
+    config = cfg.load(REPO / "configs" / "dose-demo.yaml")
+    config["benchmarks"] = {}
+    plan = make_plan(config, REPO)
+    doses = {d["rate"]: d for d in plan["filter"]["dose"]}
+    assert {r: (d["needed"], d["status"]) for r, d in doses.items()} == {
+        0.0: (0, "ok"), 1e-3: (5, "ok"), 3e-3: (16, "ok"), 1e-2: (54, "ok")}

@@ -25,6 +25,7 @@ import logging
 import math
 import random
 import tempfile
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,9 +35,15 @@ from .. import plan as dag_plan
 from ..corpus.assemble import assemble
 from ..dpe import audit
 from ..filter.run import run_filter
-from ..filter.settings import filter_rules, filter_settings
+from ..filter.settings import (
+    condition_phenomena,
+    filter_rules,
+    filter_settings,
+    removal_rules,
+)
 from ..io import PovstimError, parse_size
 from ..parse.run import parse_texts, parser_settings
+from . import dose_outlook
 
 log = logging.getLogger("povstim.plan")
 
@@ -75,12 +82,14 @@ def count_filter(lines: list[str], config: dict, corpus: str, gold: list[str] | 
     targeted = audit.targeted(result.rows)
     per_phen = {p: 0 for p in fs.rules}
     pool = {p: 0 for p in fs.rules}
+    # removals per set of constructions: what a condition removing some of them loses is their union
+    combos = dict(sorted(Counter(",".join(sorted(set(p))) for p in removed.values()).items()))
     for i, phens in removed.items():
         for p in set(phens):
             per_phen[p] = per_phen.get(p, 0) + 1
         if len(phens) == 1 and phens[0] in targeted.get(i, ()):  # what conditions.build may put back
             pool[phens[0]] = pool.get(phens[0], 0) + 1
-    return {"n": len(lines), "removed": len(removed), "per_phenomenon": per_phen, "pool": pool,
+    return {"n": len(lines), "removed": len(removed), "per_phenomenon": per_phen, "pool": pool, "combos": combos,
             "mode": fs.mode, "backend": ps.backend}
 
 
@@ -125,7 +134,7 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
                         continue
                     rows.append({"corpus": corpus, "size": size, "sentences": c["n"], "method": "all (gold trees)",
                                  "sample": None, "removed": c["removed"], "per_phenomenon": c["per_phenomenon"],
-                                 "pool": c["pool"], "pool_high": dict(c["pool"]), "mode": c["mode"],
+                                 "combos": c["combos"], "pool": c["pool"], "pool_high": dict(c["pool"]), "mode": c["mode"],
                                  "backend": c["backend"]})
                 continue
             largest = corpus_sizes[-1]
@@ -154,8 +163,11 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
                              "sample": None if exact else n, "sample_counts": c,
                              "removed": round(c["removed"] * scale),
                              "per_phenomenon": {p: round(k * scale) for p, k in c["per_phenomenon"].items()},
+                             "combos": {p: round(k * scale) for p, k in c["combos"].items()},
                              "pool": pool, "pool_high": pool_high, "mode": c["mode"], "backend": c["backend"]})
-    return {"rows": rows, "reinsert": reinsert_outlook(config, rows), "notes": notes}
+    chains = dose_outlook.chain_outlook(config, rows)
+    return {"rows": rows, "reinsert": reinsert_outlook(config, rows) + chains,
+            "dose": dose_outlook.dose_outlook(config, rows, chains), "notes": notes}
 
 
 def reinsert_outlook(config: dict, rows: list[dict]) -> list[dict]:
@@ -170,18 +182,14 @@ def reinsert_outlook(config: dict, rows: list[dict]) -> list[dict]:
             r = by.get((spec["from"], size))
             if r is None:
                 continue
-            kept = r["sentences"] - r["removed"]  # BABY-F's sentences
+            # BABY-F's sentences: the corpus less what the condition removes (its filter list, or filter: true's)
+            kept = r["sentences"] - dose_outlook.removed_for(
+                r, condition_phenomena(config, spec) or removal_rules(config))
             for phen, rate in rates.items():
                 need = int(round(rate * kept))
                 pool, high = r["pool"].get(phen, 0), r["pool_high"].get(phen, 0)
-                if need == 0:
-                    status = "rounds to 0"  # the corpus is too small for the rate: BABY gets none of it
-                elif pool >= need:
-                    status = "ok"
-                elif r["sample"] is not None and high >= need:
-                    status = "may fall short"
-                else:
-                    status = "cannot be met"
+                # "rounds to 0": the corpus is too small for the rate, BABY gets none of it
+                status = dose_outlook.status(need, pool, high, r["sample"] is not None)
                 got = min(pool, need)
                 out.append({"condition": name, "size": size, "phenomenon": phen, "rate": rate, "needed": need,
                             "pool": pool, "pool_high": high, "status": status,
@@ -214,9 +222,10 @@ def render(ev: dict) -> list[str]:
             lines.append(f"  ({r['corpus']}: parsed {r['method']}, seeded)")
     for note in ev.get("notes", []):
         lines.append(f"  note: {note}")
-    if ev["reinsert"]:
+    reinsert = [o for o in ev["reinsert"] if not o.get("series")]  # a dose series' members: below
+    if reinsert:
         lines.append("Reinsertion (conditions.<name>.reinsert: sentences needed at the rate / targeted pool):")
-    for o in ev["reinsert"]:
+    for o in reinsert:
         flag = {"ok": "ok", "may fall short": "MAY FALL SHORT", "cannot be met": "CANNOT BE MET",
                 "rounds to 0": "ROUNDS TO 0 SENTENCES"}[o["status"]]
         pool = f"{o['pool']:,}" + (f" [<= {o['pool_high']:,}]" if o["pool_high"] != o["pool"] else "")
@@ -225,11 +234,11 @@ def render(ev: dict) -> list[str]:
         if o["status"] != "ok":
             line += f": BABY's measured rate would be ~{o['expected_rate']:.5f}"
         lines.append(line)
-    short = [o for o in ev["reinsert"] if o["status"] != "ok"]
+    short = [o for o in reinsert if o["status"] != "ok"]
     if short:
         lines.append(f"  -> WARNING: {len(short)} reinsert rate(s) the targeted evidence cannot (or may not) fill, "
                      "or that round to no sentence at all in a corpus this small: "
                      "BABY would hold less evidence than configured (its SHORTFALL, conditions.tsv and the "
                      "reinsert_shortfall guardrail). Use more or larger child-directed sources, a lower rate, or "
                      "another filter mode (docs/filter.md).")
-    return lines
+    return lines + dose_outlook.render(ev.get("dose") or [])
