@@ -10,7 +10,7 @@ Always drawn (from --analysis-dir, and --scores for the learning curves):
 Drawn when their inputs are given:
   fig4_biases, fig5_biases   POSH Figs. 4-5 (Experiment 3), when DIR/tables/exp3_*.csv exist
   tokenizer_study        POSH Table 9 as a figure (--tokenizer-study)
-  filter_audit           DPE removed per rule and size (--filter-audit)
+  filter_audit           DPE removed per rule and size, the targeted part inside each bar (--filter-audit)
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import dpe
 from ..analysis import tidy
 from ..analysis.curves import curve_table
-from ..dpe import audit
 from ..io import PovstimError, json_object_arg
 from .draw import draw_analysis
+from .filter_audit import read_filter_audit
 from .index import write_index
 from .runinfo import write_run_info
 
@@ -110,38 +109,3 @@ def read_tokenizer_study(paths) -> pd.DataFrame:
     out["vocab_size"] = pd.to_numeric(out["vocab_size"])
     out["tokens"] = pd.to_numeric(out["tokens"])
     return out
-
-
-def read_filter_audit(audits) -> pd.DataFrame:
-    """Removed sentences per corpus x size x phenomenon x rule from (corpus, size, dpe.tsv) triples.
-
-    Targeted removals also count under the phenomenon's strict rule, so the
-    figure shows how much of App. C's removal is disambiguating evidence.
-    """
-    rows = []
-    for corpus, size, path in audits:
-        path = Path(path)
-        dpe_rows = audit.read(path)
-        total = _sentence_total(path.with_name("summary.json"))
-        groups: dict[tuple[str, str], set[int]] = {}
-        for r in dpe_rows:
-            groups.setdefault((r.phenomenon, r.rule), set()).add(r.sent_id)
-            strict = dpe.PHENOMENA[r.phenomenon].rules["strict"].__name__ if r.phenomenon in dpe.PHENOMENA else None
-            if r.targeted and strict and strict != r.rule:
-                groups.setdefault((r.phenomenon, strict), set()).add(r.sent_id)
-        for (phen, rule), ids in sorted(groups.items()):
-            rows.append({"corpus": corpus, "size": size, "phenomenon": phen, "rule": rule, "n": len(ids),
-                         "rate": (len(ids) / total) if total else None})
-    return pd.DataFrame(rows, columns=["corpus", "size", "phenomenon", "rule", "n", "rate"])
-
-
-def _sentence_total(path: Path):
-    """The corpus's sentence count from the filter's summary.json, if there is one."""
-    if not path.exists():
-        return None
-    try:
-        obj = json.loads(path.read_text())
-    except json.JSONDecodeError:
-        return None
-    v = obj.get("n_sentences") if isinstance(obj, dict) else None
-    return float(v) if isinstance(v, (int, float)) and v > 0 else None

@@ -39,7 +39,7 @@ def plan(adir: Path, curves: pd.DataFrame | None = None, study: pd.DataFrame | N
     """(stem, function, args) of every figure to draw, in figures.json's order: ``function(*args)`` returns
     the matplotlib figure. Reading the inputs (and their errors) happens here, before anything is drawn."""
     # deferred: matplotlib, not needed by `povstim figures --index` (links only)
-    from . import exp3, plots
+    from . import exp3, filter_audit, plots
 
     acc_path = adir / "accuracy.csv"
     if not acc_path.exists():
@@ -77,7 +77,7 @@ def plan(adir: Path, curves: pd.DataFrame | None = None, study: pd.DataFrame | N
         if audit.empty:
             log.warning("filter audit: no DPE removed in any corpus; drawing nothing")
         else:
-            figures.append(("filter_audit", plots.filter_audit, (audit,)))
+            figures.append(("filter_audit", filter_audit.draw, (audit,)))
     return figures
 
 

@@ -6,7 +6,7 @@ fig3_posterior      POSH Fig. 3: posterior medians with 95% intervals per coeffi
 fig1_children       POSH Fig. 1: children's accuracy (Table 7) beside model accuracy at matched input sizes
 learning_curves     accuracy vs training step, or words seen (training.checkpoint_words) (BabyBERTa Fig. 2, POSH Fig. 4 top)
 tokenizer_study     POSH Table 9: corpus token count per vocab size and dataset
-filter_audit        DPE sentences removed per rule and size
+(the filter-audit figure is filter_audit.py's)
 """
 
 from __future__ import annotations
@@ -216,35 +216,6 @@ def tokenizer_study(study: pd.DataFrame):
     h, lab = axes[0][0].get_legend_handles_labels()
     fig.legend(h, lab, loc="lower center", ncol=max(1, len(lab)), bbox_to_anchor=(0.5, -0.04), frameon=False)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
-    return fig
-
-
-def filter_audit(audit: pd.DataFrame):
-    """audit: columns corpus, size, phenomenon, rule, n (+ optional rate = n / sentences)."""
-    corpora = sorted(audit["corpus"].unique())
-    rules = sorted({(p, r) for p, r in zip(audit["phenomenon"], audit["rule"])})
-    use_rate = "rate" in audit.columns and audit["rate"].notna().all()
-    fig, axes = plt.subplots(1, len(corpora), figsize=(max(3.0, 0.5 * len(rules) + 1.5) * len(corpora), 2.8),
-                             squeeze=False)
-    hatches = ["", "//", "..", "xx", "\\\\", "oo", "--", "++"]
-    for c, corpus in enumerate(corpora):
-        ax = axes[0][c]
-        sub = audit[audit["corpus"] == corpus]
-        sizes = _sizes(sub)
-        x = np.arange(len(rules))
-        width = 0.8 / max(1, len(sizes))
-        for k, size in enumerate(sizes):
-            s = sub[sub["size"] == size].set_index(["phenomenon", "rule"])
-            vals = [float(s.loc[pr, "rate" if use_rate else "n"]) if pr in s.index else 0.0 for pr in rules]
-            vals = [100 * v for v in vals] if use_rate else vals
-            ax.bar(x + (k - (len(sizes) - 1) / 2) * width, vals, width, label=size,
-                   color=style.PALETTE[k % len(style.PALETTE)], edgecolor="black", linewidth=0.5,
-                   hatch=hatches[k % len(hatches)])
-        ax.set_xticks(x, [f"{r}\n({p.replace('_', ' ')})" for p, r in rules], rotation=30, ha="right")
-        ax.set_ylabel("% of sentences removed" if use_rate else "sentences removed")
-        ax.set_title(f"{corpus}: DPE removed per rule")
-        ax.legend(title="size", frameon=False)
-    fig.tight_layout()
     return fig
 
 

@@ -1,0 +1,147 @@
+"""The filter-audit figure: the DPE sentences the filter removed per corpus x size and rule, and of those the
+targeted ones.
+
+A targeted removal is one the phenomenon's strict rule also flags (``dpe.tsv``'s ``targeted`` column): the
+disambiguating evidence BABY may put back. It is a *subset* of the removals of the configured mode's rule, not
+an extra removal, so each bar's height is everything the rule removed and a darker, hatched bar inside it (from
+0) is the targeted part ("of which targeted"). Tick labels are the phenomena (with the rule when a phenomenon
+has several), wrapped, and each group is wide enough for its label; the legend sits below the panels.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+
+from ..dpe import audit
+from ..io import PovstimError
+
+COLUMNS = ["corpus", "size", "phenomenon", "rule", "n", "n_targeted", "rate", "rate_targeted"]
+LABEL_CHARS = 14  # tick labels are wrapped at this many characters
+GROUP_INCHES = 1.15  # width of one phenomenon's group: a wrapped label of LABEL_CHARS at 7 pt fits in it
+
+
+def read_filter_audit(audits) -> pd.DataFrame:
+    """Per corpus x size x phenomenon x rule (from (corpus, size, dpe.tsv) triples): ``n`` sentences the rule
+    removed, ``n_targeted`` of them targeted, and both as a share of the corpus's sentences (the filter's
+    summary.json beside dpe.tsv; blank when it is missing)."""
+    rows = []
+    for corpus, size, path in audits:
+        path = Path(path)
+        total = _sentence_total(path.with_name("summary.json"))
+        removed: dict[tuple[str, str], set[int]] = {}
+        targeted: dict[tuple[str, str], set[int]] = {}
+        for r in audit.read(path):
+            removed.setdefault((r.phenomenon, r.rule), set()).add(r.sent_id)
+            if r.targeted:
+                targeted.setdefault((r.phenomenon, r.rule), set()).add(r.sent_id)
+        for (phen, rule), ids in sorted(removed.items()):
+            n_t = len(targeted.get((phen, rule), ()))
+            rows.append({"corpus": corpus, "size": size, "phenomenon": phen, "rule": rule, "n": len(ids),
+                         "n_targeted": n_t, "rate": len(ids) / total if total else None,
+                         "rate_targeted": n_t / total if total else None})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _sentence_total(path: Path):
+    """The corpus's sentence count from the filter's summary.json, if there is one."""
+    if not path.exists():
+        return None
+    try:
+        obj = json.loads(path.read_text())
+    except json.JSONDecodeError:
+        raise PovstimError(f"{path}: not JSON") from None
+    v = obj.get("n_sentences") if isinstance(obj, dict) else None
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def group_labels(audit_df: pd.DataFrame) -> list[tuple[tuple[str, str], str]]:
+    """((phenomenon, rule), wrapped tick label) per bar group, sorted: the phenomenon, and the rule too when
+    the phenomenon has several rules in the data."""
+    groups = sorted({(p, r) for p, r in zip(audit_df["phenomenon"], audit_df["rule"])})
+    n_rules = pd.Series([p for p, _ in groups]).value_counts()
+    out = []
+    for phen, rule in groups:
+        label = textwrap.fill(phen.replace("_", " "), LABEL_CHARS)
+        if n_rules[phen] > 1:
+            label += "\n" + _wrap_name(f"({rule})")
+        out.append(((phen, rule), label))
+    return out
+
+
+def _wrap_name(name: str) -> str:
+    """A rule name wrapped after its underscores (``wanna_posh_`` / ``contraction``), at LABEL_CHARS a line."""
+    lines = [""]
+    for piece in name.replace("_", "_\0").split("\0"):
+        if lines[-1] and len(lines[-1]) + len(piece) > LABEL_CHARS:
+            lines.append("")
+        lines[-1] += piece
+    return "\n".join(lines)
+
+
+def draw(audit_df: pd.DataFrame):
+    """One panel per corpus: per rule group a bar per size (removed) with the targeted part inside it."""
+    # deferred: the figures command reads the audit table (and `--index` runs) without matplotlib
+    import matplotlib.pyplot as plt
+    import numpy as np
+    from matplotlib.patches import Patch
+
+    from ..analysis.tidy import size_words
+    from . import style
+
+    corpora = sorted(audit_df["corpus"].unique())
+    groups = group_labels(audit_df)
+    sizes = sorted(audit_df["size"].astype(str).unique(), key=size_words)
+    use_rate = audit_df["rate"].notna().all()
+    panel_w = max(2.4, GROUP_INCHES * len(groups) + 0.9)
+    fig, axes = plt.subplots(1, len(corpora), figsize=(panel_w * len(corpora), 3.0), squeeze=False)
+    x = np.arange(len(groups))
+    for c, corpus in enumerate(corpora):
+        ax = axes[0][c]
+        sub = audit_df[audit_df["corpus"] == corpus]
+        here = [size for size in sizes if size in set(sub["size"].astype(str))]  # colours stay the same across
+        width = 0.8 / len(here)  # panels, slots are only the sizes this corpus has
+        for j, size in enumerate(here):
+            k = sizes.index(size)
+            s = sub[sub["size"].astype(str) == size].set_index(["phenomenon", "rule"])
+            col = ("rate", "rate_targeted") if use_rate else ("n", "n_targeted")
+            scale = 100.0 if use_rate else 1.0
+            total = [scale * float(s.loc[g, col[0]]) if g in s.index else 0.0 for g, _ in groups]
+            part = [scale * float(s.loc[g, col[1]]) if g in s.index else 0.0 for g, _ in groups]
+            pos = x + (j - (len(here) - 1) / 2) * width
+            colour = style.PALETTE[k % len(style.PALETTE)]
+            ax.bar(pos, total, width, color=colour, alpha=0.3, edgecolor="black", linewidth=0.5, gid="removed")
+            ax.bar(pos, part, width * 0.6, color=colour, edgecolor="black", linewidth=0.5, hatch="//",
+                   gid="targeted")
+        ax.set_xticks(x, [label for _, label in groups])
+        ax.set_xlim(-0.6, len(groups) - 0.4)
+        ax.set_ylabel("% of sentences removed" if use_rate else "sentences removed")
+        ax.set_title(corpus)
+    handles = [Patch(facecolor=style.PALETTE[k % len(style.PALETTE)], edgecolor="black", label=size)
+               for k, size in enumerate(sizes)]
+    handles += [Patch(facecolor="#bbbbbb", alpha=0.5, edgecolor="black", label="removed by the rule"),
+                Patch(facecolor="#555555", edgecolor="black", hatch="//", label="of which targeted")]
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), frameon=False,
+               bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    _fit_labels(fig, len(groups))
+    return fig
+
+
+def _fit_labels(fig, n_groups: int, gap: float = 1.15) -> None:
+    """Widen the figure until every group is ``gap`` times as wide as its widest tick label: the labels' width
+    depends on the font the style sets, so it is measured, not guessed."""
+    for _ in range(3):  # tight_layout after a resize changes the margins a little; the second pass settles it
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        widest = max((t.get_window_extent(renderer).width for ax in fig.axes for t in ax.get_xticklabels()),
+                     default=0.0)
+        have = min(ax.get_window_extent(renderer).width for ax in fig.axes) / n_groups
+        if widest * gap <= have:
+            return
+        w, h = fig.get_size_inches()
+        fig.set_size_inches(w + (widest * gap - have) * n_groups * len(fig.axes) / fig.dpi + 0.05, h)
+        fig.tight_layout(rect=(0, 0.12, 1, 1))
