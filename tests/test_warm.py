@@ -243,6 +243,36 @@ def test_an_analysis_job_in_the_server_writes_what_a_fresh_process_writes(server
     assert all(np.array_equal(a[v].values, b[v].values) for v in a.data_vars)
 
 
+@pytest.mark.slow  # two Bambi fits on the loaded 2-core machine: 71 s
+def test_a_dose_job_in_the_server_writes_what_a_fresh_process_writes(server, code, tmp_path):
+    """dose (issue 45) is forked too (Bambi and matplotlib preloaded): the same fit, cells, curve and figures."""
+    import pandas as pd
+
+    rows = [{"condition": c, "seed": seed, "paradigm": p, "category": "Question Formation",
+             "correct": i < k + seed, "final": True}
+            for c, k in (("q-dose0", 8), ("q-dose1e-3", 11), ("q-dose1e-2", 15)) for seed in (1, 2)
+            for p in ("qf_a", "qf_b") for i in range(20)]
+    pd.DataFrame(rows).to_parquet(tmp_path / "items.parquet")
+    series = {"q": {"construction": "question_formation",
+                    "members": {"q-dose0": 0.0, "q-dose1e-3": 1e-3, "q-dose1e-2": 1e-2}}}
+    params = {"draws": 100, "tune": 100, "chains": 1, "seed": 3, "target_accept": 0.9}
+
+    def args(out):
+        return ["dose", "--items", str(tmp_path / "items.parquet"), "--series", json.dumps(series),
+                "--params", json.dumps(params), "--out-dir", str(out)]
+
+    cold = povstim(args(tmp_path / "cold"), env_for(code))
+    hot = povstim(args(tmp_path / "warm"), env_for(code, server))
+    assert cold.returncode == 0, cold.stderr
+    assert hot.returncode == 0, hot.stderr
+    assert forked(server, str(tmp_path / "warm")), log_text(server)
+    names = sorted(p.name for p in (tmp_path / "cold").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "warm").iterdir())
+    assert {"q.json", "q_cells.csv", "q_curve.csv", "dose_q.png"} <= set(names)
+    for name in names:
+        assert (tmp_path / "warm" / name).read_bytes() == (tmp_path / "cold" / name).read_bytes(), name
+
+
 def test_a_training_job_in_the_server_trains_the_same_model(server, code, tmp_path):
     from test_train import GPT2, TRAINING, corpus as _  # noqa: F401 -- the same tiny recipe as test_train
     from povstim.tokenizer import bpe

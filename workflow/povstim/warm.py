@@ -67,8 +67,9 @@ ENV_CHILD = "POVSTIM_WARM_CHILD"  # set in a child: never delegate again
 
 # Stages whose start-up is dominated by the preloaded imports: the torch stages, and the two jobs that end
 # every DAG one after the other (analyze and its prewarm: PyMC/Bambi/ArviZ/nutpie, ~4 s of imports; figures:
-# matplotlib)
-STAGES = frozenset({"train", "score", "score-group", "probe", "dyck", "analyze", "analyze-prewarm", "figures"})
+# matplotlib), and the dose-response fit (dose: Bambi and matplotlib, as analyze and figures)
+STAGES = frozenset({"train", "score", "score-group", "probe", "dyck", "analyze", "analyze-prewarm", "figures",
+                    "dose"})
 
 # Stages a ready child may run (see the module docstring): their first work is starting CUDA (devices.resolve_device)
 # and they never fork a process that uses it (a process whose driver started cannot give CUDA to its forks)
