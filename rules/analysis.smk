@@ -18,6 +18,8 @@ rule analyze:
         # kept apart from the models' scores (they are not models of a condition
         # for Tables 3/8/12); benchmarks.audit.solved_by_baselines reads them.
         baselines=baseline_score_files(),
+        # models trained elsewhere (external_models; rule score_external): tables and curves, not the Bayesian model
+        external=external_score_files(),
     output:
         accuracy=report(
             f"{RESULTS}/analysis/accuracy.csv",
@@ -53,6 +55,7 @@ rule analyze:
         archs=as_json(bias_plan.arch_meta(config)),
         out_dir=lambda wc, output: os.path.dirname(output.accuracy),
         suite_dirs=lambda wc, input: f"--suite-dirs {' '.join(input.suites)}" if input.suites else "",
+        external=lambda wc, input: f"--external-scores {' '.join(input.external)}" if input.external else "",
         # every condition's actual words beside its size label in the captions of Tables 3/8 (read as params, like
         # the guardrails' --conditions: an analysis-only run has none, and the scores already depend on them)
         sizes=" ".join(["--size-label", str(config["guardrails"]["size_label"]), "--condition-stats"]
@@ -71,7 +74,7 @@ rule analyze:
     shell:
         "{POVSTIM} analyze --scores {input.scores} --conditions {params.conditions:q} --archs {params.archs:q}"
         " --params {params.analysis:q} --out-dir {params.out_dir} --cores {threads}"
-        " {params.suite_dirs} {params.sizes} > {log} 2>&1"
+        " {params.suite_dirs} {params.sizes} {params.external} > {log} 2>&1"
 
 
 rule figures:

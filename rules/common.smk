@@ -161,6 +161,23 @@ def baseline_score_files():
     return [f"{RESULTS}/scores/{b}/{c}/{s}/seed0/{suite}.parquet" for b, c, s, suite in plan.baseline_scores(config)]
 
 
+EXTERNAL_MODELS = plan.external_models(config)
+
+
+def external_score_files():
+    """Item scores of the models trained elsewhere (external_models; rule score_external)."""
+    return [f"{RESULTS}/scores/external/{n}/{suite}.parquet" for n in EXTERNAL_MODELS for suite in SUITES]
+
+
+def external_model_path(name):
+    """An external model's folder (relative paths: to the repository), or its hub repository id as given."""
+    given = config["external_models"][name]["path"]
+    path = Path(os.path.expanduser(given))
+    if path.is_absolute() or given.startswith((".", "~")) or (Path(workflow.basedir) / path).exists():
+        return str(path if path.is_absolute() else Path(workflow.basedir) / path)
+    return given
+
+
 # --- analysis and figures (rules/analysis.smk)
 
 FIGURES = config["figures"]

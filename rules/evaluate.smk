@@ -187,3 +187,33 @@ if CORPUS_ARCHS:
         shell:
             "{POVSTIM} score --baseline ngram --order {params.order} --corpus {input.corpus} --suite {input.suite}"
             " --meta {params.meta:q} --out {output} > {log} 2>&1"
+
+
+# Models trained elsewhere (external_models: a Hugging Face folder with chck_* / checkpoint-N / povstim
+# checkpoints, or a hub repository at its revisions), scored like the trained models: rows arch `external`,
+# condition = the entry's name, every checkpoint with its words seen (povstim score-model; docs/evaluation.md).
+if EXTERNAL_MODELS:
+
+    rule score_external:
+        input:
+            suite=f"{RESULTS}/benchmarks/{{suite}}",
+        output:
+            f"{RESULTS}/scores/external/{{name}}/{{suite}}.parquet",
+        wildcard_constraints:
+            name=one_of(EXTERNAL_MODELS),
+        params:
+            path=lambda wc: external_model_path(wc.name),
+            flags=lambda wc: plan.external_model_flags(config, wc.name),
+            scoring=lambda wc: as_json({k: v for k, v in plan.scoring_for(config, wc.suite).items() if k != "group"}),
+            code=stage_code("score-model"),
+        threads: 2
+        log:
+            f"{LOGS}/score/external/{{name}}/{{suite}}.log",
+        benchmark:
+            f"{BENCH}/score/external/{{name}}/{{suite}}.tsv"
+        conda:
+            "../envs/train.yaml"
+        shell:
+            "{POVSTIM} score-model {params.path:q} --suite {input.suite} --out {output} --name {wildcards.name}"
+            " {params.flags} --params {params.scoring:q} --where external_models.{wildcards.name}.path"
+            " --threads {threads} > {log} 2>&1"

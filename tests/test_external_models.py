@@ -145,3 +145,104 @@ def test_score_model_command_errors_name_the_path(tmp_path, capsys):
                      str(tmp_path / "o")]) == 1
     assert "notamodel is not a model folder" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_external_scores_join_tables_and_curves_not_the_model_table(tmp_path):
+    """povstim analyze --external-scores: the external model's rows are in accuracy.csv, Tables 3/8 and the
+    curves (accuracies counted here from its rows), not in items.parquet (no condition predictors)."""
+    from helpers.simulate import CONDITIONS, simulate_scores, write_score_files
+
+    ours = simulate_scores(sizes=("50k",), seeds=(1,), items=20)
+    paths = write_score_files(ours, tmp_path / "scores")
+    ext = simulate_scores(conditions={"bm": {"source": "baby", "filtered": False}}, sizes=("10M",), seeds=(0,),
+                          items=20, rng_seed=5).assign(arch="external")
+    ext = ext.assign(words_seen=np.where(ext["final"], np.nan, ext["step"] * 1000.0))
+    ext_path = tmp_path / "ext.parquet"
+    ext.to_parquet(ext_path, index=False)
+    out = tmp_path / "analysis"
+    meta = json.dumps(CONDITIONS)
+    assert cli.main(["analyze", "--scores", *map(str, paths), "--external-scores", str(ext_path), "--conditions",
+                     meta, "--out-dir", str(out), "--no-model"]) == 0
+    acc = pd.read_csv(out / "accuracy.csv")
+    mine = acc[(acc["arch"] == "external") & (acc["condition"] == "bm")]
+    assert len(mine) > 0 and set(mine["size"].astype(str)) == {"10M"}
+    final = ext[ext["final"]]
+    for par, sub in final.groupby("paradigm"):
+        got = mine[mine["paradigm"] == par]["accuracy"].iloc[0]
+        assert got == pytest.approx(sub["correct"].mean())
+    assert "BM" in (out / "tables" / "table3_posh.md").read_text()
+    curves = pd.read_csv(out / "accuracy_by_step.csv")
+    assert (curves["arch"] == "external").any() and (curves["arch"] == "gpt2-tiny").any()
+    tidy = pd.read_parquet(out / "items.parquet")
+    assert "external" not in set(tidy["arch"])
+
+
+def test_score_external_rule_in_the_dag(repo_root, tmp_path):
+    """external_models puts rule score_external in the DAG (dry run): one job per model x suite, its output
+    an input of analyze; a name that is a condition's, and slor without a corpus, are config errors."""
+    import copy
+    import subprocess
+    import sys
+
+    import yaml
+    from povstim import config as povstim_config
+
+    cfg = copy.deepcopy(yaml.safe_load((repo_root / "config.yaml").read_text()))
+    cfg["experiment"] = "extdag"
+    cfg["external_models"] = {"bm": {"path": str(tmp_path / "bm"), "size": "10M", "revisions": ["chck_1M"]}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    snakemake = str(__import__("pathlib").Path(sys.executable).with_name("snakemake"))
+    r = subprocess.run([snakemake, "-s", str(repo_root / "Snakefile"), "-d", str(tmp_path), "--configfile",
+                        str(tmp_path / "config.yaml"), "-n", "-p",
+                        "results/extdag/analysis/accuracy.csv"],
+                       check=False, capture_output=True, text=True, cwd=repo_root, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text = r.stdout + r.stderr
+    assert "score_external" in text
+    assert "score-model" in text and "--out results/extdag/scores/external/bm/posh.parquet" in text
+    assert "--size 10M --checkpoints --revision chck_1M" in text and "--where external_models.bm.path" in text
+    assert "--external-scores results/extdag/scores/external/bm/posh.parquet" in text
+
+    bad = copy.deepcopy(cfg)
+    bad["external_models"] = {"baby": {"path": "x"}}
+    with pytest.raises(PovstimError, match=r"external_models\.baby: the name is a condition's too"):
+        povstim_config.validate(bad, "c.yaml")
+    bad = copy.deepcopy(cfg)
+    bad["scoring"]["metric"] = "slor"
+    with pytest.raises(PovstimError, match=r"external_models\.bm\.corpus: scoring\.metric is slor"):
+        povstim_config.validate(bad, "c.yaml")
+
+
+@pytest.mark.slow
+def test_score_external_rule_runs_under_snakemake(repo_root, babylm, tmp_path):
+    """Rule score_external for real (only it allowed; the suite in place): the file it writes holds every revision,
+    the same scores as score_revisions on the same folder."""
+    import copy
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    work = tmp_path / "run"
+    cfg = copy.deepcopy(yaml.safe_load((repo_root / "config.yaml").read_text()))
+    cfg.update(experiment="extrun", scoring={**cfg["scoring"], "sensitivity": False, "device": "cpu"},
+               external_models={"bm": {"path": str(babylm), "size": "10M", "revisions": ["chck_1M", "chck_10M"]}})
+    suite = work / "results" / "extrun" / "benchmarks" / "posh"
+    suite.mkdir(parents=True)
+    (suite / "binding.jsonl").write_text("".join(json.dumps({**p, "suite": "posh"}) + "\n" for p in PAIRS))
+    (work / "config.yaml").write_text(yaml.safe_dump(cfg))
+    out = "results/extrun/scores/external/bm/posh.parquet"
+    r = subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-s", str(repo_root / "Snakefile"), "-d",
+                        str(work), "--configfile", str(work / "config.yaml"), "--allowed-rules", "score_external",
+                        "--cores", "1", out], check=False, capture_output=True, text=True, cwd=repo_root,
+                       timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = pd.read_parquet(work / out)
+    assert list(dict.fromkeys(got["revision"])) == ["main", "chck_1M", "chck_10M"]
+    assert set(got["condition"]) == {"bm"} and set(got["arch"]) == {"external"}
+    pairs = [{**p, "suite": "posh"} for p in PAIRS]
+    settings = build(ScoringSettings, "scoring", {k: v for k, v in cfg["scoring"].items() if k != "group"})
+    ref = X.score_revisions(pairs, X.find_revisions(str(babylm), revisions=["chck_1M", "chck_10M"]), settings,
+                            {"arch": "external", "condition": "bm", "size": "10M", "seed": 0})
+    pd.testing.assert_frame_equal(got, ref)

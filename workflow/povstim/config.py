@@ -172,8 +172,9 @@ def check_references(config: dict, source: str = "config") -> None:
             plan.benchmark_vocabulary(config, suite)
         except PovstimError as exc:
             raise PovstimError(f"{source}: {exc}") from None
-    try:  # scoring.metric: region needs a suite kind that gives regions
+    try:  # scoring.metric: region needs a suite kind that gives regions; external models' names and corpora
         plan.check_scoring_metrics(config)
+        plan.check_external_models(config)
     except PovstimError as exc:
         raise PovstimError(f"{source}: {exc}") from None
     for name, cond in config.get("conditions", {}).items():

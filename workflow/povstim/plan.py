@@ -321,6 +321,38 @@ def check_scoring_metrics(config: dict) -> None:
                                f"benchmarks.{suite}.scoring.metric to sentence or slor")
 
 
+def external_models(config: dict) -> list[str]:
+    """The names of ``external_models`` (models trained elsewhere, scored by rule score_external)."""
+    return list(config.get("external_models") or {})
+
+
+def external_model_flags(config: dict, name: str) -> str:
+    """``povstim score-model``'s flags for external model ``name`` (besides its path, suite and output)."""
+    spec = config["external_models"][name]
+    flags = [f"--size {spec['size']}", "--checkpoints" if spec["checkpoints"] else "--no-checkpoints"]
+    flags += [f"--revision {r}" for r in spec.get("revisions") or []]
+    if spec["download"]:
+        flags.append("--download")
+    if spec.get("corpus"):
+        flags.append(f"--corpus {spec['corpus']}")
+    return " ".join(flags)
+
+
+def check_external_models(config: dict) -> None:
+    """An external model's rows (arch ``external``, condition = its name) must not be mistaken for a trained
+    model's, and ``scoring.metric: slor`` needs its training text: errors naming the key."""
+    for name, spec in (config.get("external_models") or {}).items():
+        if name in config.get("conditions", {}):
+            raise PovstimError(f"external_models.{name}: the name is a condition's too; its rows (condition "
+                               f"{name!r}) would mix with that condition's in the tables: rename it")
+        slor = [s for s in config.get("benchmarks", {}) if scoring_for(config, s).get("metric") == "slor"]
+        if slor and not spec.get("corpus"):
+            raise PovstimError(f"external_models.{name}.corpus: scoring.metric is slor (suite {slor[0]}), which "
+                               "needs the unigram of the model's training text: give that text's path")
+    if "external" in config.get("archs", {}) and config.get("external_models"):
+        raise PovstimError("archs.external: the name marks the rows of external_models; rename the arch")
+
+
 def baseline_scores(config: dict) -> list[tuple[str, str, str, str]]:
     """(baseline, condition, size, suite) of every corpus baseline a suite asks for (``baselines:``)."""
     out = []

@@ -38,6 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     src = p.add_argument_group("inputs (one of)")
     src.add_argument("--scores", nargs="+", metavar="PARQUET", help="item-score files (full analysis)")
+    p.add_argument("--external-scores", nargs="+", default=[], metavar="PARQUET",
+                   help="with --scores: item scores of models trained elsewhere (external_models; povstim "
+                   "score-model): in the accuracy tables and curves, not in the Bayesian model")
     src.add_argument("--items", metavar="PARQUET", help="one item table with a 'correct' column (model only, "
                      "Bernoulli unless --family binomial)")
     src.add_argument("--counts", metavar="CSV", help="aggregated counts with n_correct, n_total (model only, binomial)")
@@ -160,7 +163,8 @@ def run(args) -> int:
             raise PovstimError("--scores needs --out-dir")
         full_analysis(args.scores, meta, settings, Path(out), fit_model=not args.no_model, cores=args.cores,
                       suite_dirs=args.suite_dirs, arch_meta=arch_meta,
-                      sizes=_condition_stats(args.condition_stats, args.size_label))
+                      sizes=_condition_stats(args.condition_stats, args.size_label),
+                      external_paths=args.external_scores)
     else:
         out = args.out or args.out_dir
         if not out:

@@ -81,12 +81,14 @@ def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = 
 
 def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
                   cores: int | None = None, suite_dirs=(), arch_meta: dict | None = None,
-                  sizes: tuple[list[dict], float] | None = None) -> None:
+                  sizes: tuple[list[dict], float] | None = None, external_paths=()) -> None:
     """Tidy item table, accuracy and chi-square tables, POSH Tables 3 and 8, the metric sensitivity
     table, learning curves, age-equivalent scores (suite folders in ``suite_dirs`` that ship norms),
     the Exp. 3 outputs (archs with a bias) and (unless ``fit_model`` is false) the Bayesian models,
     from item-score files, into ``out``. ``sizes``: the conditions' condition.json contents and the
-    size-label tolerance, for the captions of Tables 3/8 (actual words beside the nominal labels)."""
+    size-label tolerance, for the captions of Tables 3/8 (actual words beside the nominal labels).
+    ``external_paths``: item scores of models trained elsewhere (external_models, arch ``external``): in the
+    accuracy tables and learning curves, not in items.parquet (no condition predictors) nor the Bayesian model."""
     from . import exp3, tables, tidy
 
     scores = tidy.read_scores(score_paths)
@@ -95,10 +97,14 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
     with atomic_path(out / "items.parquet") as tmp:
         tidy_scores.to_parquet(tmp, index=False)
     items = tidy.final_items(scores)
-    acc = archs.with_ordered(tables.accuracy_table(items), arch_meta)  # `ordered`: a label, not a table key
+    external = tidy.read_scores(external_paths) if external_paths else None
+    shown = items if external is None else tidy.normalise(
+        pd.concat([items, tidy.final_items(external)], ignore_index=True), "item scores")
+    acc = archs.with_ordered(tables.accuracy_table(shown), arch_meta)  # `ordered`: a label, not a table key
     chisq = write_tables(acc, settings, out, n_seeds=int(items["seed"].nunique()),
                          notes=lambda suite: caption_notes(items, suite, meta) + (size_sentence(*sizes) if sizes else ""))
-    curves = curve_table(scores)
+    curves = curve_table(scores if external is None else tidy.normalise(
+        pd.concat([scores, external], ignore_index=True), "item scores"))
     write_csv(archs.with_ordered(curves, arch_meta), out / "accuracy_by_step.csv")
     if sensitivity.available(items):
         write_sensitivity(items, out)

@@ -32,8 +32,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "or .jsonl): exported as predictions.json for every revision (repeatable)")
     p.add_argument("--dataset", action="append", default=[], metavar="SUITE=NAME",
                    help="the dataset folder name of a suite (default: the suite's name)")
-    p.add_argument("--checkpoints", action=argparse.BooleanOptionalAction, default=True,
-                   help="export the word checkpoints as chck_* revisions (default; an error when there are none)")
+    p.add_argument("--checkpoints", action=argparse.BooleanOptionalAction,
+                   help="export the word checkpoints as chck_* revisions (the default; an error when there are "
+                   "none); --no-checkpoints: the final model only")
 
 
 def default_name(model: Path) -> str:
@@ -56,7 +57,7 @@ def run(args) -> int:
     from .prepare import model_kind
 
     model = Path(args.model)
-    revs = revisions(model, args.checkpoints)
+    revs = revisions(model, args.checkpoints is not False)
     datasets = {}
     for spec in args.dataset:
         suite, sep, name = spec.partition("=")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..io import PovstimError, atomic_path, atomic_write
 from ..io import json_object_arg as _json_arg
-from ..settings import build
+from ..settings import build, section
 from .run import ScoringSettings, unigram_for
 
 log = logging.getLogger("povstim.score")
@@ -39,14 +39,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="suite folder or file (repeatable; benchmark JSONL schema, or see --format)")
     p.add_argument("--format", choices=["jsonl", "blimp", "zorro", "scamp", "posh", "csv"],
                    help="read every --suite with this importer (default: the benchmark schema, else guessed)")
-    p.add_argument("--out-dir", required=True, help="folder for {suite}.parquet, curve.csv and curve.png")
+    p.add_argument("--out-dir", help="folder for {suite}.parquet, curve.csv and curve.png")
+    p.add_argument("--out", help="instead of --out-dir: the one --suite's item-score file only (rule score_external)")
+    p.add_argument("--where", help="what errors call the model (default: its path; the DAG: external_models.NAME"
+                   ".path)")
     p.add_argument("--name", help="the model's name in the rows' condition column (default: the folder's name)")
-    p.add_argument("--size", default="0", help="the size label the tables group it by (its training words, e.g. "
-                   "10M for a BabyLM strict-small model; default 0)")
+    p.add_argument("--size", help="the size label the tables group it by (its training words, e.g. 10M for a "
+                   "BabyLM strict-small model; default: external_models' size default)")
     p.add_argument("--revision", action="append", default=[], metavar="NAME",
                    help="score only these checkpoints (subfolder names or hub revisions; repeatable)")
-    p.add_argument("--checkpoints", action=argparse.BooleanOptionalAction, default=True,
-                   help="score the checkpoints too (default); an error when there are none")
+    p.add_argument("--checkpoints", action=argparse.BooleanOptionalAction,
+                   help="score the checkpoints too (default: external_models' checkpoints default, true); an error "
+                   "when there are none")
     p.add_argument("--download", action="store_true",
                    help="a hub repository: download what the local Hugging Face cache lacks")
     p.add_argument("--params", help="the config's scoring section as JSON (as for `povstim score`)")
@@ -100,21 +104,31 @@ def run(args) -> int:
     from .items import write_parquet
     from .scorer import preload_and_freeze
 
+    if bool(args.out) == bool(args.out_dir):
+        raise PovstimError("give one of --out-dir (scores, curve.csv, curve.png) and --out (one suite's scores)")
+    if args.out and len(args.suite) != 1:
+        raise PovstimError("--out writes one suite's scores: give exactly one --suite (or use --out-dir)")
     opts = build(ScoringSettings, "scoring", _json_arg(args.params, "--params"))
-    revs = find_revisions(args.model, args.checkpoints, args.revision or None, where=args.model,
+    # the flags as one external_models entry: the schema fills what they leave out (size, checkpoints)
+    given = {"path": args.model, "size": args.size, "checkpoints": args.checkpoints}
+    spec = section("external_models", {"model": {k: v for k, v in given.items() if v is not None}}, "flags")["model"]
+    revs = find_revisions(args.model, spec["checkpoints"], args.revision or None, where=args.where or args.model,
                           download=args.download)
-    meta = {"arch": "external", "condition": args.name or Path(args.model.rstrip("/")).name, "size": args.size,
-            "seed": 0, **_json_arg(args.meta, "--meta")}
+    meta = {"arch": "external", "condition": args.name or Path(args.model.rstrip("/")).name,
+            "size": str(spec["size"]), "seed": 0, **_json_arg(args.meta, "--meta")}
     unigram = unigram_for(opts, args.corpus)
     preload_and_freeze()
-    out = Path(args.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out_dir or ".")
     frames = []
     for given in args.suite:
         pairs = load_pairs(resolve_path(given), args.format)
         name = suite_name(pairs, given)
         frame = score_revisions(pairs, revs, opts, meta, threads=args.threads, unigram=unigram,
                                 download=args.download)
+        if args.out:
+            write_parquet(frame, args.out)
+            log.info("%s: %d revision(s) x %d pairs -> %s", name, len(revs), len(pairs), args.out)
+            return 0
         write_parquet(frame, out / f"{name}.parquet")
         frames.append(frame)
         log.info("%s: %d revision(s) x %d pairs -> %s", name, len(revs), len(pairs), out / f"{name}.parquet")
