@@ -16,7 +16,9 @@ pipeline's own code, in memory, in seconds to minutes:
    item of its templates reuses them);
 4. for each corpus x size a filtered condition draws from, what the DPE filter removes and the targeted
    pool BABY can put back, and whether each ``reinsert`` rate can be met (``preflight.evidence``: exact
-   with the gold parser, from a parsed sample with spaCy/stanza).
+   with the gold parser, from a parsed sample with spaCy/stanza);
+5. the casing of every source against every benchmark suite's items (``preflight.casing``): a warning when
+   they disagree and ``tokenizer.lowercase`` is false.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ..benchmarks.words import build_lexicon
 from ..io import PovstimError, parse_size, write_json, write_lines
 from ..sources.spec import source_spec
 from ..synth import generate
+from . import casing
 
 log = logging.getLogger("povstim.plan")
 
@@ -189,6 +192,7 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         "sizes": sizes,
         "suites": pools(config, counts, sizes) if all(r["ok"] is not None for r in sizes) else {},
         "models": len(dag_plan.models(config)),
+        "casing": casing.check(config, {n: c.lines for n, c in counts.items() if c.status == "ok"}, base_dir),
     }
     sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
     result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
@@ -252,6 +256,7 @@ def render(result: dict) -> str:
                          "their templates reuses the same word, so a paradigm may measure that word, not the structure"
                          + (f"; top_k_words {k5:,} gives each at least 5" if k5 else "; larger corpora give more"))
     lines += render_filter(result.get("filter") or {})
+    lines += casing.render(result.get("casing") or {})
     return "\n".join(lines) + "\n"
 
 
