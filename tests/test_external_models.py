@@ -246,3 +246,28 @@ def test_score_external_rule_runs_under_snakemake(repo_root, babylm, tmp_path):
     ref = X.score_revisions(pairs, X.find_revisions(str(babylm), revisions=["chck_1M", "chck_10M"]), settings,
                             {"arch": "external", "condition": "bm", "size": "10M", "seed": 0})
     pd.testing.assert_frame_equal(got, ref)
+
+
+def test_hub_branches_are_the_chck_ones_by_words(monkeypatch):
+    """Without revisions, a hub repository's chck_* branches (huggingface_hub.list_repo_refs, replaced here: no
+    network) are scored in words order, then main; other branches are not checkpoints."""
+    from types import SimpleNamespace
+
+    import huggingface_hub
+
+    branches = [SimpleNamespace(name=n) for n in ("main", "chck_10M", "chck_2M", "dev", "chck_100M", "chck_1M")]
+    monkeypatch.setattr(huggingface_hub, "list_repo_refs", lambda repo: SimpleNamespace(branches=branches))
+    revs = X.find_revisions("org/model")
+    assert [r.name for r in revs] == ["chck_1M", "chck_2M", "chck_10M", "chck_100M", "main"]
+    assert [r.words for r in revs] == [1_000_000, 2_000_000, 10_000_000, 100_000_000, None]
+    monkeypatch.setattr(huggingface_hub, "list_repo_refs", lambda repo: SimpleNamespace(branches=branches[:1]))
+    with pytest.raises(PovstimError, match=r"hub repository 'org/model' has no chck_\* branches"):
+        X.find_revisions("org/model", where="external_models.m.path")
+
+    def offline(repo):
+        raise OSError("network unreachable")
+
+    monkeypatch.setattr(huggingface_hub, "list_repo_refs", offline)
+    with pytest.raises(PovstimError, match=r"external_models\.m\.path: no local folder org/model, and the revisions "
+                                           r"of hub repository 'org/model' cannot be listed \(OSError: network"):
+        X.find_revisions("org/model", where="external_models.m.path")

@@ -143,8 +143,9 @@ def _hub_revisions(repo: str, checkpoints: bool, revisions, where: str, download
 
             refs = list_repo_refs(repo)
         except Exception as exc:  # noqa: BLE001 -- offline, unknown repo, private repo: one message
-            raise PovstimError(f"{where}: cannot list the revisions of hub repository {repo!r} ({type(exc).__name__}:"
-                               f" {str(exc).splitlines()[0] if str(exc) else ''}); give them as revisions: "
+            raise PovstimError(f"{where}: no local folder {repo}, and the revisions of hub repository {repo!r} "
+                               f"cannot be listed ({type(exc).__name__}: "
+                               f"{str(exc).splitlines()[0] if str(exc) else ''}); give them as revisions: "
                                "[chck_1M, ...] or score a local copy") from None
         names = sorted((b.name for b in refs.branches if CHCK_RE.match(b.name)),
                        key=lambda n: chck_words(n) or 0)
