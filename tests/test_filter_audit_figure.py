@@ -73,6 +73,33 @@ def test_inner_bars_are_subsets_of_their_bars(crowded):
     assert not any("strict" in t.get_text() for ax in fig.axes for t in ax.get_xticklabels())
 
 
+def _inside(fig, renderer, artist) -> bool:
+    box, page = artist.get_window_extent(renderer), fig.bbox
+    return box.x0 >= page.x0 and box.x1 <= page.x1 and box.y0 >= page.y0 and box.y1 <= page.y1
+
+
+@pytest.mark.parametrize("styled", [False, True])
+def test_one_corpus_keeps_its_legend_inside_the_figure(tmp_path, styled):
+    """One corpus with two sizes (the tiny run's shape): the legend is wider than one panel would be."""
+    import matplotlib
+    from povstim.figures import style
+
+    rows = [(i, "binding", "binding_posh", i % 2 == 0) for i in range(5)]
+    rows += [(10 + i, "question_formation", "qf_posh", i == 0) for i in range(9)]
+    audit = fcli.read_filter_audit([("baby", size, _dpe(tmp_path, "baby", size, rows)) for size in ("8k", "16k")])
+    with matplotlib.rc_context():  # the style's settings end with the block
+        if styled:
+            style.apply()  # the fonts `povstim figures` draws with
+        fig = filter_audit.draw(audit)
+        fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legend = fig.legends[0]
+    assert _inside(fig, renderer, legend)
+    assert all(_inside(fig, renderer, t) for t in fig.axes[0].get_xticklabels() if t.get_text())
+    assert not any(legend.get_window_extent(renderer).overlaps(t.get_window_extent(renderer))
+                   for t in fig.axes[0].get_xticklabels() if t.get_text())
+
+
 def test_labels_titles_and_legend_do_not_overlap(crowded):
     fig = filter_audit.draw(crowded)
     fig.canvas.draw()
@@ -89,6 +116,7 @@ def test_labels_titles_and_legend_do_not_overlap(crowded):
         assert not a.overlaps(b)
     titles = [ax.title.get_window_extent(renderer) for ax in fig.axes]
     assert not titles[0].overlaps(titles[1])
+    assert _inside(fig, renderer, fig.legends[0]) and all(_inside(fig, renderer, t) for t in labels)
     legend = fig.legends[0].get_window_extent(renderer)
     assert all(not legend.overlaps(b) for b in boxes)
     assert all(not legend.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes)

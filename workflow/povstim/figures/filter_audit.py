@@ -124,24 +124,29 @@ def draw(audit_df: pd.DataFrame):
                for k, size in enumerate(sizes)]
     handles += [Patch(facecolor="#bbbbbb", alpha=0.5, edgecolor="black", label="removed by the rule"),
                 Patch(facecolor="#555555", edgecolor="black", hatch="//", label="of which targeted")]
-    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), frameon=False,
-               bbox_to_anchor=(0.5, 0.0))
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
-    _fit_labels(fig, len(groups))
+    legend = fig.legend(handles=handles, loc="lower center", ncol=max(2, len(sizes)), frameon=False,
+                        bbox_to_anchor=(0.5, 0.0))
+    _fit(fig, legend, len(groups))
     return fig
 
 
-def _fit_labels(fig, n_groups: int, gap: float = 1.15) -> None:
-    """Widen the figure until every group is ``gap`` times as wide as its widest tick label: the labels' width
-    depends on the font the style sets, so it is measured, not guessed."""
-    for _ in range(3):  # tight_layout after a resize changes the margins a little; the second pass settles it
+def _fit(fig, legend, n_groups: int, gap: float = 1.15) -> None:
+    """Lay the figure out so that nothing overlaps: the panels sit above the legend, the figure is at least as
+    wide as the legend, and every group is ``gap`` times as wide as its widest tick label. Text widths depend
+    on the font the style sets, so they are measured, not guessed."""
+    for _ in range(4):  # a resize changes tight_layout's margins a little; the passes settle it
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
+        w, h = fig.get_size_inches()
+        box = legend.get_window_extent(renderer)
+        fig.tight_layout(rect=(0, (box.height + 6) / (h * fig.dpi), 1, 1))
+        fig.canvas.draw()
         widest = max((t.get_window_extent(renderer).width for ax in fig.axes for t in ax.get_xticklabels()),
                      default=0.0)
         have = min(ax.get_window_extent(renderer).width for ax in fig.axes) / n_groups
-        if widest * gap <= have:
+        grow = max((widest * gap - have) * n_groups * len(fig.axes), box.width + 12 - w * fig.dpi, 0.0)
+        if grow <= 0:
             return
-        w, h = fig.get_size_inches()
-        fig.set_size_inches(w + (widest * gap - have) * n_groups * len(fig.axes) / fig.dpi + 0.05, h)
-        fig.tight_layout(rect=(0, 0.12, 1, 1))
+        fig.set_size_inches(w + grow / fig.dpi + 0.05, h)
+    fig.tight_layout(rect=(0, (legend.get_window_extent(fig.canvas.get_renderer()).height + 6)
+                           / (fig.get_size_inches()[1] * fig.dpi), 1, 1))
