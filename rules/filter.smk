@@ -118,9 +118,11 @@ if VALIDATION:
                 labels={"table": "sentences where parse and gold tree disagree"},
             ),
         params:
-            filter=as_json(config["filter"]),
+            # every phenomenon the filter stage runs (filter.rules plus the constructions conditions name):
+            # the report's table has a row per construction a condition removes
+            filter=as_json(FILTER_SECTION),
             parser=as_json(config["parser"]),
-            constructions=constructions.spec_hash(config["filter"]["rules"]),
+            constructions=constructions.spec_hash(DPE_RULES),
             # the path travels as the input; the rest of the section as params
             validation=as_json({k: v for k, v in VALIDATION.items() if k != "treebank"}),
             code=stage_code("filter-validation"),

@@ -563,3 +563,25 @@ def test_dev_treebank_conservative_recall_of_the_library(shared_data, tmp_path):
     rows = [line.split("\t") for line in (tmp_path / "v.tsv").read_text().splitlines()]
     warn = rows[0].index("warning")
     assert {row[2] for row in rows[1:] if row[warn]} == {"aann", "binding_c_command", "npi_only"}
+
+
+@pytest.mark.slow
+def test_fict_config_validates_every_construction_it_removes(tmp_path):
+    """configs/fict.yaml's report carries the per-construction table: its filter_validation job measures the
+    fifteen constructions its conditions name (filter.rules alone is one of them) in both modes."""
+    import re
+    import shutil
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    snakemake = shutil.which("snakemake")
+    if snakemake is None:
+        pytest.skip("snakemake is not installed")
+    r = subprocess.run([snakemake, "results/fict/filter/validation.tsv", "-n", "-p", "--nolock", "--configfile",
+                        "configs/fict.yaml"], cwd=repo, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    cmd = next(line for line in r.stdout.splitlines() if "povstim filter-validation" in line)
+    params = json.loads(re.search(r"--params '(\{.*?\})'", cmd).group(1))
+    assert sorted(params["rules"]) == sorted(n for n in LIBRARY_NAMES if n != "aann")
+    val = json.loads(re.search(r"--validation-params '(\{.*?\})'", cmd).group(1))
+    assert val["modes"] == ["posh", "conservative"]
