@@ -95,6 +95,10 @@ def test_baby_matches_baby_f_in_words(corpus):
     assert bstats["words_vs_base"] == round(words(btrain + bdev) / words(base) - 1, 8)
     _, _, wstats = make(corpus, "wiki")
     assert wstats["reference"]["n_words"] == words(base) and wstats["words_vs_reference"] == 0.0
+    # a rerun writes the same bytes (train, dev and the condition.json with its new keys)
+    make(corpus, "baby-again", "--dpe", corpus / "dpe.tsv", "--reinsert", json.dumps(rates))
+    for f in ("train.txt", "dev.txt", "condition.json"):
+        assert (corpus / "baby-again" / f).read_bytes() == (corpus / "baby" / f).read_bytes(), f
 
 
 def test_baby_words_that_cannot_be_matched_are_a_warning(corpus):
