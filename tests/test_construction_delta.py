@@ -120,6 +120,9 @@ def test_degenerate_case_the_estimate_is_the_raw_delta(tmp_path):
     assert row["diff"] == pytest.approx(-0.1, abs=0.015)
     assert "(1|paradigm)" in row["dropped_terms"] and "(1|seed)" in row["dropped_terms"]
     assert (out / "delta_blimp.png").stat().st_size > 0 and "delta_target" in (out / "delta.html").read_text()
+    # no timing in the outputs (a rerun's files are byte-identical; the sampling time is logged)
+    diag = json.loads((out / "diagnostics.json").read_text())
+    assert diag["no-det-noun/gpt2/50k/blimp"]["chains"] == 2 and "sampling_seconds" not in json.dumps(diag)
 
 
 @pytest.mark.slow

@@ -187,7 +187,10 @@ def delta_table(items: pd.DataFrame, conditions: dict, settings, cores: int | No
             for p in diag["problems"]:
                 notes.append(_note("CONVERGENCE PROBLEM", f"{where}: {p}"))
             rows.append(row)
-            diags["/".join([comp.condition, *map(str, key)])] = diag
+            # the sampling time goes to the log, not the outputs: a rerun's files are byte-identical
+            log.info("%s: sampled in %.1f s", where, diag["sampling_seconds"])
+            diags["/".join([comp.condition, *map(str, key)])] = {k: v for k, v in diag.items()
+                                                                  if k != "sampling_seconds"}
     return pd.DataFrame(rows), notes, diags
 
 
