@@ -266,6 +266,17 @@ def test_constructions_named_by_operations_are_filtered(tiny):
     cfg.validate(c2)
     assert O.resolve(c2["conditions"], "all", list(removal_rules(c2))) == [
         {"op": "remove", "constructions": ["question_formation"]}]
+    # every kind of operation: what the filter runs is removal_rules plus operations.constructions' names
+    c3 = with_conditions(c, k={"from": "baby", "operations": [
+        {"op": "remove", "constructions": ["binding", "aann"]}, {"op": "add", "construction": "aann", "n": 1},
+        {"op": "reinsert", "rates": {"binding": 0.001}}]})
+    cfg.validate(c3)
+    named = [x for spec in c3["conditions"].values() for x in O.constructions(spec, list(removal_rules(c3)))]
+    assert set(filter_rules(c3)) == set(removal_rules(c3)) | set(named) == {"question_formation", "binding", "aann"}
+    # the filter stage's code hash does not hold the operations (a variant's edit does not rerun the filter)
+    from povstim import codehash
+
+    assert not [m for m in codehash.stage_closure("filter") if m.startswith("povstim.conditions")]
     # an unknown construction is an error naming the operation's key, before any job
     bad = with_conditions(tiny, x={"from": "baby", "operations": [{"op": "remove", "constructions": ["bindng"]}]})
     with pytest.raises(PovstimError, match=r"conditions\.x\.operations\[0\]: unknown phenomenon 'bindng' "

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .. import dpe
-from ..conditions import operations
 from ..constructions.library import use, warn_untargeted
 from ..settings import build
 
@@ -70,11 +69,25 @@ def filter_rules(config: dict) -> tuple[str, ...]:
     condition; :func:`condition_phenomena` keeps ``filter: true`` to :func:`removal_rules`."""
     out = list(removal_rules(config))
     for spec in (config.get("conditions") or {}).values():
-        names = operations.constructions(spec, out) if spec.get("operations") else []
-        if isinstance(spec.get("dose"), dict) and spec["dose"].get("construction"):  # before expand_dose
-            names.append(spec["dose"]["construction"])
-        out.extend(c for c in names if c not in out)
+        out.extend(c for c in _named(spec) if c not in out)
     return tuple(out)
+
+
+def _named(spec: dict) -> list[str]:
+    """The constructions a condition's operations and dose series name (``remove: true`` names none beyond
+    :func:`removal_rules`). Read from the spec here rather than through ``conditions.operations``, so that the
+    filter stage's code hash (its imports) does not hold the operations and their variants."""
+    out: list[str] = []
+    for o in spec.get("operations") or []:
+        if o.get("op") == "remove" and isinstance(o.get("constructions"), list):
+            out += o["constructions"]
+        elif o.get("op") == "reinsert":
+            out += list(o.get("rates") or {})
+        elif o.get("op") in ("add", "replace") and o.get("construction"):
+            out.append(o["construction"])
+    if isinstance(spec.get("dose"), dict) and spec["dose"].get("construction"):  # before expand_dose
+        out.append(spec["dose"]["construction"])
+    return out
 
 
 def condition_phenomena(config: dict, spec: dict) -> tuple[str, ...] | None:
