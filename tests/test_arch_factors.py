@@ -207,3 +207,23 @@ def test_an_ordered_and_a_shuffled_arch_end_to_end(tmp_path):
     ylabels = [fig.axes[r * n_cols].get_ylabel() for r in range(2)]
     assert "gpt2-nano (shuffled)" in ylabels[0] and "gpt2-nano-ordered (ordered)" in ylabels[1]
     assert (results / "figures" / "fig2_accuracy.png").is_file()
+
+
+def test_exp3_figures_keep_archs_that_share_a_bias_apart():
+    """Two vanilla archs (say one ordered, one shuffled) get a bar each in Figure 5, not their average."""
+    import matplotlib
+
+    from povstim.figures.exp3 import fig5_biases, split_shared
+
+    rows = [{"suite": "posh", "arch": arch, "bias": "vanilla", "condition": "baby", "size": "40k", "seed": seed,
+             "level": "paradigm", "category": "Island", "paradigm": "island_wh", "accuracy": acc}
+            for arch, accs in (("gpt2", (0.5, 0.6)), ("gpt2-ordered", (0.8, 0.9))) for seed, acc in zip((1, 2), accs)]
+    acc = split_shared(pd.DataFrame(rows))
+    assert sorted(acc["bias"].unique()) == ["vanilla: gpt2", "vanilla: gpt2-ordered"]
+    fig = fig5_biases(acc)
+    bars = [p for p in fig.axes[0].patches if isinstance(p, matplotlib.patches.Rectangle)]
+    assert sorted(round(b.get_height(), 6) for b in bars) == [55.0, 85.0]
+    assert sorted(t.get_text() for t in fig.legends[0].get_texts()) == ["vanilla: gpt2", "vanilla: gpt2-ordered"]
+    # one arch per bias: unchanged
+    one = pd.DataFrame(rows[:2])
+    assert split_shared(one) is one

@@ -148,6 +148,17 @@ def fig5_biases(acc: pd.DataFrame):
     return fig
 
 
+def split_shared(d: pd.DataFrame) -> pd.DataFrame:
+    """Archs that share a bias (two vanilla archs, an ordered and a shuffled one) get a line or bar each,
+    labelled 'bias: arch' as the Exp. 3 table's columns, instead of being averaged together."""
+    shared = d.groupby("bias")["arch"].transform("nunique") > 1
+    if not shared.any():
+        return d
+    d = d.copy()
+    d["bias"] = d["bias"].where(~shared, d["bias"] + ": " + d["arch"].astype(str))
+    return d
+
+
 def plan(analysis_dir: str | Path) -> list[tuple]:
     """(stem, function, args) of Figures 4 and 5 (``povstim.figures.draw.plan``) when the analysis wrote the
     Exp. 3 tables; [] otherwise."""
@@ -161,8 +172,8 @@ def plan(analysis_dir: str | Path) -> list[tuple]:
     figures = []
     for cond, size in cells:
         suffix = "" if len(cells) == 1 else f"_{cond}_{size}"
-        cur = curves[(curves["condition"] == cond) & (curves["size"] == size)]
-        fin = acc[(acc["condition"] == cond) & (acc["size"] == size)]
+        cur = split_shared(curves[(curves["condition"] == cond) & (curves["size"] == size)])
+        fin = split_shared(acc[(acc["condition"] == cond) & (acc["size"] == size)])
         figures += [(f"fig4_biases{suffix}", fig4_biases, (cur,)), (f"fig5_biases{suffix}", fig5_biases, (fin,))]
     log.info("Experiment 3 figures: %s", ", ".join(stem for stem, _, _ in figures))
     return figures
