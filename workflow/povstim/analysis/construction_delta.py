@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 
 from ..constructions.delta import reference_condition, targets_of
 from ..io import PovstimError
@@ -99,7 +100,7 @@ def delta_draws(posterior, design: bayes.Design, df: pd.DataFrame) -> dict[str, 
         for filtered in (True, False):
             row = design.row({"filtered": filtered, "target": is_target})
             eta[filtered] = b0 + (beta @ row if beta is not None else 0.0)
-        per = [_expit(eta[True] + u.get(p, 0.0)) - _expit(eta[False] + u.get(p, 0.0)) for p in paradigms]
+        per = [expit(eta[True] + u.get(p, 0.0)) - expit(eta[False] + u.get(p, 0.0)) for p in paradigms]
         out[kind] = np.mean(per, axis=0)
     out["difference"] = out["target"] - out["control"]
     return out
@@ -121,10 +122,6 @@ def _max_rhat(draws: dict, chains: int):
     import arviz as az  # deferred with Bambi's stack (the module's callers already loaded it to fit)
 
     return round(max(float(az.rhat(np.asarray(x).reshape(chains, -1))) for x in draws.values()), 3)
-
-
-def _expit(x):
-    return 0.5 * (1.0 + np.tanh(0.5 * x))
 
 
 def _interval(x: np.ndarray) -> tuple[float, float, float]:
