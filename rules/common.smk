@@ -178,6 +178,24 @@ def external_model_path(name):
     return given
 
 
+def check_external_models():
+    """A local external model's checkpoints are found at DAG build, so a folder that is not a model, or has no
+    checkpoints when they are asked for, is an error naming external_models.<name>.path before any job runs
+    (a hub repository is left to its job: listing its revisions needs the network)."""
+    from povstim.scoring.external import find_revisions, is_local
+
+    for name in EXTERNAL_MODELS:
+        spec, path = config["external_models"][name], external_model_path(name)
+        if is_local(path):
+            try:
+                find_revisions(path, spec["checkpoints"], spec.get("revisions"), where=f"external_models.{name}.path")
+            except PovstimError as exc:
+                raise WorkflowError(str(exc)) from None
+
+
+check_external_models()
+
+
 # --- analysis and figures (rules/analysis.smk)
 
 FIGURES = config["figures"]

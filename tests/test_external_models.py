@@ -177,9 +177,11 @@ def test_external_scores_join_tables_and_curves_not_the_model_table(tmp_path):
     assert "external" not in set(tidy["arch"])
 
 
-def test_score_external_rule_in_the_dag(repo_root, tmp_path):
+@pytest.mark.slow
+def test_score_external_rule_in_the_dag(repo_root, babylm, tmp_path):
     """external_models puts rule score_external in the DAG (dry run): one job per model x suite, its output
-    an input of analyze; a name that is a condition's, and slor without a corpus, are config errors."""
+    an input of analyze; a local folder that is not a model fails the DAG's build naming the key; a name that is a
+    condition's, and slor without a corpus, are config errors."""
     import copy
     import subprocess
     import sys
@@ -189,19 +191,30 @@ def test_score_external_rule_in_the_dag(repo_root, tmp_path):
 
     cfg = copy.deepcopy(yaml.safe_load((repo_root / "config.yaml").read_text()))
     cfg["experiment"] = "extdag"
-    cfg["external_models"] = {"bm": {"path": str(tmp_path / "bm"), "size": "10M", "revisions": ["chck_1M"]}}
+    cfg["external_models"] = {"bm": {"path": str(babylm), "size": "10M", "revisions": ["chck_1M"]}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     snakemake = str(__import__("pathlib").Path(sys.executable).with_name("snakemake"))
-    r = subprocess.run([snakemake, "-s", str(repo_root / "Snakefile"), "-d", str(tmp_path), "--configfile",
-                        str(tmp_path / "config.yaml"), "-n", "-p",
-                        "results/extdag/analysis/accuracy.csv"],
-                       check=False, capture_output=True, text=True, cwd=repo_root, timeout=600)
+
+    def dry_run():
+        return subprocess.run([snakemake, "-s", str(repo_root / "Snakefile"), "-d", str(tmp_path), "--configfile",
+                               str(tmp_path / "config.yaml"), "-n", "-p", "results/extdag/analysis/accuracy.csv"],
+                              check=False, capture_output=True, text=True, cwd=repo_root, timeout=600)
+
+    r = dry_run()
     assert r.returncode == 0, r.stderr[-3000:]
     text = r.stdout + r.stderr
     assert "score_external" in text
     assert "score-model" in text and "--out results/extdag/scores/external/bm/posh.parquet" in text
     assert "--size 10M --checkpoints --revision chck_1M" in text and "--where external_models.bm.path" in text
     assert "--external-scores results/extdag/scores/external/bm/posh.parquet" in text
+
+    (tmp_path / "notamodel").mkdir()
+    cfg["external_models"]["bm"]["path"] = str(tmp_path / "notamodel")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    r = dry_run()
+    out = r.stdout + r.stderr
+    assert r.returncode != 0 and "external_models.bm.path: " in out and "notamodel is not a model folder" in out
+    assert "Traceback" not in out, out
 
     bad = copy.deepcopy(cfg)
     bad["external_models"] = {"baby": {"path": "x"}}

@@ -102,10 +102,14 @@ def find_revisions(model: str, checkpoints: bool = True, revisions=None, where: 
     ``revisions``: only these checkpoint names (local subfolders, or hub revisions). Errors name ``where`` (the
     config key or flag) and the path: a folder that is neither a model nor holds checkpoints, no checkpoints when
     they are asked for, a named revision that is not there."""
-    path = Path(model).expanduser()
-    if path.exists() or model.startswith((".", "/", "~")) or model.count("/") > 1:
-        return _local_revisions(path, checkpoints, revisions, where)
+    if is_local(model):
+        return _local_revisions(Path(model).expanduser(), checkpoints, revisions, where)
     return _hub_revisions(model, checkpoints, revisions, where, download)
+
+
+def is_local(model: str) -> bool:
+    """Whether ``model`` names a local folder (it exists, or is written as a path) rather than a hub repository."""
+    return Path(model).expanduser().exists() or model.startswith((".", "/", "~")) or model.count("/") > 1
 
 
 def _local_revisions(path: Path, checkpoints: bool, revisions, where: str) -> list[Revision]:
