@@ -63,6 +63,17 @@ def simulate(checkpoints: int, paradigms: int, items: int, seed: int) -> pd.Data
     return pd.DataFrame(rows)
 
 
+def _recovery(summ: pd.DataFrame, paradigms: int) -> dict:
+    """Mean absolute error (decades) of the groups' points called acquired against the planted ones, and how
+    many never-acquired groups (the last paradigm) are called not_acquired."""
+    acq = summ[summ["acquisition"] == "acquired"]
+    truth = np.array([planted(r.condition, int(r.paradigm[1:])) for r in acq.itertuples()], dtype=float)
+    never = summ[summ["paradigm"] == f"p{paradigms - 1}"]
+    return {"recovery_mae_decades": round(float(np.mean(np.abs(acq["log10_point"].to_numpy() - truth))), 3),
+            "never_acquired_called_not_acquired": f"{int((never['acquisition'] == 'not_acquired').sum())}"
+                                                  f"/{len(never)}"}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoints", type=int, default=10)
@@ -70,23 +81,27 @@ def main() -> int:
     ap.add_argument("--items", type=int, default=500)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--figures", action="store_true")
+    ap.add_argument("--methods", nargs="+", default=["hierarchical", "per_seed"],
+                    choices=["hierarchical", "per_seed"], help="acquisition.method(s) to time, in this order")
     args = ap.parse_args()
     curves = simulate(args.checkpoints, args.paradigms, args.items, args.seed)
-    settings = A.AcquisitionSettings(min_checkpoints=4, min_gain=0.05, interval=0.95, childes=None,
-                                     child_words=None, contexts=20, word_learning=False)
     out = {"models": len(CONDITIONS) * len(SIZES) * len(SEEDS), "checkpoints": args.checkpoints,
            "paradigms": args.paradigms}
-    t, c = time.perf_counter(), time.process_time()
-    points, _ = A.acquisition_points(curves, settings)
-    summ = A.summary(points, settings)
-    con = A.contrasts(summ, settings)
-    out.update(analysis_wall_s=round(time.perf_counter() - t, 2), analysis_cpu_s=round(time.process_time() - c, 2),
-               fits=len(points), contrasts=len(con))
-    acquired = points[points["acquisition"] == "acquired"]
-    truth = [planted(r.condition, int(r.paradigm[1:])) for r in acquired.itertuples()]
-    out["recovery_mae_decades"] = round(float(np.mean(np.abs(acquired["x0"].to_numpy() - np.array(truth)))), 3)
-    out["never_acquired_called_not_acquired"] = int((points[points["paradigm"] == f"p{args.paradigms - 1}"]
-                                                     ["acquisition"] == "not_acquired").sum())
+    for method in args.methods:
+        settings = A.AcquisitionSettings(method=method, min_checkpoints=4, min_gain=0.05, interval=0.95,
+                                         childes=None, child_words=None, contexts=20, word_learning=False,
+                                         draws=300, tune=300, chains=2, seed=1, sampler="pymc")
+        t, c = time.perf_counter(), time.process_time()
+        points, summ, con, _notes, info = A.analyse(curves, settings)
+        # CPU seconds of this process only: PyMC's chains run in child processes (wall is the target)
+        out[method] = {"analysis_wall_s": round(time.perf_counter() - t, 2),
+                       "analysis_cpu_s_parent": round(time.process_time() - c, 2), "groups": len(summ),
+                       "contrasts": len(con), **_recovery(summ, args.paradigms),
+                       **{k: info[k] for k in ("divergences", "max_r_hat", "min_ess_bulk", "not_converged")
+                          if k in info}}
+    if len(args.methods) == 2:
+        a, b = (out[m]["analysis_wall_s"] for m in args.methods)
+        out[f"wall_ratio_{args.methods[0]}_over_{args.methods[1]}"] = round(a / b, 1)
     if args.figures:
         from povstim.figures import acquisition as figs
         from povstim.figures import style
@@ -94,7 +109,7 @@ def main() -> int:
         style.apply()
         t = time.perf_counter()
         with tempfile.TemporaryDirectory() as tmp:
-            style.save(figs.acquisition_curves(curves, points, summ, "posh"), tmp, "curves")
+            style.save(figs.acquisition_curves(curves, points, summ, "posh"), tmp, "curves")  # the last method's
             style.save(figs.acquisition_points(summ, con, "posh"), tmp, "points")
         out["figures_wall_s"] = round(time.perf_counter() - t, 2)
     print(json.dumps(out))

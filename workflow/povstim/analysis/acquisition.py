@@ -59,6 +59,7 @@ PRIOR_X0_SD = 3.0               # decades around the middle of the checkpoints
 
 @dataclass(frozen=True)
 class AcquisitionSettings:
+    method: str  # hierarchical | per_seed
     min_checkpoints: int
     min_gain: float
     interval: float
@@ -66,6 +67,11 @@ class AcquisitionSettings:
     child_words: list | None
     contexts: int  # word learning: training sentences per word
     word_learning: bool
+    draws: int  # the hierarchical fit's NUTS run (acquisition_bayes.py)
+    tune: int
+    chains: int
+    seed: int
+    sampler: str
 
 
 # ------------------------------------------------------------------ one curve
@@ -208,8 +214,9 @@ def categorise(fit: dict, min_gain: float) -> tuple[str, float]:
 
 
 # --------------------------------------------------------------- every curve
-def acquisition_points(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[pd.DataFrame, list[str]]:
-    """One row per model x paradigm (the per-seed fits, with category), and notes on what was skipped."""
+def fit_inputs(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[list, list[str]]:
+    """The curves to fit: (meta, rows by words seen, chance) per model x paradigm, and notes on what was
+    skipped (no words seen; fewer checkpoints than ``min_checkpoints``)."""
     if "words_seen" not in curves.columns or curves["words_seen"].isna().all():
         raise PovstimError("the learning curves have no words seen (column words_seen): acquisition points need "
                            "models trained with training.checkpoint_words and scored with scoring.checkpoints")
@@ -219,7 +226,7 @@ def acquisition_points(curves: pd.DataFrame, settings: AcquisitionSettings) -> t
     for row in missing.itertuples(index=False):
         notes.append(f"{_name(row._asdict())}: no words seen (not trained with training.checkpoint_words): skipped")
     keys = MODEL + ["category", "paradigm"]
-    rows = []
+    out = []
     for key, g in d.groupby(keys, sort=False):
         # one point per words seen (the final model at its best step may repeat a checkpoint's)
         g = g.drop_duplicates("words_seen").sort_values("words_seen")
@@ -232,15 +239,50 @@ def acquisition_points(curves: pd.DataFrame, settings: AcquisitionSettings) -> t
         chance = 0.5
         if "chance" in g.columns and g["chance"].notna().any():
             chance = float(g["chance"].mean())
+        out.append((meta, g, chance))
+    return out, _dedupe(notes)
+
+
+def acquisition_points(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[pd.DataFrame, list[str]]:
+    """One row per model x paradigm (the per-seed fits, with category), and notes on what was skipped."""
+    fitted, notes = fit_inputs(curves, settings)
+    rows = []
+    for meta, g, chance in fitted:
         fit = fit_curve(g["words_seen"], g["n_correct"], g["n_total"], chance)
         category, words = categorise(fit, settings.min_gain)
         rows.append({**meta, **fit, "acquisition": category, "point_words": words,
                      "log10_point": math.log10(words), "last_accuracy": float(g["accuracy"].iloc[-1])})
-    notes = _dedupe(notes)
-    cols = keys + ["acquisition", "point_words", "log10_point", "x0", "x0_se", "asymptote", "slope", "lr_chance",
-                   "chance",
-                   "first_words", "budget_words", "n_checkpoints", "last_accuracy"]
+    cols = MODEL + ["category", "paradigm", "acquisition", "point_words", "log10_point", "x0", "x0_se", "asymptote",
+                    "slope", "lr_chance", "chance", "first_words", "budget_words", "n_checkpoints", "last_accuracy"]
     return pd.DataFrame(rows, columns=cols), notes
+
+
+def analyse(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
+                                                                           list[str], dict]:
+    """points (per-seed fits), summary, contrasts, notes and a description of the fit, with
+    ``settings.method``: ``hierarchical`` (one sampled PyMC model, analysis/acquisition_bayes.py) or
+    ``per_seed`` (the seeds' MAP fits pooled by a random-effects summary)."""
+    points, notes = acquisition_points(curves, settings)
+    if settings.method == "per_seed" or points.empty:
+        summ = summary(points, settings)
+        info = {"method": "per_seed: MAP sigmoid fits per seed (binomial, weak priors), seeds pooled by a "
+                          "DerSimonian-Laird random-effects summary"}
+        return points, summ, contrasts(summ, settings), notes, info
+    from . import acquisition_bayes as H
+
+    fitted, _ = fit_inputs(curves, settings)
+    data = H.prepare(fitted)
+    idata = H.sample(H.build_model(data), settings)
+    summ, draws, more = H.summarise(data, idata, points, settings)
+    con = _sort_contrasts(H.contrasts(summ, draws, settings))
+    import pymc
+
+    info = {"method": f"hierarchical: one PyMC model over {len(data.groups)} groups and {len(data.curve_group)} "
+                      f"seeds' curves, NUTS ({settings.sampler}, {settings.chains} chains x {settings.tune} tune + "
+                      f"{settings.draws} draws, seed {settings.seed}; pymc {pymc.__version__})",
+            "divergences": int(idata.sample_stats["diverging"].sum()), "max_r_hat": float(summ["r_hat"].max()),
+            "min_ess_bulk": float(summ["ess_bulk"].min()), "not_converged": int((~summ["converged"]).sum())}
+    return points, _sort(summ), con, notes + more, info
 
 
 def _name(meta: dict) -> str:
@@ -344,7 +386,10 @@ def contrasts(summ: pd.DataFrame, settings: AcquisitionSettings) -> pd.DataFrame
             for b in conds[i + 1:]:
                 rows.append({**dict(zip(["suite", "arch", "size", "level", "category", "paradigm"], key)),
                              "condition_a": a, "condition_b": b, **_contrast(by[a], by[b], z)})
-    out = pd.DataFrame(rows)
+    return _sort_contrasts(pd.DataFrame(rows))
+
+
+def _sort_contrasts(out: pd.DataFrame) -> pd.DataFrame:
     if out.empty:
         return out
     order = {c: i for i, c in enumerate(condition_order(list(out["condition_a"]) + list(out["condition_b"])))}

@@ -4,7 +4,8 @@ From the learning curves of models trained with ``training.checkpoint_words`` (a
 with words seen) -> ``--out-dir``:
 
   points.csv                  per model x paradigm: sigmoid fit, halfway point, category (analysis/acquisition.py)
-  summary.{csv,html,md,tex}   per condition x size x paradigm: seeds pooled (random-effects), interval, category
+  summary.{csv,html,md,tex}   per condition x size x paradigm: point, interval, category (acquisition.method:
+                              hierarchical, one sampled PyMC model; per_seed, the seeds' fits pooled)
   contrasts.{csv,html,md,tex} BABY-F vs BABY vs WIKI per paradigm and category: delay in decades of words, bounds
   children.{csv,html,md,tex}  with acquisition.childes: children's age of first production per word
   word_points.{csv,html,...}  with --word-curves (acquisition.word_learning): each word's acquisition point per model
@@ -70,15 +71,15 @@ def acquisition(curves, settings, out: Path, word_curves=None) -> dict:
     from . import style
 
     out.mkdir(parents=True, exist_ok=True)
-    points, notes = A.acquisition_points(curves, settings)
+    points, summ, con, notes, fit_info = A.analyse(curves, settings)
     for note in notes:
         log.warning("%s", note)
-    summ = A.summary(points, settings)
-    con = A.contrasts(summ, settings)
     write_csv(points, out / "points.csv")
     pct = round(100 * settings.interval)
+    how = ("posterior median of one hierarchical Bayesian fit over seeds, equal-tailed" if settings.method ==
+           "hierarchical" else "seeds pooled (random effects)")
     write_table(summ, out / "summary", f"Acquisition points: words seen at the halfway point between chance and "
-                f"the asymptote, seeds pooled (random effects), {pct}% interval of log10 words; not_acquired: not "
+                f"the asymptote, {how} {pct}% interval of log10 words; not_acquired: not "
                 "within budget_words", "tab:acquisition")
     write_table(con, out / "contrasts", "Acquisition contrasts between conditions: delta = log10 words of "
                 f"condition_a - condition_b (> 0: a acquires later; factor = 10**delta), {pct}% interval; where a "
@@ -100,9 +101,7 @@ def acquisition(curves, settings, out: Path, word_curves=None) -> dict:
     info = {"skipped": notes, "children": kids_notes, "word_learning": word_notes, "models": int(points[A.MODEL].drop_duplicates().shape[0])
             if not points.empty else 0, "fits": len(points),
             "categories": {k: int(v) for k, v in points["acquisition"].value_counts().sort_index().items()}
-            if not points.empty else {},
-            "method": "per-seed MAP sigmoid fits (binomial, weak priors), seeds pooled by a DerSimonian-Laird "
-                      "random-effects summary"}
+            if not points.empty else {}, **fit_info}
     with atomic_write(out / "notes.json") as fh:
         fh.write(json.dumps(info, indent=1, sort_keys=True) + "\n")
     log.info("acquisition: %d fits of %d models -> %s", len(points), info["models"], out)
