@@ -19,14 +19,15 @@ likelihood ratio below chi-square(3)'s 95% point -- is not acquired):
   not_acquired         the asymptote is less than ``min_gain`` above chance, or the crossing lies after the last
                        checkpoint: not acquired within the budget ``budget_words`` (the last checkpoint's words)
 
-**Over seeds** (``summary.csv``, one row per suite x arch x condition x size x paradigm): per-seed fits and a
-hierarchical (random-effects) summary of the seeds' log10 points: mean mu with a between-seed SD tau
-(DerSimonian-Laird, weights 1 / (se^2 + tau^2)) and a normal interval of mu. Sampling a hierarchical Bayesian
-model with PyMC for every paradigm was too slow for the benchmark's 1-minute budget (one group, 2 seeds x 10
-checkpoints: 12.7 s to compile and sample on the 2-core machine; the benchmark has 60), so it is this
-empirical-Bayes summary of per-seed fits. The group's category: acquired
-(all seeds), not_acquired (none), partly (k of n seeds: the summary pools the acquired seeds; the others are
-counted), before_first (every acquired seed before the first checkpoint).
+**Over seeds** (``summary.csv``, one row per suite x arch x condition x size x paradigm), by
+``acquisition.method``: ``hierarchical`` (the default) samples one hierarchical Bayesian model over every group at
+once (analysis/acquisition_bayes.py: seeds' midpoints as deviations from their group's, categories as posterior
+probabilities, intervals and contrasts from the draws); ``per_seed`` (the fast option) pools the per-seed fits
+below by a random-effects summary: mean mu of the seeds' log10 points with a between-seed SD tau
+(DerSimonian-Laird, weights 1 / (se^2 + tau^2)) and a normal interval of mu. Its group category: acquired (all
+seeds), not_acquired (none), partly (k of n seeds: the summary pools the acquired seeds; the others are counted),
+before_first (every acquired seed before the first checkpoint). The per-seed fits (``points.csv``) are written
+with either method.
 
 **Contrasts** (``contrasts.csv``): for each pair of conditions (BABY-F vs BABY, BABY vs WIKI, BABY-F vs
 WIKI, in the conditions' order) within suite x arch x size x paradigm (and category: the mean over its

@@ -126,7 +126,7 @@ def acquisition_points(summ: pd.DataFrame, contrasts: pd.DataFrame, suite: str):
                           f"{pair['delta'].mean():+.2f} decades over {int(pair['delta'].notna().sum())} paradigm(s)")
         ax.set_title(title, fontsize=7)
     style.shared_legend(fig, axes, -0.04)
-    fig.suptitle(f"{suite}: acquisition points per condition (pooled over seeds, with their interval; "
+    fig.suptitle(f"{suite}: acquisition points per condition (over seeds, with their interval; "
                  "> = not acquired within the budget)", fontsize=8)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
