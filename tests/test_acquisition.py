@@ -241,3 +241,10 @@ def test_hierarchical_fit_recovers_planted_points():
     assert par.loc["p1", "p_later"] > 0.99
     assert par.loc["p2", "status"] == "no clear difference"
     assert par.loc["p3", "status"].startswith("a not acquired")
+
+
+def test_unknown_method_names_the_key():
+    from povstim.settings import build
+
+    with pytest.raises(PovstimError, match=r"acquisition\.method"):
+        build(A.AcquisitionSettings, "acquisition", {"method": "bayes"})
