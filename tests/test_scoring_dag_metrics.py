@@ -109,3 +109,42 @@ def test_score_rule_writes_slor_with_the_conditions_unigram(repo_root, tmp_path)
     sentence = score_model(read_suite(suite), str(model), build(ScoringSettings, "scoring", {
         **{k: v for k, v in cfg["scoring"].items() if k != "group"}, "metric": "sentence"}), {"arch": "x"})
     assert not np.allclose(got["logp_good"], sentence["logp_good"])
+
+
+@pytest.mark.parametrize("kind, scoring", [("masked", {"mlm": "pll_word_l2r"}), ("causal", {"metric": "region"}),
+                                           ("masked", {"metric": "region", "mlm": "pll_word_l2r"})])
+def test_score_group_command_writes_the_word_level_metrics(repo_root, tmp_path, kind, scoring):
+    """The score rule's command (``povstim score-group`` with the params plan.scoring_for builds for the suite) on a
+    tiny model: the file holds exactly score_model's values for the word-level metric (checked against minicons
+    in tests/test_scoring_words.py)."""
+    from povstim import cli, plan
+
+    cfg = _config(repo_root, {"sensitivity": False, "checkpoints": False, "device": "cpu"})
+    cfg["benchmarks"] = {"mine": {"kind": "jsonl", "path": "x.jsonl", "columns": {"good": "good", "bad": "bad"},
+                                  "scoring": scoring}}
+    povstim_config.validate(cfg, "c.yaml")
+    params = {k: v for k, v in plan.scoring_for(cfg, "mine").items() if k != "group"}
+    model = tiny.build(tmp_path / kind, [p["good"] for p in PAIRS] * 4 + CORPUS.splitlines() * 4, kind,
+                       vocab_size=300, seed=2)
+    # regions: the last word by characters (himself./herself., see?/go?, happy?) and the first two words by words
+    pairs = []
+    for i, p in enumerate(PAIRS):
+        g, b = p["good"], p["bad"]
+        region = ({"good": [g.rindex(" ") + 1, len(g)], "bad": [b.rindex(" ") + 1, len(b)]} if i % 2 == 0 else
+                  {"unit": "words", "good": [0, 2], "bad": [0, 2]})
+        pairs.append({**p, "suite": "mine", "region": region})
+    suite = tmp_path / "mine"
+    suite.mkdir()
+    (suite / "binding.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    out = tmp_path / "out.parquet"
+    meta = json.dumps({"arch": "a", "condition": "baby", "size": "10k", "seed": 1})
+    assert cli.main(["score-group", "--suite", str(suite), "--params", json.dumps(params), "--threads", "1",
+                     "--job", str(model), meta, str(out)]) == 0
+    got = pd.read_parquet(out)
+    settings = build(ScoringSettings, "scoring", params)
+    ref = score_model(read_suite(suite), str(model), settings, {"arch": "a"})
+    np.testing.assert_array_equal(got["logp_good"].to_numpy(), ref["logp_good"].to_numpy())
+    np.testing.assert_array_equal(got["logp_bad"].to_numpy(), ref["logp_bad"].to_numpy())
+    plain = score_model(read_suite(suite), str(model), build(ScoringSettings, "scoring", {
+        **params, "metric": "sentence", "mlm": "pll"}), {"arch": "a"})
+    assert not np.allclose(got["logp_good"], plain["logp_good"])  # the metric changed the numbers
