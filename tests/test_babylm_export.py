@@ -115,3 +115,24 @@ def test_export_errors(povstim_model, tmp_path, capsys):
     assert "has no rows for revision chck_1M (step 10): score the model with checkpoints" in capsys.readouterr().err
     assert not (tmp_path / "o3").exists()  # nothing written
     assert pd.read_parquet(tmp_path / "f.parquet")["final"].all()
+
+
+def test_masked_model_exports_under_the_mlm_backend(tmp_path):
+    from transformers import AutoModelForMaskedLM
+
+    root = tmp_path / "roberta"
+    tiny.build(root, SENTS, "masked", vocab_size=300, seed=4)
+    d = tiny.build(root / "checkpoints" / "chck_500k", SENTS, "masked", vocab_size=300, seed=5)
+    (d / "manifest.json").write_text(json.dumps({"step": 3}))
+    (root / "train_summary.json").write_text(json.dumps({"best_step": 6, "best_words": 900_000, "checkpoint_words": {
+        "500k": {"step": 3, "words": 500_200}}}))
+    settings = build(ScoringSettings, "scoring", {"checkpoints": True, "device": "cpu", "sensitivity": False})
+    suite = tmp_path / "mini.jsonl"
+    suite.write_text("".join(json.dumps(p) + "\n" for p in PAIRS[:2]))
+    write_parquet(score_model(PAIRS[:2], str(root), settings, {"arch": "r"}), tmp_path / "s.parquet")
+    out = tmp_path / "o"
+    assert cli.main(["export-babylm", str(root), "--out-dir", str(out), "--name", "bb",
+                     "--predictions", str(tmp_path / "s.parquet"), str(suite)]) == 0
+    assert AutoModelForMaskedLM.from_pretrained(out / "models" / "bb" / "chck_500k") is not None
+    for rev in ("main", "chck_500k"):
+        assert (out / "results" / "bb" / rev / "zero_shot" / "mlm" / "blimp" / "mini" / "predictions.json").is_file()
