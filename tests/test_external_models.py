@@ -284,3 +284,19 @@ def test_hub_branches_are_the_chck_ones_by_words(monkeypatch):
     with pytest.raises(PovstimError, match=r"external_models\.m\.path: no local folder org/model, and the revisions "
                                            r"of hub repository 'org/model' cannot be listed \(OSError: network"):
         X.find_revisions("org/model", where="external_models.m.path")
+
+
+@pytest.mark.parametrize("bos", [True, False])
+def test_a_checkpoint_holding_the_final_files_gets_the_rows_scoring_would_give(babylm, tmp_path, bos):
+    """main holds chck_10M's files: chck_10M's rows are made from main's, and equal (bit for bit, sensitivity
+    columns included) the rows chck_10M gets when scored as a checkpoint of a folder with no final model."""
+    settings = _settings(sensitivity=True, bos=bos)
+    meta = {"arch": "external", "condition": "bm", "size": "10M", "seed": 0}
+    got = X.score_revisions(PAIRS, X.find_revisions(str(babylm), revisions=["chck_2M", "chck_10M"]), settings, meta)
+    assert list(dict.fromkeys(got["revision"])) == ["main", "chck_2M", "chck_10M"]
+    alone = tmp_path / "alone"
+    shutil.copytree(babylm / "chck_10M", alone / "chck_10M")
+    ref = X.score_revisions(PAIRS, X.find_revisions(str(alone)), settings, meta)  # scored: no final model here
+    mine = got[got["revision"] == "chck_10M"].reset_index(drop=True)
+    pd.testing.assert_frame_equal(mine, ref.reset_index(drop=True))
+    assert mine[f"sum_{'nobos' if bos else 'bos'}_good"].isna().all()  # a checkpoint's own BOS setting only

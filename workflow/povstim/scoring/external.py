@@ -21,6 +21,7 @@ is one, else the step. A ``chck_`` folder's step is its ``manifest.json``'s (pov
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ CHCK_RE = re.compile(r"^chck_(\d+(?:\.\d+)?[kKmMbB]?)$")
 TRAINER_RE = re.compile(r"^checkpoint-(\d+)$")
 STEP_RE = re.compile(r"^step(\d+)$")
 WEIGHTS = ("model.safetensors", "pytorch_model.bin", "model.safetensors.index.json", "pytorch_model.bin.index.json")
+log = logging.getLogger("povstim.score")
 LAYOUTS = "chck_* (BabyLM), checkpoint-N (HF Trainer), checkpoints/step{N} or checkpoints/chck_* (povstim)"
 
 
@@ -180,14 +182,20 @@ def score_revisions(pairs: list[dict], revs: list[Revision], settings, meta: dic
     sentences = pair_sentences(pairs) if tasks is None else None
     final = [r for r in revs if r.final]
     root = Path(final[0].source if final else revs[0].source)
-    # the final model first, as score_model: a checkpoint holding its files gets its rows without a second scoring
-    targets = [(r.step, r.source, r.final, r.revision, download) for r in final + [r for r in revs if not r.final]]
+    order = final + [r for r in revs if not r.final]
+    # a checkpoint holding the final model's files (BabyLM's main is usually its last chck_): the final rows, not a
+    # second scoring
+    same = {r.name for r in order[1:] if final and root.is_dir() and Path(r.source).is_dir()
+            and same_model(Path(r.source), root)}
+    targets = [(r.step, r.source, r.final, r.revision, download) for r in order if r.name not in same]
     prepared = Preparations(sentences) if sentences is not None else None
     try:
         frame = run._score_targets(pairs, targets, root, tasks, sentences, prepared, settings, meta, unigram)
     finally:
         if prepared is not None:
             prepared.close()
+    if same:
+        frame = _with_copies(frame, [r for r in order if r.name in same], order, settings, tasks is not None)
     by_step = {(r.step, r.final): r for r in revs}
     final_words = None
     if root.is_dir():  # a local final model saved at the last word budget: that budget's words
@@ -197,6 +205,34 @@ def score_revisions(pairs: list[dict], revs: list[Revision], settings, meta: dic
     words = [final_words if final else by_step[(step, final)].words for step, final in keys]
     return frame.assign(revision=[by_step[k].name for k in keys],
                         words_seen=np.array([np.nan if w is None else float(w) for w in words]))
+
+
+def _with_copies(frame, copies: list[Revision], order: list[Revision], settings, tasks: bool):
+    """``frame`` plus the rows of each checkpoint in ``copies`` (the final model's files) made from the final rows:
+    what scoring it would give (the same model, the same encodings), with a checkpoint's sensitivity columns (a
+    causal checkpoint carries its own BOS setting only), in the order of ``order``."""
+    import numpy as np
+    import pandas as pd
+
+    from . import run
+
+    rows = frame[frame["final"]]
+    parts = [frame]
+    for r in copies:
+        out = run.as_checkpoint_rows(rows, r.step)
+        causal = (not tasks and settings.sensitivity and out["sum_bos_good"].notna().any()
+                  and out["sum_nobos_good"].notna().any())  # a masked model's *_nobos columns stay empty
+        if causal:
+            other = "nobos" if settings.bos else "bos"
+            for side in ("good", "bad"):
+                out[f"sum_{other}_{side}"] = np.full(len(out), np.nan)
+                out[f"ntok_{other}_{side}"] = np.zeros(len(out), dtype=np.int64)
+        log.info("%s (step %d): the final model's files, its scores (not scored again)", r.source, r.step)
+        parts.append(out)
+    frame = pd.concat(parts, ignore_index=True)
+    rank = {(r.step, r.final): k for k, r in enumerate(order)}
+    key = [rank[(int(s), bool(f))] for s, f in zip(frame["step"], frame["final"])]
+    return frame.iloc[np.argsort(key, kind="stable")].reset_index(drop=True)
 
 
 def curve(frame):
