@@ -17,7 +17,7 @@ from pathlib import Path
 from ..dpe.registry import MODES, PHENOMENA, Hit, Phenomenon, register
 from ..io import PovstimError
 from ..parse.tokenize import tokenize
-from . import match
+from . import fastmatch, match
 from .spec import Construction, Where, norm, parse_entries, read_file
 
 log = logging.getLogger("povstim.constructions")
@@ -33,8 +33,13 @@ def library_files() -> list[Path]:
 
 
 def _rule(c: Construction, mode: str):
+    run = None  # the compiled matcher, built at the first sentence (spaCy-free, but not at import)
+
     def rule(sent, ctx):
-        got = match.match(c, mode, sent)
+        nonlocal run
+        if run is None:
+            run = match.matcher(c, mode)
+        got = run(sent)
         if got is None:
             return None
         pname, toks = got
@@ -59,6 +64,27 @@ def _sanity(c: Construction, surface):
     return sanity
 
 
+_PLANS: dict[tuple, fastmatch.Plan] = {}  # (mode, rules) -> the constructions among them, compiled together
+
+
+def _batch(sent, mode: str, rules: tuple) -> dict:
+    """The hits of every construction among ``rules`` on ``sent`` (find_dpe's one call per sentence and
+    mode for all of them): the same hits as each one's rule, from one :class:`fastmatch.Plan`."""
+    key = (mode, rules)
+    plan = _PLANS.get(key)
+    if plan is None:
+        names = [r for r in dict.fromkeys(rules) if r in CONSTRUCTIONS and PHENOMENA[r].batch is _batch]
+        plan = _PLANS[key] = fastmatch.Plan([(n, match.fast_patterns(CONSTRUCTIONS[n], mode)) for n in names])
+    if not sent.tokens:
+        return {}
+    try:
+        found = plan.run(sent)
+    except fastmatch.HeadCycle:  # a tree the compiled matcher does not take: the DependencyMatcher answers
+        found = {n: got for n, _ in plan.items
+                 if (got := match.match(CONSTRUCTIONS[n], mode, sent, engine="spacy")) is not None}
+    return {n: Hit(toks, f"{n}:{pname}") for n, (pname, toks) in found.items()}
+
+
 def phenomenon(c: Construction) -> Phenomenon:
     spec = match.surface_spec(c)
     surface = match.make_surface(spec)
@@ -67,7 +93,7 @@ def phenomenon(c: Construction) -> Phenomenon:
         languages=c.languages, description=c.description,
         extras={"citation": c.citation, "fingerprint": match.fingerprint(c)},
         surface_key="construction-surface:" + json.dumps(spec), sanity_always=False, origin=c.origin,
-        targets={k: list(v) for k, v in c.targets.items()},
+        targets={k: list(v) for k, v in c.targets.items()}, batch=_batch,
     )
 
 
@@ -80,6 +106,7 @@ def add(constructions: list[Construction], replace: bool = False) -> None:
                                "construction names must be unique")
         register(phenomenon(c), replace=same)
         CONSTRUCTIONS[c.name] = c
+        _PLANS.clear()
 
 
 def register_library() -> None:
@@ -116,6 +143,7 @@ def use(filter_section: dict | None, where: str = "filter.constructions") -> lis
         register(phenomenon(c), replace=c.name in PHENOMENA)
         CONSTRUCTIONS[c.name] = c
         _USER[c.name] = fp
+        _PLANS.clear()
     return [c.name for c in cs]
 
 

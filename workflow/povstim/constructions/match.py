@@ -21,14 +21,16 @@ import json
 import re
 
 from ..parse.conllu import Sentence, Token
+from . import fastmatch
 from .spec import Construction, Node, Pattern, norm, spanning_order
-
-# UPOS values spaCy knows; anything else (a "_" in a gold file) is left empty.
-UPOS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
 
 _VOCAB = None
 _LAST: tuple = (None, None)  # (sentence, its Doc): every construction and mode of one sentence share it
+_LAST_TREE: tuple = (None, None)  # (sentence, its fastmatch.Tree), the same way
 _MATCHERS: dict = {}
+_FAST: dict = {}
+_FAST_PATTERNS: dict = {}
+ENGINES = ("compiled", "spacy")
 
 
 def vocab():
@@ -48,31 +50,23 @@ def to_doc(sent: Sentence):
         return _LAST[1]
     from spacy.tokens import Doc
 
-    toks = sent.tokens
-    n = len(toks)
-    heads = [t.head - 1 if 0 < t.head <= n else i for i, t in enumerate(toks)]
-    doc = Doc(
-        vocab(),
-        words=[t.form for t in toks],
-        spaces=[True] * n,
-        heads=heads,
-        deps=[t.deprel if t.deprel not in ("", "_") else "dep" for t in toks],
-        pos=[t.upos if t.upos in UPOS else "X" for t in toks],
-        tags=[t.xpos if t.xpos not in ("", "_") else "" for t in toks],
-        lemmas=[t.lemma.lower() if t.lemma not in ("", "_") else "" for t in toks],
-        morphs=[_morph(t) for t in toks],
-    )
-    for tok, t in zip(doc, toks):
-        tok.norm_ = norm(t.form)
+    c = fastmatch.columns(sent)  # the same normalization the compiled matcher reads
+    doc = Doc(vocab(), words=c["words"], spaces=[True] * len(c["words"]), heads=c["heads"], deps=c["deps"],
+              pos=c["pos"], tags=c["tags"], lemmas=c["lemmas"], morphs=c["morphs"])
+    for tok, x in zip(doc, c["norms"]):
+        tok.norm_ = x
     _LAST = (sent, doc)
     return doc
 
 
-def _morph(t: Token) -> str:
-    if t.feats in ("", "_"):
-        return ""
-    ok = [kv for kv in t.feats.split("|") if "=" in kv and kv.split("=", 1)[1]]
-    return "|".join(sorted(ok))
+def to_tree(sent: Sentence) -> fastmatch.Tree:
+    """The sentence's rows for the compiled matcher (cached like :func:`to_doc`)."""
+    global _LAST_TREE
+    if _LAST_TREE[0] is sent:
+        return _LAST_TREE[1]
+    tree = fastmatch.Tree(sent)
+    _LAST_TREE = (sent, tree)
+    return tree
 
 
 def _has_rel(dep: str, rels) -> bool:
@@ -207,8 +201,57 @@ def compiled(pat: Pattern) -> CompiledPattern:
     return got
 
 
-def match(c: Construction, mode: str, sent: Sentence) -> tuple[str, tuple[Token, ...]] | None:
-    """(pattern name, the matched tokens in node order) of the first pattern of ``mode`` that matches."""
+def fast_patterns(c: Construction, mode: str) -> list[fastmatch.FastPattern]:
+    """The mode's patterns compiled, once per construction object (a re-read definition is a new one)."""
+    key = (id(c), mode)
+    got = _FAST_PATTERNS.get(key)
+    if got is None or got[0] is not c:
+        got = _FAST_PATTERNS[key] = (c, [fastmatch.FastPattern(p) for p in c.patterns[mode]])
+    return got[1]
+
+
+def matcher(c: Construction, mode: str):
+    """``sent -> (pattern name, tokens) | None`` for one construction and mode, compiled once: the
+    structural pre-test of each pattern inline (most patterns of most sentences stop there), then the
+    compiled search; the DependencyMatcher path for a tree with a head cycle."""
+    fps = fast_patterns(c, mode)
+
+    def run(sent: Sentence):
+        if not sent.tokens:
+            return None
+        tree = _LAST_TREE[1] if _LAST_TREE[0] is sent else to_tree(sent)
+        feats = tree.features
+        try:
+            for fp in fps:
+                for s in fp.requires:
+                    if feats.isdisjoint(s):
+                        break
+                else:
+                    ids = fp.search(tree)
+                    if ids is not None:
+                        return fp.pat.name, tuple(sent.tokens[k] for k in fp.node_positions(ids))
+        except fastmatch.HeadCycle:
+            return match(c, mode, sent, engine="spacy")
+        return None
+
+    return run
+
+
+def match(c: Construction, mode: str, sent: Sentence,
+          engine: str = "compiled") -> tuple[str, tuple[Token, ...]] | None:
+    """(pattern name, the matched tokens in node order) of the first pattern of ``mode`` that matches.
+
+    ``engine``: ``compiled`` (:mod:`.fastmatch` via :func:`matcher`, what the rules run: the same
+    matches, much faster) or ``spacy`` (the DependencyMatcher over a Doc: the reference the compiled
+    matcher is tested against, and the fallback for a tree with a head cycle)."""
+    if engine == "compiled":
+        key = (id(c), mode)
+        got = _FAST.get(key)
+        if got is None or got[0] is not c:
+            got = _FAST[key] = (c, matcher(c, mode))
+        return got[1](sent)
+    if engine != "spacy":
+        raise ValueError(f"unknown matcher engine {engine!r}; known: {', '.join(ENGINES)}")
     if not sent.tokens:
         return None
     doc = to_doc(sent)

@@ -58,6 +58,7 @@ RuleFn = Callable[[Sentence, "Context"], "tuple[Token, ...] | None"]
 SurfaceFn = Callable[[list[str], str], bool]
 SanityFn = Callable[[list[str], str], bool]
 FitFn = Callable[[list[Sentence], "list[Sentence | None]", list[bool]], dict]
+BatchFn = Callable[[Sentence, str, tuple], dict]
 
 
 @dataclass(frozen=True)
@@ -102,6 +103,10 @@ class Phenomenon:
     origin: str = "python"
     # The benchmark paradigms its removal should hurt: {"blimp": [UIDs], "zorro": [...], "posh": [...]}.
     targets: dict = field(default_factory=dict)
+    # Phenomena answered together: ``batch(sent, mode, rules) -> {name: hit}`` for every one of ``rules``
+    # that shares this function (the same hits as each one's rule; one call per sentence and mode in
+    # find_dpe). The declarative constructions share one (one pass over the tokens for all of them).
+    batch: BatchFn | None = field(default=None, compare=False)
 
 
 class Hit(tuple):
@@ -125,7 +130,35 @@ class Match:
         return "|".join(f"{t.id}:{t.form}" for t in self.tokens)
 
 
-PHENOMENA: dict[str, Phenomenon] = {}
+class _Registry(dict):
+    """The phenomena by name. Every change bumps ``version``, so find_dpe's plan per list of rules (which
+    phenomena run alone, which in one batch) is rebuilt after any registration, even a test's setitem."""
+
+    version = 0
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self.version += 1
+
+    def __delitem__(self, key):
+        super().__delitem__(key)
+        self.version += 1
+
+    def pop(self, *args):
+        self.version += 1
+        return super().pop(*args)
+
+    def update(self, *args, **kw):
+        super().update(*args, **kw)
+        self.version += 1
+
+    def clear(self):
+        super().clear()
+        self.version += 1
+
+
+PHENOMENA: dict[str, Phenomenon] = _Registry()
+_LAYOUTS: dict[tuple, tuple] = {}  # (mode, rules) -> (registry version, batch functions, lone phenomena)
 
 
 def register(ph: Phenomenon, replace: bool = False) -> Phenomenon:
@@ -172,17 +205,50 @@ def languages(rules) -> set[str]:
 
 
 def find_dpe(sent: Sentence, mode: str, rules, ctx: Context = Context()) -> list[Match]:
-    """Every one of ``rules`` (phenomenon names) whose ``mode`` rule fires on ``sent``, in rule order."""
+    """Every one of ``rules`` (phenomenon names) whose ``mode`` rule fires on ``sent``, in rule order.
+
+    A phenomenon with a ``batch`` function is answered by one call of it per sentence for all of them
+    (the declarative constructions); the others by their rule. Most sentences match nothing: then the
+    per-name loop is skipped."""
     if mode not in MODES:
         raise PovstimError(f"filter.mode: unknown mode {mode!r} (choose from {', '.join(MODES)})")
+    rules = rules if type(rules) is tuple else tuple(rules)
+    lay = _LAYOUTS.get((mode, rules))
+    if lay is None or lay[0] != PHENOMENA.version:
+        if len(_LAYOUTS) > 1000:
+            _LAYOUTS.clear()
+        lay = _LAYOUTS[(mode, rules)] = _layout(rules)
+    hits: dict = {}
+    for b in lay[1]:
+        got = b(sent, mode, rules)
+        if got:
+            hits.update(got)
+    for name, ph in lay[2]:
+        hit = ph.rules[mode](sent, ctx)
+        if hit:
+            hits[name] = hit
+    if not hits:
+        return []
     out = []
     for name in rules:
-        fn = PHENOMENA[name].rules[mode]
-        hit = fn(sent, ctx)
+        hit = hits.get(name)
         if hit:
-            rule = getattr(hit, "rule", None) or fn.__name__
+            rule = getattr(hit, "rule", None) or PHENOMENA[name].rules[mode].__name__
             out.append(Match(name, rule, tuple(t for t in hit if t is not None)))
     return out
+
+
+def _layout(rules: tuple) -> tuple:
+    """(registry version, the batch functions of ``rules`` in first-use order, the (name, phenomenon) pairs
+    that run alone)."""
+    batches, alone = [], []
+    for name in dict.fromkeys(rules):
+        ph = PHENOMENA[name]
+        if ph.batch is None:
+            alone.append((name, ph))
+        elif ph.batch not in batches:
+            batches.append(ph.batch)
+    return PHENOMENA.version, tuple(batches), tuple(alone)
 
 
 def needs_parse(text: str, rules) -> bool:

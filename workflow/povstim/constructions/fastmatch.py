@@ -1,0 +1,422 @@
+"""A compiled matcher for declarative patterns: spaCy's DependencyMatcher search, in Python, over the parse rows.
+
+Why: the DependencyMatcher path (:mod:`.match`: a spaCy ``Doc`` per sentence, one matcher per pattern)
+costs ~40 µs per construction and sentence, almost all of it inside the matcher's generic machinery (a
+token ``Matcher`` run over the whole Doc per pattern, Token objects created for every relation lookup);
+matching 20 constructions would cost ~30x App. C's two Python rules. This module answers the same
+question from the rows themselves:
+
+1. a **structural pre-test** derived from the pattern: every node's positive constraints name values
+   (a form, a lemma, a UPOS, a relation or one of its subtypes, a feature) one of which some token of
+   the sentence must carry. Each sentence's set of such values is computed once (:class:`Tree`), and a
+   pattern whose requirements are not all in it cannot match — most patterns of most sentences stop
+   here without looking at a token;
+2. otherwise a backtracking **search** with the DependencyMatcher's semantics: nodes placed in its
+   order (:func:`spec.spanning_order`), candidates in ascending token order, each spanning edge with
+   the meaning spaCy's operator implementation gives it (``$+`` etc. take the children of the token's
+   head, so a root's own dependents count as its siblings), every node of a match in one tree (spaCy
+   groups matches by root), then the post-filter of :mod:`.match` (distinct tokens, the relations
+   beyond the spanning tree, ``absent``) with :func:`match.related`'s meaning. The first match in
+   ascending token order is the DependencyMatcher path's first match: the same tokens, the same pattern.
+
+The DependencyMatcher path stays the reference (``match.match(..., engine="spacy")``), and the fallback for
+a tree this module does not take (a head cycle). ``tests/test_constructions_fastmatch.py`` checks that both
+give the same match (pattern and tokens) for every construction, mode and sentence on thousands of real
+spaCy parses and gold trees.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from operator import attrgetter, or_
+
+from ..parse.conllu import Sentence, Token
+from .spec import Pattern, norm, spanning_order
+
+# UPOS values spaCy knows; anything else (a "_" in a gold file) becomes X, as in the Doc.
+UPOS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
+
+
+def morph(feats: str) -> str:
+    """The FEATS column as the Doc's morph string (pairs with a value, sorted)."""
+    if feats in ("", "_"):
+        return ""
+    ok = [kv for kv in feats.split("|") if "=" in kv and kv.split("=", 1)[1]]
+    return "|".join(sorted(ok))
+
+
+def row(t: Token) -> tuple[str, str, str, str, str, str]:
+    """(norm, lemma, UPOS, XPOS, deprel, morph) of a token as the Doc holds them."""
+    return (norm(t.form), t.lemma.lower() if t.lemma not in ("", "_") else "", t.upos if t.upos in UPOS else "X",
+            t.xpos if t.xpos not in ("", "_") else "", t.deprel if t.deprel not in ("", "_") else "dep",
+            morph(t.feats))
+
+
+def heads(sent: Sentence) -> list[int]:
+    """Each token's head as a 0-based index; a root (or a head outside the sentence) is its own head."""
+    n = len(sent.tokens)
+    return [t.head - 1 if 0 < t.head <= n else i for i, t in enumerate(sent.tokens)]
+
+
+def columns(sent: Sentence) -> dict[str, list]:
+    """The sentence's columns as the Doc holds them: one normalization for both matchers."""
+    rows = [row(t) for t in sent.tokens]
+    out = {k: [r[j] for r in rows] for j, k in enumerate(("norms", "lemmas", "pos", "tags", "deps", "morphs"))}
+    out["words"] = [t.form for t in sent.tokens]
+    out["heads"] = heads(sent)
+    return out
+
+
+def token_atoms(form, lemma, pos, tag, dep, mor) -> frozenset:
+    """What one token offers the constraints, as strings: f:form l:lemma u:UPOS x:XPOS d:deprel (exact),
+    r:every relation the deprel is or is a subtype of (acl, acl:relcl), m:Feature=Value."""
+    out = {"f:" + form, "l:" + lemma, "u:" + pos, "x:" + tag, "d:" + dep}
+    parts = dep.split(":")
+    for k in range(1, len(parts) + 1):
+        out.add("r:" + ":".join(parts[:k]))
+    if mor:
+        for kv in mor.split("|"):
+            f, v = kv.split("=", 1)
+            out.update(f"m:{f}={x}" for x in v.split(","))
+    return frozenset(out)
+
+
+# Token rows repeat (Zipf): their atoms are computed once per distinct row (bounded, cleared when full).
+_ATOMS: dict[tuple, frozenset] = {}
+_ATOMS_MAX = 500_000
+
+
+ROW_KEY = attrgetter("form", "lemma", "upos", "xpos", "feats", "deprel")  # what a token's atoms depend on
+
+
+def atoms(t: Token) -> frozenset:
+    key = ROW_KEY(t)
+    got = _ATOMS.get(key)
+    if got is None:
+        if len(_ATOMS) >= _ATOMS_MAX:
+            _ATOMS.clear()
+        got = _ATOMS[key] = token_atoms(*row(t))
+    return got
+
+
+_PREFIX = {"form": "f:", "lemma": "l:", "upos": "u:", "xpos": "x:", "deprel_exact": "d:", "deprel": "r:"}
+
+
+def attr_groups(attrs: dict) -> tuple[tuple[frozenset, ...], ...]:
+    """A node's constraints as groups of atom sets: a token meets a group when it has an atom of every set
+    of it. Each attribute is one group (``feats``: one set per feature, all of which must hold)."""
+    out = []
+    for k, vals in sorted(attrs.items()):
+        if k == "feats":
+            out.append(tuple(frozenset(f"m:{f}={v}" for v in want) for f, want in sorted(vals.items())))
+        else:
+            out.append((frozenset(_PREFIX[k] + v for v in vals),))
+    return tuple(out)
+
+
+class HeadCycle(ValueError):
+    """A tree this matcher does not take (the CoNLL-U reader refuses them; a Sentence built in code may not)."""
+
+
+class Tree:
+    """One sentence's rows, ready for every pattern: per-token atoms, heads, the tree each token is in,
+    and the union of the atoms (the structural pre-test's input)."""
+
+    __slots__ = ("_anc", "_features", "_root", "atoms", "head", "n")
+
+    def __init__(self, sent: Sentence, token_atoms: list[frozenset] | None = None):
+        self.n = len(sent.tokens)
+        self.atoms = token_atoms if token_atoms is not None else [atoms(t) for t in sent.tokens]
+        self.head = heads(sent)
+        self._features: frozenset | None = None
+        self._root: list[int] | None = None
+        self._anc: dict[int, frozenset] = {}
+
+    @property
+    def features(self) -> frozenset:
+        """Every atom of every token: what the structural pre-test checks a pattern's requirements against."""
+        if self._features is None:
+            self._features = frozenset().union(*self.atoms)
+        return self._features
+
+    def roots(self) -> list[int]:
+        """The root of each token's tree (the DependencyMatcher matches within one tree only)."""
+        if self._root is None:
+            head, n, root = self.head, self.n, []
+            for i in range(n):
+                j, steps = i, 0
+                while head[j] != j:
+                    j, steps = head[j], steps + 1
+                    if steps > n:
+                        raise HeadCycle(f"token {i + 1} is on a head cycle")
+                root.append(j)
+            self._root = root
+        return self._root
+
+    def ancestors(self, i: int) -> frozenset:
+        got = self._anc.get(i)
+        if got is None:
+            out, j = [], i
+            while self.head[j] != j:
+                j = self.head[j]
+                out.append(j)
+            got = self._anc[i] = frozenset(out)
+        return got
+
+    def edge(self, a: int, op: str, b: int) -> bool:
+        """``a op b`` as spaCy's DependencyMatcher operators compute it (its spanning edges), for two
+        distinct tokens of one tree."""
+        h = self.head
+        if op == ">":
+            return h[b] == a
+        if op == "<":
+            return h[a] == b
+        if op == ">>":
+            return a in self.ancestors(b)
+        if op == "<<":
+            return b in self.ancestors(a)
+        if op == ".":
+            return b == a + 1
+        if op == ".*":
+            return b > a
+        if op == ";":
+            return b == a - 1
+        if op == ";*":
+            return b < a
+        # siblings: the children of a's head (a root is its own head: its dependents are its "siblings")
+        sib = h[b] == h[a] and b != h[a]
+        if op == "$+":
+            return sib and b == a + 1
+        if op == "$-":
+            return sib and b == a - 1
+        if op == "$++":
+            return sib and b > a
+        if op == "$--":
+            return sib and b < a
+        raise ValueError(op)
+
+    def related(self, a: int, op: str, b: int) -> bool:
+        """``a op b`` with :func:`match.related`'s meaning (the post-filter's: no root-as-own-head sibling)."""
+        if a == b:
+            return False
+        if op[0] == "$":
+            h = self.head
+            if h[a] != h[b] or h[a] in (a, b):
+                return False
+        return self.edge(a, op, b)
+
+
+def node_ok(atoms: frozenset, pos, neg) -> bool:
+    """The token meets every positive group and no ``not:`` group (a ``not:`` attribute is violated when
+    the token meets all of its sets)."""
+    for group in pos:
+        for s in group:
+            if atoms.isdisjoint(s):
+                return False
+    for group in neg:
+        if all(not atoms.isdisjoint(s) for s in group):
+            return False
+    return True
+
+
+def candidates(pos, neg):
+    """``atoms list -> indices of the tokens that meet the node``, specialised for the common shapes (no
+    constraint; one or two value sets and no ``not:``) so the loop makes no call per token."""
+    sets = [s for group in pos for s in group]
+    if not neg and not sets:
+        return lambda atoms: list(range(len(atoms)))
+    if not neg and len(sets) == 1:
+        (a,) = sets
+        return lambda atoms: [i for i, x in enumerate(atoms) if not x.isdisjoint(a)]
+    if not neg and len(sets) == 2:
+        a, b = sets
+        return lambda atoms: [i for i, x in enumerate(atoms) if not x.isdisjoint(a) and not x.isdisjoint(b)]
+    return lambda atoms: [i for i, x in enumerate(atoms) if node_ok(x, pos, neg)]
+
+
+class FastPattern:
+    """One pattern, compiled: its pre-test, its nodes in the DependencyMatcher's order, its edges."""
+
+    def __init__(self, pat: Pattern):
+        self.pat = pat
+        edges, rest = spanning_order(pat)
+        self.order = [pat.nodes[0].name] + [b for _, _, b in edges]
+        at = {name: k for k, name in enumerate(self.order)}
+        nodes = [pat.node(name) for name in self.order]
+        self.checks = [(attr_groups(n.attrs), attr_groups(n.nots)) for n in nodes]
+        # edge of node k (k >= 1): (index of its earlier node, operator)
+        self.edges = [None] + [(at[a], op) for a, op, _ in edges]
+        self.rest = [(at[a], op, at[b]) for a, op, b in rest]
+        self.absent = [(at[x], op, (attr_groups(n.attrs), attr_groups(n.nots))) for x, op, n in pat.absent]
+        # the structural pre-test: every atom set of every node's positive constraints, rarest kinds first
+        reqs = {s for pos, _ in self.checks for group in pos for s in group}
+        self.requires = sorted(reqs, key=lambda s: ("flmdrxu".index(next(iter(s))[0]), sorted(s)))
+        self.k = len(nodes)
+        self._back = [at[n.name] for n in pat.nodes]  # the pattern's node order, from the search order
+        self.cand_fns = [candidates(pos, neg) for pos, neg in self.checks]
+
+    def node_positions(self, ids: list[int]) -> list[int]:
+        """The token indices of a match in the pattern's own node order."""
+        return [ids[k] for k in self._back]
+
+    def possible(self, tree: Tree) -> bool:
+        """The structural pre-test: every required value is in the sentence (the rules run it inline)."""
+        feats = tree.features
+        for s in self.requires:
+            if feats.isdisjoint(s):
+                return False
+        return True
+
+    def find(self, tree: Tree) -> list[int] | None:
+        """Token indices in :attr:`order` of the first match, or None."""
+        return self.search(tree) if self.possible(tree) else None
+
+    def search(self, tree: Tree) -> list[int] | None:
+        """:meth:`find` without the pre-test."""
+        if tree.n < self.k:
+            return None
+        cands = []
+        for f in self.cand_fns:
+            c = f(tree.atoms)
+            if not c:
+                return None
+            cands.append(c)
+        if self.k == 1:
+            return next(([i] for i in cands[0] if self._post(tree, [i])), None)
+        root = tree.roots()
+        if self.k == 2:  # most patterns: the same order as the general search, without its bookkeeping
+            op = self.edges[1][1]
+            for i in cands[0]:
+                for j in cands[1]:
+                    if j != i and root[j] == root[i] and tree.edge(i, op, j) and self._post(tree, [i, j]):
+                        return [i, j]
+            return None
+        return self._search(tree, cands, root)
+
+    def _search(self, tree: Tree, cands: list[list[int]], root: list[int]) -> list[int] | None:
+        """Depth-first over the nodes in order, candidates ascending: matches in lexicographic order of
+        their token positions, the order the DependencyMatcher path sorts its matches in."""
+        k, at, pos = self.k, [0] * self.k, [0] * self.k
+        j = 0
+        while j >= 0:
+            c = cands[j]
+            placed = False
+            while pos[j] < len(c):
+                i = c[pos[j]]
+                pos[j] += 1
+                if j and (i in at[:j] or root[i] != root[at[0]]):
+                    continue
+                if j and not tree.edge(at[self.edges[j][0]], self.edges[j][1], i):
+                    continue
+                at[j] = i
+                placed = True
+                break
+            if not placed:
+                pos[j] = 0
+                j -= 1
+                continue
+            if j + 1 < k:
+                j += 1
+                continue
+            if self._post(tree, at):
+                return list(at)
+        return None
+
+    def _post(self, tree: Tree, at: list[int]) -> bool:
+        """The post-filter of the DependencyMatcher path: relations beyond the spanning tree, ``absent``."""
+        for a, op, b in self.rest:
+            if not tree.related(at[a], op, at[b]):
+                return False
+        for x, op, (pos, neg) in self.absent:
+            ax = at[x]
+            if op == ">":  # the common case (no dependent such that ...): the children only
+                h = tree.head
+                if any(h[t] == ax and t != ax and node_ok(tree.atoms[t], pos, neg) for t in range(tree.n)):
+                    return False
+                continue
+            for t in range(tree.n):
+                if t != ax and tree.related(ax, op, t) and node_ok(tree.atoms[t], pos, neg):
+                    return False
+        return True
+
+
+
+def _bits(token_atoms: frozenset, by_atom: dict[str, int]) -> int:
+    r = 0
+    for x in token_atoms:
+        r |= by_atom.get(x, 0)
+    return r
+
+
+class Plan:
+    """Several constructions' patterns for one mode, compiled together so that one pass over a sentence's
+    tokens answers all of them (the filter runs every construction on every sentence).
+
+    Each distinct requirement set of every pattern (:attr:`FastPattern.requires`) is one bit; a token row
+    maps, once per distinct row, to the bits it satisfies; a sentence's bits are the OR over its tokens,
+    and a pattern is searched only when all its bits are set — the structural pre-test of
+    :meth:`FastPattern.possible`, as integer arithmetic. The :class:`Tree` is built only for a sentence
+    some pattern survives in."""
+
+    def __init__(self, items: list[tuple[str, list[FastPattern]]]):
+        bits: dict[frozenset, int] = {}
+        self.items = []
+        for name, fps in items:
+            pats = []
+            for fp in fps:
+                need = 0
+                for req in fp.requires:
+                    need |= 1 << bits.setdefault(req, len(bits))
+                pats.append((need, fp))
+            self.items.append((name, pats))
+        self.by_atom: dict[str, int] = {}
+        for req, b in bits.items():
+            for a in req:
+                self.by_atom[a] = self.by_atom.get(a, 0) | (1 << b)
+        self.rows: dict[tuple, tuple[int, frozenset]] = {}
+        self.by_mask: dict[int, list] = {}
+
+    def mask(self, sent: Sentence) -> tuple[int, list[tuple]]:
+        """The requirement bits the sentence's tokens satisfy, and its tokens' row keys (C-level loops:
+        this runs on every sentence, while the atoms are needed only where a pattern survives)."""
+        keys = list(map(ROW_KEY, sent.tokens))
+        bits = list(map(self.rows.get, keys))
+        if None in bits:
+            if len(self.rows) >= _ATOMS_MAX:
+                self.rows.clear()
+            for k, (t, b) in enumerate(zip(sent.tokens, bits)):
+                if b is None:
+                    bits[k] = self.rows[keys[k]] = _bits(atoms(t), self.by_atom)
+        return reduce(or_, bits, 0), keys
+
+    def run(self, sent: Sentence) -> dict[str, tuple[str, tuple]]:
+        """{construction: (pattern name, the matched tokens in the pattern's node order)} of the
+        constructions whose first matching pattern matches (what :func:`match.match` returns for each)."""
+        m, keys = self.mask(sent)
+        todo = self.by_mask.get(m)
+        if todo is None:
+            if len(self.by_mask) >= _ATOMS_MAX:
+                self.by_mask.clear()
+            todo = self.by_mask[m] = self.survivors(m)
+        out: dict[str, tuple[str, tuple]] = {}
+        if not todo:
+            return out
+        token_atoms = list(map(_ATOMS.get, keys))  # cached by mask(), unless the cache was cleared since
+        tree = Tree(sent, token_atoms if None not in token_atoms else None)
+        for name, fps in todo:
+            for fp in fps:
+                ids = fp.search(tree)
+                if ids is not None:
+                    out[name] = (fp.pat.name, tuple(sent.tokens[k] for k in fp.node_positions(ids)))
+                    break
+        return out
+
+    def survivors(self, m: int) -> list[tuple[str, list[FastPattern]]]:
+        """The patterns whose requirements all hold in a sentence with bits ``m``, by construction, in
+        order (what :meth:`run` searches; the same for every sentence with these bits, so cached by them)."""
+        out = []
+        for name, pats in self.items:
+            fps = [fp for need, fp in pats if m & need == need]
+            if fps:
+                out.append((name, fps))
+        return out
