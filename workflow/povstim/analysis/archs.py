@@ -25,7 +25,7 @@ ARCH_VARIABLES = ("arch", "ordered", "bias")  # variables that are a property of
 
 
 def ordered_of(arch_meta: dict | None) -> dict[str, bool]:
-    return {str(a): bool((m or {}).get("ordered", False)) for a, m in (arch_meta or {}).items()}
+    return {str(a): bool((m or {}).get("ordered")) for a, m in (arch_meta or {}).items()}  # absent: shuffled
 
 
 def wanted(arch_meta: dict | None) -> bool:
