@@ -4,8 +4,9 @@ and acquisition points, and the points per condition with their intervals (does 
 acquisition_curves   one panel per paradigm (rows: arch x size): mean accuracy and words seen over seeds at each
                      checkpoint (log axis), the seeds' mean fitted sigmoid, the pooled acquisition point (a dotted
                      line; not acquired: a '>' at the budget)
-acquisition_points   one row per paradigm: each condition's pooled point with its interval, not acquired drawn as
-                     '>' at the budget; the title gives BABY-F vs BABY's mean delay over acquired paradigms
+acquisition_points   one row per paradigm: each condition's point with its interval, not acquired drawn as
+                     '>' at the budget, acquired before the first checkpoint as '<' there; the title gives BABY-F
+                     vs BABY's mean delay over acquired paradigms
 """
 
 from __future__ import annotations
@@ -106,6 +107,10 @@ def acquisition_points(summ: pd.DataFrame, contrasts: pd.DataFrame, suite: str):
                 if row["acquisition"] == "not_acquired":
                     ax.plot([math.log10(row["budget_words"])], [y + off], marker=">", color=st["color"],
                             linestyle="none", label=lab, markerfacecolor="none")
+                elif row["acquisition"] == "before_first":
+                    # the data end at the first checkpoint: a posterior point before it is the prior's extrapolation
+                    ax.plot([math.log10(row["first_words"])], [y + off], marker="<", color=st["color"],
+                            linestyle="none", label=lab, markerfacecolor="none")
                 else:
                     ax.errorbar([row["log10_point"]], [y + off],
                                 xerr=[[row["log10_point"] - row["log10_lo"]], [row["log10_hi"] - row["log10_point"]]],
@@ -127,6 +132,6 @@ def acquisition_points(summ: pd.DataFrame, contrasts: pd.DataFrame, suite: str):
         ax.set_title(title, fontsize=7)
     style.shared_legend(fig, axes, -0.04)
     fig.suptitle(f"{suite}: acquisition points per condition (over seeds, with their interval; "
-                 "> = not acquired within the budget)", fontsize=8)
+                 "> = not acquired within the budget, < = before the first checkpoint)", fontsize=8)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
