@@ -73,7 +73,7 @@ def _chain(name: str, size: str, ops: list[dict], r: dict, series: str | None) -
             kept = r["sentences"] - removed_for(r, removed) - taken
             for c, rate in sorted(o["rates"].items()):
                 rate = float(rate)
-                need = int(round(rate * kept))
+                need = round(rate * kept)
                 pool = max(0, r["pool"].get(c, 0) - back[c])
                 high = max(0, r["pool_high"].get(c, 0) - back[c])
                 got = min(pool, need)
