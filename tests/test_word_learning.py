@@ -123,8 +123,9 @@ def test_acquisition_stage_with_word_curves(tmp_path):
     curves = tmp_path / "curves.csv"
     curves_table({"baby": {"p1": 5.0}}, seeds=(1,)).to_csv(curves, index=False)
     out = tmp_path / "acq"
+    # the paradigm fit's fast option: this test is about the word points (the default samples a PyMC model)
     assert cli.main(["acquisition", "--curves", str(curves), "--childes", str(fixture / "chat"), str(fixture / "csv"),
-                     "--word-curves", str(wc), "--out-dir", str(out)]) == 0
+                     "--params", '{"method": "per_seed"}', "--word-curves", str(wc), "--out-dir", str(out)]) == 0
     points = pd.read_csv(out / "word_points.csv")
     assert len(points) == 16 and set(points["acquisition"]) == {"acquired"}
     reg = pd.read_csv(out / "word_regression.csv").set_index("term")
