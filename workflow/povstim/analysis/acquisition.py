@@ -244,9 +244,11 @@ def fit_inputs(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[lis
     return out, _dedupe(notes)
 
 
-def acquisition_points(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[pd.DataFrame, list[str]]:
-    """One row per model x paradigm (the per-seed fits, with category), and notes on what was skipped."""
-    fitted, notes = fit_inputs(curves, settings)
+def acquisition_points(curves: pd.DataFrame, settings: AcquisitionSettings,
+                       inputs: tuple[list, list[str]] | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """One row per model x paradigm (the per-seed fits, with category), and notes on what was skipped;
+    ``inputs``: :func:`fit_inputs`'s answer when the caller has it."""
+    fitted, notes = inputs or fit_inputs(curves, settings)
     rows = []
     for meta, g, chance in fitted:
         fit = fit_curve(g["words_seen"], g["n_correct"], g["n_total"], chance)
@@ -263,7 +265,8 @@ def analyse(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[pd.Dat
     """points (per-seed fits), summary, contrasts, notes and a description of the fit, with
     ``settings.method``: ``hierarchical`` (one sampled PyMC model, analysis/acquisition_bayes.py) or
     ``per_seed`` (the seeds' MAP fits pooled by a random-effects summary)."""
-    points, notes = acquisition_points(curves, settings)
+    fitted, skipped = fit_inputs(curves, settings)
+    points, notes = acquisition_points(curves, settings, (fitted, skipped))
     if settings.method == "per_seed" or points.empty:
         summ = summary(points, settings)
         info = {"method": "per_seed: MAP sigmoid fits per seed (binomial, weak priors), seeds pooled by a "
@@ -271,7 +274,6 @@ def analyse(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[pd.Dat
         return points, summ, contrasts(summ, settings), notes, info
     from . import acquisition_bayes as H
 
-    fitted, _ = fit_inputs(curves, settings)
     data = H.prepare(fitted)
     idata = H.sample(H.build_model(data), settings)
     summ, draws, more = H.summarise(data, idata, points, settings)
