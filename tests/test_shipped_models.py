@@ -47,3 +47,11 @@ def test_shipped_configs_with_the_three_conditions_are_the_expected_ones():
 def test_posh_keeps_table12_beside_three_level():
     models = yaml.safe_load((REPO / "configs" / "posh.yaml").read_text())["analysis"]["models"]
     assert models == ["table12", "three_level"]
+
+
+def test_the_embedded_default_states_its_filtering_conclusions_from_the_three_level_model():
+    """config.yaml (BABY-F, BABY, WIKI) fits the three-level model first, for the report's filtering sentences,
+    and keeps Table 12, the paper's model, beside it."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    assert has_three_conditions(config)
+    assert section("analysis", config["analysis"])["models"] == ["three_level", "table12"]
