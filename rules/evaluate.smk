@@ -207,6 +207,9 @@ if EXTERNAL_MODELS:
             scoring=lambda wc: as_json({k: v for k, v in plan.scoring_for(config, wc.suite).items() if k != "group"}),
             code=stage_code("score-model"),
         threads: 2
+        resources:
+            # a whole GPU when scoring.device would put the job on one (its size is unknown: it shares none)
+            gpu=lambda wc: plan.score_gpus(config),
         log:
             f"{LOGS}/score/external/{{name}}/{{suite}}.log",
         benchmark:
