@@ -225,3 +225,13 @@ def test_exp3_figures_keep_archs_that_share_a_bias_apart():
     # one arch per bias: unchanged
     one = pd.DataFrame(rows[:2])
     assert split_shared(one) is one
+
+
+def test_fig1_draws_a_line_per_arch(two_arch_run):
+    _, adir, _ = two_arch_run
+    acc = pd.read_csv(adir / "accuracy.csv", dtype={"size": str})
+    models, _ = plots.children_vs_models(acc, plots.load_children())
+    assert set(models["arch"]) == {"gpt2-nano", "gpt2-nano-ordered"}  # not averaged over the archs
+    fig = plots.fig1_children(acc, plots.load_children())
+    labels = {t.get_text() for t in fig.legends[0].get_texts()}
+    assert {"BABY, gpt2-nano (shuffled)", "BABY, gpt2-nano-ordered (ordered)"} <= labels
