@@ -40,8 +40,7 @@ def with_ordered(df: pd.DataFrame, arch_meta: dict | None) -> pd.DataFrame:
         return df
     orders = ordered_of(arch_meta)
     out = df.copy()
-    out.insert(out.columns.get_loc("arch") + 1, "ordered", out["arch"].astype(str).map(orders).fillna(False)
-               .astype(bool))
+    out.insert(out.columns.get_loc("arch") + 1, "ordered", out["arch"].astype(str).map(lambda a: bool(orders.get(a))))
     return out
 
 
