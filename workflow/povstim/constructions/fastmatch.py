@@ -86,6 +86,10 @@ _ATOMS: dict[tuple, frozenset] = {}
 _ATOMS_MAX = 500_000
 
 
+def clear_caches() -> None:
+    _ATOMS.clear()
+
+
 ROW_KEY = attrgetter("form", "lemma", "upos", "xpos", "feats", "deprel")  # what a token's atoms depend on
 
 
@@ -124,9 +128,10 @@ class Tree:
 
     __slots__ = ("_anc", "_features", "_root", "atoms", "head", "n")
 
-    def __init__(self, sent: Sentence, token_atoms: list[frozenset] | None = None):
+    def __init__(self, sent: Sentence, keys: list[tuple] | None = None):
         self.n = len(sent.tokens)
-        self.atoms = token_atoms if token_atoms is not None else [atoms(t) for t in sent.tokens]
+        got = list(map(_ATOMS.get, keys)) if keys is not None else [None]  # the rows' atoms, when cached
+        self.atoms = got if None not in got else [atoms(t) for t in sent.tokens]
         self.head = heads(sent)
         self._features: frozenset | None = None
         self._root: list[int] | None = None
@@ -142,14 +147,17 @@ class Tree:
     def roots(self) -> list[int]:
         """The root of each token's tree (the DependencyMatcher matches within one tree only)."""
         if self._root is None:
-            head, n, root = self.head, self.n, []
+            head, n = self.head, self.n
+            root = [i if h == i else -1 for i, h in enumerate(head)]
             for i in range(n):
-                j, steps = i, 0
-                while head[j] != j:
-                    j, steps = head[j], steps + 1
-                    if steps > n:
+                path, j = [], i
+                while root[j] < 0:
+                    path.append(j)
+                    j = head[j]
+                    if len(path) > n:
                         raise HeadCycle(f"token {i + 1} is on a head cycle")
-                root.append(j)
+                for p in path:
+                    root[p] = root[j]
             self._root = root
         return self._root
 
@@ -341,13 +349,6 @@ class FastPattern:
 
 
 
-def _bits(token_atoms: frozenset, by_atom: dict[str, int]) -> int:
-    r = 0
-    for x in token_atoms:
-        r |= by_atom.get(x, 0)
-    return r
-
-
 class Plan:
     """Several constructions' patterns for one mode, compiled together so that one pass over a sentence's
     tokens answers all of them (the filter runs every construction on every sentence).
@@ -369,25 +370,47 @@ class Plan:
                     need |= 1 << bits.setdefault(req, len(bits))
                 pats.append((need, fp))
             self.items.append((name, pats))
-        self.by_atom: dict[str, int] = {}
+        # value -> the bits of the requirement sets it is in, per kind of value (f: form, l: lemma, ...)
+        self.by_kind: dict[str, dict[str, int]] = {k: {} for k in "fluxdrm"}
         for req, b in bits.items():
             for a in req:
-                self.by_atom[a] = self.by_atom.get(a, 0) | (1 << b)
-        self.rows: dict[tuple, tuple[int, frozenset]] = {}
+                d = self.by_kind[a[0]]
+                d[a[2:]] = d.get(a[2:], 0) | (1 << b)
+        self.rows: dict[tuple, int] = {}
         self.by_mask: dict[int, list] = {}
 
     def mask(self, sent: Sentence) -> tuple[int, list[tuple]]:
-        """The requirement bits the sentence's tokens satisfy, and its tokens' row keys (C-level loops:
-        this runs on every sentence, while the atoms are needed only where a pattern survives)."""
-        keys = list(map(ROW_KEY, sent.tokens))
+        """The requirement bits the sentence's tokens satisfy, and the tokens' row keys (C-level loops over
+        the tokens: this runs on every sentence; a row not seen before is worked out once, :meth:`row_bits`)."""
+        toks = sent.tokens
+        keys = list(map(ROW_KEY, toks))
         bits = list(map(self.rows.get, keys))
         if None in bits:
             if len(self.rows) >= _ATOMS_MAX:
                 self.rows.clear()
-            for k, (t, b) in enumerate(zip(sent.tokens, bits)):
+            for k, b in enumerate(bits):
                 if b is None:
-                    bits[k] = self.rows[keys[k]] = _bits(atoms(t), self.by_atom)
+                    bits[k] = self.rows[keys[k]] = self.row_bits(toks[k])
         return reduce(or_, bits, 0), keys
+
+    def row_bits(self, t: Token) -> int:
+        """The bits of one token row, from its values (no atom strings built: a corpus has many rows)."""
+        form, lemma, pos, tag, dep, mor = row(t)
+        kinds = self.by_kind
+        b = (kinds["f"].get(form, 0) | kinds["l"].get(lemma, 0) | kinds["u"].get(pos, 0)
+             | kinds["x"].get(tag, 0) | kinds["d"].get(dep, 0))
+        rel = kinds["r"]
+        if rel:
+            b |= rel.get(dep, 0)
+            while ":" in dep:
+                dep = dep.rsplit(":", 1)[0]
+                b |= rel.get(dep, 0)
+        if mor and kinds["m"]:
+            for kv in mor.split("|"):
+                f, v = kv.split("=", 1)
+                for x in v.split(","):
+                    b |= kinds["m"].get(f"{f}={x}", 0)
+        return b
 
     def run(self, sent: Sentence) -> dict[str, tuple[str, tuple]]:
         """{construction: (pattern name, the matched tokens in the pattern's node order)} of the
@@ -401,8 +424,7 @@ class Plan:
         out: dict[str, tuple[str, tuple]] = {}
         if not todo:
             return out
-        token_atoms = list(map(_ATOMS.get, keys))  # cached by mask(), unless the cache was cleared since
-        tree = Tree(sent, token_atoms if None not in token_atoms else None)
+        tree = Tree(sent, keys)
         for name, fps in todo:
             for fp in fps:
                 ids = fp.search(tree)

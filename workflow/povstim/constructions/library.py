@@ -85,6 +85,13 @@ def _batch(sent, mode: str, rules: tuple) -> dict:
     return {n: Hit(toks, f"{n}:{pname}") for n, (pname, toks) in found.items()}
 
 
+def clear_caches() -> None:
+    """Forget the compiled plans and the token-row caches (a benchmark's cold start; outputs never
+    depend on them)."""
+    _PLANS.clear()
+    fastmatch.clear_caches()
+
+
 def phenomenon(c: Construction) -> Phenomenon:
     spec = match.surface_spec(c)
     surface = match.make_surface(spec)
