@@ -134,6 +134,9 @@ def test_the_models_of_two_archs_get_the_order_term(two_arch_run):
     every = tidy.normalise(pd.concat([scores, third], ignore_index=True), "sim")
     _, df3 = pipeline.model_items(tidy.final_items(every), settings, CONDITIONS, meta)
     assert pipeline.model_spec("table12", settings, df3)["formula"] == f"{settings.formula} + ordered + arch"
+    # analysis.arch_terms: none, the formulas as written (the archs pooled)
+    pooled = pipeline.analysis_settings({"arch_terms": "none"})
+    assert pipeline.model_spec("table12", pooled, df3)["formula"] == pooled.formula
     # an Exp. 3 formula names the arch-level bias itself: nothing added
     exp3 = pipeline.analysis_settings({"formula": "category * bias + (1|phenomenon)"})
     assert pipeline.model_spec("table12", exp3, df3)["formula"] == "category * bias + (1|phenomenon)"

@@ -32,6 +32,7 @@ class AnalysisSettings:
     correction: str
     significance: str
     models: tuple
+    arch_terms: str
     three_level_formula: str
     draws: int
     tune: int
@@ -197,7 +198,8 @@ MODELS = ("table12", "three_level")
 def model_spec(name: str, settings: "AnalysisSettings", df: pd.DataFrame | None = None) -> dict:
     """The formula and per-variable coding of analysis model ``name`` (``analysis.models``); with the data
     ``df`` it is fitted on, plus the main effects of ``ordered`` and ``arch`` when the data hold more than one
-    of them (analysis/archs.py: several learners are never pooled silently)."""
+    of them (analysis/archs.py: several learners are never pooled silently), unless ``analysis.arch_terms`` is
+    none."""
     if name == "table12":
         spec = {"formula": settings.formula, "coding_of": None}
     elif name == "three_level":
@@ -205,7 +207,8 @@ def model_spec(name: str, settings: "AnalysisSettings", df: pd.DataFrame | None 
                 "coding_of": {"source_filter": ("treatment", bayes.THREE_LEVEL_REFERENCE)}}
     else:  # the schema's enum makes this a programming error
         raise PovstimError(f"analysis.models: unknown model {name!r} (use {', '.join(MODELS)})")
-    terms = archs.model_terms(df, fml.parse(spec["formula"]).variables()) if df is not None else []
+    wanted = df is not None and settings.arch_terms == "auto"
+    terms = archs.model_terms(df, fml.parse(spec["formula"]).variables()) if wanted else []
     if terms:
         log.info("%s: the data hold %d archs%s: adding %s to its formula", name, df["arch"].nunique(),
                  " and both training orders" if "ordered" in terms else "", " + ".join(terms))
