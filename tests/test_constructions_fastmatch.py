@@ -179,3 +179,12 @@ def test_an_unknown_engine_is_an_error():
     s = Sentence([tok(1, "dog", "NOUN", 0, "root")])
     with pytest.raises(ValueError, match="unknown matcher engine 'fast'"):
         match.match(library.CONSTRUCTIONS["det_noun"], "posh", s, engine="fast")
+
+
+def test_full_caches_are_cleared_without_changing_a_match(gold, monkeypatch):
+    # caches of 5 rows: cleared again and again within one sentence's pass; the matches stay the reference's
+    monkeypatch.setattr(fastmatch, "_ATOMS_MAX", 5)
+    library.clear_caches()
+    hits, diffs = differences(gold[:300], list(library.CONSTRUCTIONS.values()), modes=("posh",))
+    library.clear_caches()
+    assert diffs == [] and hits > 20

@@ -83,7 +83,7 @@ def token_atoms(form, lemma, pos, tag, dep, mor) -> frozenset:
 
 # Token rows repeat (Zipf): their atoms are computed once per distinct row (bounded, cleared when full).
 _ATOMS: dict[tuple, frozenset] = {}
-_ATOMS_MAX = 500_000
+_ATOMS_MAX = 100_000  # ~1 KB a row: at most ~100 MB per cache, and a corpus's frequent rows stay in it
 
 
 def clear_caches() -> None:
