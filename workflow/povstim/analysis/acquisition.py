@@ -41,13 +41,13 @@ without ``words_seen`` (no word checkpoints) is an error saying so.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ..conditions.order import condition_order
 from ..io import PovstimError
+from .acquisition_settings import AcquisitionSettings
 
 MODEL = ["suite", "arch", "condition", "size", "seed"]
 GROUP = ["suite", "arch", "condition", "size"]
@@ -56,23 +56,6 @@ CATEGORIES = ("acquired", "before_first", "not_acquired")
 PRIOR_A = (0.0, 3.0)            # logit of (A - c) / (1 - c)
 PRIOR_LOGK = (math.log(3.0), 1.5)  # slope per decade of words
 PRIOR_X0_SD = 3.0               # decades around the middle of the checkpoints
-
-
-@dataclass(frozen=True)
-class AcquisitionSettings:
-    method: str  # hierarchical | per_seed
-    min_checkpoints: int
-    min_gain: float
-    interval: float
-    childes: list | None
-    child_words: list | None
-    contexts: int  # word learning: training sentences per word
-    word_learning: bool
-    draws: int  # the hierarchical fit's NUTS run (acquisition_bayes.py)
-    tune: int
-    chains: int
-    seed: int
-    sampler: str
 
 
 # ------------------------------------------------------------------ one curve

@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     # deferred: torch and pandas load when the command runs, not for --help
-    from ..analysis.acquisition import AcquisitionSettings
+    from .acquisition_settings import AcquisitionSettings
     from .word_curves import word_curves
 
     settings = build(AcquisitionSettings, "acquisition", json_object_arg(args.params, "--params") or {})
