@@ -8,9 +8,10 @@ question from the rows themselves:
 
 1. a **structural pre-test** derived from the pattern: every node's positive constraints name values
    (a form, a lemma, a UPOS, a relation or one of its subtypes, a feature) one of which some token of
-   the sentence must carry. Each sentence's set of such values is computed once (:class:`Tree`), and a
-   pattern whose requirements are not all in it cannot match — most patterns of most sentences stop
-   here without looking at a token;
+   the sentence must carry. A :class:`Plan` compiles every construction of a filter run together: each
+   set of values a node check names is a bit, each distinct token row maps once to the bits it meets,
+   and a pattern whose required bits are not all in the sentence's OR cannot match — most patterns of
+   most sentences stop here without looking at a token;
 2. otherwise a backtracking **search** with the DependencyMatcher's semantics: nodes placed in its
    order (:func:`spec.spanning_order`), candidates in ascending token order, each spanning edge with
    the meaning spaCy's operator implementation gives it (``$+`` etc. take the children of the token's
@@ -126,16 +127,17 @@ class Tree:
     """One sentence's rows, ready for every pattern: per-token atoms, heads, the tree each token is in,
     and the union of the atoms (the structural pre-test's input)."""
 
-    __slots__ = ("_anc", "_features", "_root", "atoms", "head", "n")
+    __slots__ = ("_anc", "_features", "_kids", "_root", "atoms", "head", "n")
 
-    def __init__(self, sent: Sentence, keys: list[tuple] | None = None):
+    def __init__(self, sent: Sentence, vals: list | None = None):
         self.n = len(sent.tokens)
-        got = list(map(_ATOMS.get, keys)) if keys is not None else [None]  # the rows' atoms, when cached
-        self.atoms = got if None not in got else [atoms(t) for t in sent.tokens]
+        # what the node checks read per token: its atoms, or a Plan's bits of the atom sets it meets
+        self.atoms = vals if vals is not None else [atoms(t) for t in sent.tokens]
         self.head = heads(sent)
         self._features: frozenset | None = None
         self._root: list[int] | None = None
         self._anc: dict[int, frozenset] = {}
+        self._kids: list[list[int]] | None = None
 
     @property
     def features(self) -> frozenset:
@@ -160,6 +162,16 @@ class Tree:
                     root[p] = root[j]
             self._root = root
         return self._root
+
+    def children(self) -> list[list[int]]:
+        """Each token's dependents, ascending (a root is not its own dependent)."""
+        if self._kids is None:
+            kids: list[list[int]] = [[] for _ in range(self.n)]
+            for t, h in enumerate(self.head):
+                if h != t:
+                    kids[h].append(t)
+            self._kids = kids
+        return self._kids
 
     def ancestors(self, i: int) -> frozenset:
         got = self._anc.get(i)
@@ -242,6 +254,36 @@ def candidates(pos, neg):
     return lambda atoms: [i for i, x in enumerate(atoms) if node_ok(x, pos, neg)]
 
 
+def _atom_check(pos, neg):
+    return lambda atoms: node_ok(atoms, pos, neg)
+
+
+def _masks(pos, neg, bit_of: dict[frozenset, int]) -> tuple[int, tuple[int, ...]]:
+    """A node's checks as bit masks: every set of every positive group must be met (one mask), and a
+    ``not:`` group is violated when all of its sets are met (one mask per group)."""
+    need = 0
+    for group in pos:
+        for st in group:
+            need |= 1 << bit_of[st]
+    nots = []
+    for group in neg:
+        g = 0
+        for st in group:
+            g |= 1 << bit_of[st]
+        nots.append(g)
+    return need, tuple(nots)
+
+
+def _bit_check(need: int, nots: tuple[int, ...]):
+    return lambda b: b & need == need and all(b & g != g for g in nots)
+
+
+def _bit_candidates(need: int, nots: tuple[int, ...]):
+    if not nots:
+        return lambda bits: [i for i, b in enumerate(bits) if b & need == need]
+    return lambda bits: [i for i, b in enumerate(bits) if b & need == need and all(b & g != g for g in nots)]
+
+
 class FastPattern:
     """One pattern, compiled: its pre-test, its nodes in the DependencyMatcher's order, its edges."""
 
@@ -262,6 +304,7 @@ class FastPattern:
         self.k = len(nodes)
         self._back = [at[n.name] for n in pat.nodes]  # the pattern's node order, from the search order
         self.cand_fns = [candidates(pos, neg) for pos, neg in self.checks]
+        self.absent_ok = [(x, op, _atom_check(pos, neg)) for x, op, (pos, neg) in self.absent]
 
     def node_positions(self, ids: list[int]) -> list[int]:
         """The token indices of a match in the pattern's own node order."""
@@ -279,29 +322,31 @@ class FastPattern:
         """Token indices in :attr:`order` of the first match, or None."""
         return self.search(tree) if self.possible(tree) else None
 
-    def search(self, tree: Tree) -> list[int] | None:
-        """:meth:`find` without the pre-test."""
+    def search(self, tree: Tree, bound: tuple | None = None) -> list[int] | None:
+        """:meth:`find` without the pre-test. ``bound``: (candidate functions, absent checks) over the
+        tree's token values — a :class:`Plan`'s bit versions; None: this pattern's own, over atoms."""
         if tree.n < self.k:
             return None
+        cand_fns, absent_ok = bound if bound is not None else (self.cand_fns, self.absent_ok)
         cands = []
-        for f in self.cand_fns:
+        for f in cand_fns:
             c = f(tree.atoms)
             if not c:
                 return None
             cands.append(c)
         if self.k == 1:
-            return next(([i] for i in cands[0] if self._post(tree, [i])), None)
+            return next(([i] for i in cands[0] if self._post(tree, [i], absent_ok)), None)
         root = tree.roots()
         if self.k == 2:  # most patterns: the same order as the general search, without its bookkeeping
             op = self.edges[1][1]
             for i in cands[0]:
                 for j in cands[1]:
-                    if j != i and root[j] == root[i] and tree.edge(i, op, j) and self._post(tree, [i, j]):
+                    if j != i and root[j] == root[i] and tree.edge(i, op, j) and self._post(tree, [i, j], absent_ok):
                         return [i, j]
             return None
-        return self._search(tree, cands, root)
+        return self._search(tree, cands, root, absent_ok)
 
-    def _search(self, tree: Tree, cands: list[list[int]], root: list[int]) -> list[int] | None:
+    def _search(self, tree: Tree, cands: list[list[int]], root: list[int], absent_ok) -> list[int] | None:
         """Depth-first over the nodes in order, candidates ascending: matches in lexicographic order of
         their token positions, the order the DependencyMatcher path sorts its matches in."""
         k, at, pos = self.k, [0] * self.k, [0] * self.k
@@ -326,26 +371,33 @@ class FastPattern:
             if j + 1 < k:
                 j += 1
                 continue
-            if self._post(tree, at):
+            if self._post(tree, at, absent_ok):
                 return list(at)
         return None
 
-    def _post(self, tree: Tree, at: list[int]) -> bool:
+    def _post(self, tree: Tree, at: list[int], absent_ok) -> bool:
         """The post-filter of the DependencyMatcher path: relations beyond the spanning tree, ``absent``."""
         for a, op, b in self.rest:
             if not tree.related(at[a], op, at[b]):
                 return False
-        for x, op, (pos, neg) in self.absent:
+        vals = tree.atoms
+        for x, op, ok in absent_ok:
             ax = at[x]
             if op == ">":  # the common case (no dependent such that ...): the children only
-                h = tree.head
-                if any(h[t] == ax and t != ax and node_ok(tree.atoms[t], pos, neg) for t in range(tree.n)):
-                    return False
+                for t in tree.children()[ax]:
+                    if ok(vals[t]):
+                        return False
                 continue
             for t in range(tree.n):
-                if t != ax and tree.related(ax, op, t) and node_ok(tree.atoms[t], pos, neg):
+                if t != ax and tree.related(ax, op, t) and ok(vals[t]):
                     return False
         return True
+
+    def bind(self, bit_of: dict[frozenset, int]) -> tuple:
+        """The node checks over a :class:`Plan`'s token bits (``bit_of``: atom set -> its bit): candidate
+        functions and absent checks, the same tests as over atoms."""
+        return ([_bit_candidates(*_masks(pos, neg, bit_of)) for pos, neg in self.checks],
+                [(x, op, _bit_check(*_masks(pos, neg, bit_of))) for x, op, (pos, neg) in self.absent])
 
 
 
@@ -353,35 +405,42 @@ class Plan:
     """Several constructions' patterns for one mode, compiled together so that one pass over a sentence's
     tokens answers all of them (the filter runs every construction on every sentence).
 
-    Each distinct requirement set of every pattern (:attr:`FastPattern.requires`) is one bit; a token row
-    maps, once per distinct row, to the bits it satisfies; a sentence's bits are the OR over its tokens,
-    and a pattern is searched only when all its bits are set — the structural pre-test of
-    :meth:`FastPattern.possible`, as integer arithmetic. The :class:`Tree` is built only for a sentence
-    some pattern survives in."""
+    Every distinct atom set any node check names (positive or ``not:``, of a node or of an ``absent``
+    condition) is one bit; a token row maps, once per distinct row and straight from its values, to the
+    bits of the sets it meets; a sentence's bits are the OR over its tokens, and a pattern is searched
+    only when all the bits of its nodes' positive sets are set — the structural pre-test of
+    :meth:`FastPattern.possible`, as integer arithmetic. The search then checks nodes on the same bits
+    (:meth:`FastPattern.bind`): no atom strings are built for the rows of a corpus."""
 
     def __init__(self, items: list[tuple[str, list[FastPattern]]]):
-        bits: dict[frozenset, int] = {}
+        bit_of: dict[frozenset, int] = {}
+        for _, fps in items:
+            for fp in fps:
+                for pos, neg in fp.checks + [chk for _, _, chk in fp.absent]:
+                    for group in pos + neg:
+                        for st in group:
+                            bit_of.setdefault(st, len(bit_of))
         self.items = []
         for name, fps in items:
             pats = []
             for fp in fps:
                 need = 0
                 for req in fp.requires:
-                    need |= 1 << bits.setdefault(req, len(bits))
-                pats.append((need, fp))
+                    need |= 1 << bit_of[req]
+                pats.append((need, fp, fp.bind(bit_of)))
             self.items.append((name, pats))
-        # value -> the bits of the requirement sets it is in, per kind of value (f: form, l: lemma, ...)
+        # value -> the bits of the atom sets it is in, per kind of value (f: form, l: lemma, ...)
         self.by_kind: dict[str, dict[str, int]] = {k: {} for k in "fluxdrm"}
-        for req, b in bits.items():
-            for a in req:
+        for st, b in bit_of.items():
+            for a in st:
                 d = self.by_kind[a[0]]
                 d[a[2:]] = d.get(a[2:], 0) | (1 << b)
         self.rows: dict[tuple, int] = {}
         self.by_mask: dict[int, list] = {}
 
-    def mask(self, sent: Sentence) -> tuple[int, list[tuple]]:
-        """The requirement bits the sentence's tokens satisfy, and the tokens' row keys (C-level loops over
-        the tokens: this runs on every sentence; a row not seen before is worked out once, :meth:`row_bits`)."""
+    def mask(self, sent: Sentence) -> tuple[int, list[int]]:
+        """The bits the sentence's tokens meet, and each token's (C-level loops over the tokens: this runs
+        on every sentence; a row not seen before is worked out once, :meth:`row_bits`)."""
         toks = sent.tokens
         keys = list(map(ROW_KEY, toks))
         bits = list(map(self.rows.get, keys))
@@ -391,10 +450,11 @@ class Plan:
             for k, b in enumerate(bits):
                 if b is None:
                     bits[k] = self.rows[keys[k]] = self.row_bits(toks[k])
-        return reduce(or_, bits, 0), keys
+        return reduce(or_, bits, 0), bits
 
     def row_bits(self, t: Token) -> int:
-        """The bits of one token row, from its values (no atom strings built: a corpus has many rows)."""
+        """The bits of one token row, from its values (the atoms of :func:`token_atoms`, looked up per kind
+        instead of built as strings)."""
         form, lemma, pos, tag, dep, mor = row(t)
         kinds = self.by_kind
         b = (kinds["f"].get(form, 0) | kinds["l"].get(lemma, 0) | kinds["u"].get(pos, 0)
@@ -415,7 +475,7 @@ class Plan:
     def run(self, sent: Sentence) -> dict[str, tuple[str, tuple]]:
         """{construction: (pattern name, the matched tokens in the pattern's node order)} of the
         constructions whose first matching pattern matches (what :func:`match.match` returns for each)."""
-        m, keys = self.mask(sent)
+        m, bits = self.mask(sent)
         todo = self.by_mask.get(m)
         if todo is None:
             if len(self.by_mask) >= _ATOMS_MAX:
@@ -424,21 +484,21 @@ class Plan:
         out: dict[str, tuple[str, tuple]] = {}
         if not todo:
             return out
-        tree = Tree(sent, keys)
-        for name, fps in todo:
-            for fp in fps:
-                ids = fp.search(tree)
+        tree = Tree(sent, bits)
+        for name, pats in todo:
+            for fp, bound in pats:
+                ids = fp.search(tree, bound)
                 if ids is not None:
                     out[name] = (fp.pat.name, tuple(sent.tokens[k] for k in fp.node_positions(ids)))
                     break
         return out
 
-    def survivors(self, m: int) -> list[tuple[str, list[FastPattern]]]:
+    def survivors(self, m: int) -> list[tuple[str, list]]:
         """The patterns whose requirements all hold in a sentence with bits ``m``, by construction, in
         order (what :meth:`run` searches; the same for every sentence with these bits, so cached by them)."""
         out = []
         for name, pats in self.items:
-            fps = [fp for need, fp in pats if m & need == need]
+            fps = [(fp, bound) for need, fp, bound in pats if m & need == need]
             if fps:
                 out.append((name, fps))
         return out

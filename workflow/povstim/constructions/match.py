@@ -26,7 +26,6 @@ from .spec import Construction, Node, Pattern, norm, spanning_order
 
 _VOCAB = None
 _LAST: tuple = (None, None)  # (sentence, its Doc): every construction and mode of one sentence share it
-_LAST_TREE: tuple = (None, None)  # (sentence, its fastmatch.Tree), the same way
 _MATCHERS: dict = {}
 _FAST: dict = {}
 _FAST_PATTERNS: dict = {}
@@ -57,16 +56,6 @@ def to_doc(sent: Sentence):
         tok.norm_ = x
     _LAST = (sent, doc)
     return doc
-
-
-def to_tree(sent: Sentence) -> fastmatch.Tree:
-    """The sentence's rows for the compiled matcher (cached like :func:`to_doc`)."""
-    global _LAST_TREE
-    if _LAST_TREE[0] is sent:
-        return _LAST_TREE[1]
-    tree = fastmatch.Tree(sent)
-    _LAST_TREE = (sent, tree)
-    return tree
 
 
 def _has_rel(dep: str, rels) -> bool:
@@ -211,28 +200,18 @@ def fast_patterns(c: Construction, mode: str) -> list[fastmatch.FastPattern]:
 
 
 def matcher(c: Construction, mode: str):
-    """``sent -> (pattern name, tokens) | None`` for one construction and mode, compiled once: the
-    structural pre-test of each pattern inline (most patterns of most sentences stop there), then the
-    compiled search; the DependencyMatcher path for a tree with a head cycle."""
-    fps = fast_patterns(c, mode)
+    """``sent -> (pattern name, tokens) | None`` for one construction and mode: a :class:`fastmatch.Plan`
+    of its patterns alone (what ``find_dpe`` runs for all constructions at once); the DependencyMatcher
+    path for a tree with a head cycle."""
+    plan = fastmatch.Plan([(c.name, fast_patterns(c, mode))])
 
     def run(sent: Sentence):
         if not sent.tokens:
             return None
-        tree = _LAST_TREE[1] if _LAST_TREE[0] is sent else to_tree(sent)
-        feats = tree.features
         try:
-            for fp in fps:
-                for s in fp.requires:
-                    if feats.isdisjoint(s):
-                        break
-                else:
-                    ids = fp.search(tree)
-                    if ids is not None:
-                        return fp.pat.name, tuple(sent.tokens[k] for k in fp.node_positions(ids))
+            return plan.run(sent).get(c.name)
         except fastmatch.HeadCycle:
             return match(c, mode, sent, engine="spacy")
-        return None
 
     return run
 
