@@ -4,6 +4,7 @@ worked out by hand."""
 from __future__ import annotations
 
 import gzip
+from pathlib import Path
 
 import pytest
 
@@ -136,3 +137,34 @@ def test_plan_counts_a_csv_source(tmp_path):
     # 6 kept rows: 5 + 4 + 5 + 5 + 3 + 5 = 27 words
     assert c.status == "ok" and c.sentences == 6 and c.words == 27
     assert c.dropped == {"empty": 1, "under_3_words": 1}
+
+
+def _check_config(tmp_path, **spec):
+    import yaml
+
+    from povstim import cli
+
+    config = yaml.safe_load((Path(__file__).parent / "configs" / "tiny.yaml").read_text())
+    config["sources"]["cds"] = {"kind": "local", "format": "csv", "path": str(tmp_path / "cds.csv"), **spec}
+    path = tmp_path / "mine.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return cli.main(["check", str(path)])
+
+
+def test_check_reads_the_header_and_names_a_missing_column(tmp_path, capsys):
+    """`povstim check` catches a column the file lacks (only plan and the clean job did), with the clean job's
+    message; a file that is not there yet stays a warning."""
+    (tmp_path / "cds.csv").write_text(CDS)
+    assert _check_config(tmp_path) == 0  # text_column: text (the default) is there
+    capsys.readouterr()
+    for key, col in (("text_column", "utterance"), ("age_column", "age"), ("transcript_column", "tr"),
+                     ("speaker_column", "who")):
+        assert _check_config(tmp_path, **{key: col}) == 1
+        err = capsys.readouterr().err
+        assert (f"cds.csv: line 1: no column {col!r} (sources.cds.{key}); the header has: 'text', 'transcript_id', "
+                "'age_in_months'") in err, err
+        assert "Traceback" not in err
+    (tmp_path / "cds.csv").unlink()
+    assert _check_config(tmp_path, text_column="utterance") == 0
+    out = capsys.readouterr().out
+    assert "warning: sources.cds.path" in out and "does not exist yet" in out

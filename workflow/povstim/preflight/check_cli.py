@@ -2,7 +2,8 @@
 
 Reads each file as the Snakefile does and reports the first problem with the file's name and the line
 (YAML syntax) or the key (a misspelled key, a wrong type, a value that breaks another section: a mixture
-naming an unknown source, ``n_embd`` not divisible by ``n_head``, ...). Snakemake itself parses
+naming an unknown source, ``n_embd`` not divisible by ``n_head``, a csv/tsv source's ``text_column`` (or
+speaker, age, transcript column) that the header line of its file lacks, ...). Snakemake itself parses
 ``--configfile`` before the workflow starts and says only "Config file is not valid JSON or YAML":
 this command names the line.
 """
@@ -26,6 +27,7 @@ def run(args) -> int:
     # deferred: config pulls jsonschema and the plan every registry, which --help does not need
     from .. import config as cfg
     from .. import plan
+    from ..sources.clean import check_columns
 
     for path in args.configs:
         config = cfg.load(path)
@@ -41,4 +43,6 @@ def run(args) -> int:
                 if not where.exists():
                     print(f"{path}: warning: sources.{name}.path {spec['path']} does not exist yet ({where}); "
                           "relative paths are relative to the repository")
+                else:
+                    check_columns(name, spec, REPO)  # a csv/tsv's named columns, from its header line
     return 0

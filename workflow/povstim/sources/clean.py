@@ -101,6 +101,17 @@ def _members(paths: list[Path], spec: dict, fmt: str, bad_line: textfmt.BadLine 
                                         spec["encoding"], bad_line)
 
 
+def check_columns(name: str, spec: dict, base_dir: Path) -> None:
+    """A csv/tsv local source's column settings against its files' headers (first lines only), for
+    ``povstim check``; other sources and a missing path are left to the checks that handle them."""
+    spec = source_spec(name, spec)
+    if spec.get("kind") != "local" or source_format(name, spec) not in ("csv", "tsv"):
+        return
+    paths = input_paths(name, spec, None, base_dir)
+    fmt = source_format(name, spec)
+    tabular.check_columns(fmt, _members(paths, spec, fmt), spec, name)
+
+
 def _dropped_transcript(stats: CleanStats, member: str, reason: str, why: str, utterances: int) -> None:
     """A CHAT transcript left out whole for a header: named in the statistics (``dropped_transcripts``) and the log."""
     stats.extra.setdefault("dropped_transcripts", []).append(

@@ -25,6 +25,8 @@ from .normalize import CleanStats
 
 _MISSING_AGE = ("", "na", "nan", "null", "none")
 _TAB_SUFFIXES = (".tsv", ".tab")
+# The settings that name a column of the header.
+COLUMN_KEYS = ("text_column", "speaker_column", "age_column", "transcript_column")
 
 
 def delimiter_of(fmt: str, member: str, spec: dict) -> str:
@@ -45,6 +47,29 @@ def _column(header: list[str], spec: dict, key: str, member: str, source: str) -
         shown = ", ".join(repr(h) for h in header) if header else "(an empty first line)"
         raise PovstimError(f"{member}: line 1: no column {col!r} (sources.{source}.{key}); the header has: {shown}")
     return header.index(col)
+
+
+def _header(reader, fmt: str, member: str) -> list[str] | None:
+    """The first row (None for an empty file), without a byte-order mark (Excel's UTF-8 CSV)."""
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise PovstimError(f"{member}: line 1: malformed {fmt.upper()} header ({exc})") from None
+    if header and header[0].startswith("\ufeff"):
+        header[0] = header[0][1:]
+    return header
+
+
+def check_columns(fmt: str, members: Iterable[tuple[str, Iterable[str]]], spec: dict, source: str) -> None:
+    """The columns the settings name against each member's first line only (``povstim check``: cheap),
+    with the clean job's error: the key, the file and the columns the header has."""
+    check_spec(source, spec)
+    for member, lines in members:
+        header = _header(csv.reader(lines, delimiter=delimiter_of(fmt, member, spec)), fmt, member)
+        if header is None:
+            continue  # an empty file: the clean job counts it
+        for key in COLUMN_KEYS:
+            _column(header, spec, key, member, source)
 
 
 def _age(value: str, member: str, line: int, column: str) -> float:
@@ -88,14 +113,9 @@ def rows(fmt: str, members: Iterable[tuple[str, Iterable[str]]], spec: dict, sta
     for member, lines in members:
         stats.files += 1
         reader = csv.reader(lines, delimiter=delimiter_of(fmt, member, spec))
-        try:
-            header = next(reader, None)
-        except csv.Error as exc:
-            raise PovstimError(f"{member}: line 1: malformed {fmt.upper()} header ({exc})") from None
+        header = _header(reader, fmt, member)
         if header is None:
             continue  # an empty file
-        if header and header[0].startswith("\ufeff"):
-            header[0] = header[0][1:]  # a byte-order mark (Excel's UTF-8 CSV)
         text_i = _column(header, spec, "text_column", member, source)
         speaker_i = _column(header, spec, "speaker_column", member, source)
         age_i = _column(header, spec, "age_column", member, source)
