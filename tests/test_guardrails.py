@@ -351,3 +351,60 @@ def test_cli_reads_condition_stats(tmp_path):
     # the report's conditions table: one row (baby 50k), binding configured 0.001, measured targeted 0.00000
     page = (tmp_path / "c.html").read_text()
     assert page.count("<tr>") == 2 and "<td>0.001</td>" in page and "<td>0.00000</td>" in page
+
+
+def _upper_by_scipy(points, confidence=0.95):
+    """The slope and its one-sided upper bound from scipy's own regression (independent of loss_slope)."""
+    from scipy import stats
+    fit = stats.linregress([x for x, _ in points], [y for _, y in points])
+    return fit.slope, fit.slope + stats.t.ppf(confidence, len(points) - 2) * fit.stderr
+
+
+def test_steady_decline_whose_final_point_ticks_up_still_fires(tmp_path):
+    # Issue 42 replay: the final evaluation (lr near 0) was 0.0002 above the best, so the best step was not
+    # the last one and the old check skipped the run although its dev loss was still falling.
+    # 2000 steps, every 50; steps 1600 + 50k (k = 0..7) fall linearly 3.000 - 0.001875 k, and the last one
+    # (k = 8) is y_7 + 0.0002 = 2.987075, i.e. 0.002075 above the line's 2.985. By hand, on k: the line's
+    # slope is -0.001875 per 50 steps; the bump adds 0.002075 x (8 - 4) / Sxx (Sxx = 60) = 1.3833e-4:
+    # -0.00173667 per 50 steps = -3.4733e-5 per step.
+    dev = [(s, 3.0) for s in range(50, 1600, 50)] + [(1600 + 50 * k, 3.0 - 0.001875 * k) for k in range(8)]
+    dev.append((2000, dev[-1][1] + 0.0002))
+    run = G.read_run(model_dir(tmp_path, "gpt2", "baby-f", "30k", 2, steps=2000, best=1950, dev=dev))
+    points = G.window_points(run, SETTINGS.window)
+    assert len(points) == 9
+    slope, upper = G.loss_slope(points, SETTINGS.confidence)
+    assert slope == pytest.approx(-0.00173667 / 50, rel=1e-4)
+    ref_slope, ref_upper = _upper_by_scipy(points)
+    assert slope == pytest.approx(ref_slope, rel=1e-9) and upper == pytest.approx(ref_upper, rel=1e-9)
+    assert upper < 0
+    (f,) = G.check_undertrained([run], SETTINGS)
+    assert f.data["test"] == "slope" and f.data["best_step"] == 1950
+    assert "best step 1950 of 2000" in f.detail and "+0.0002 above the best" in f.detail
+
+
+def test_replay_curve_with_few_steps_fires(tmp_path):
+    # the replay's shape near its own scale (184 steps; model_dir logs every 10 steps, so 190 here): dev
+    # every 20 steps and at the end; the window (after step 152) holds 160, 180, 190 and is led by 140:
+    # 3.634, 3.608, 3.5966, 3.5968 (best at 180, the final one 0.0002 above it).
+    dev = [(s, 3.9 - 0.002 * s) for s in range(20, 140, 20)] + [(140, 3.634), (160, 3.608), (180, 3.5966),
+                                                                  (190, 3.5968)]
+    run = G.read_run(model_dir(tmp_path, "gpt2-tiny", "baby", "30k", 2, steps=190, best=180, dev=dev))
+    points = G.window_points(run, SETTINGS.window)
+    assert [p[0] for p in points] == [140, 160, 180, 190]
+    ref_slope, ref_upper = _upper_by_scipy(points)
+    assert ref_upper < 0  # scipy says the fall is beyond its noise
+    (f,) = G.check_undertrained([run], SETTINGS)
+    assert f.data["slope_per_step"] == pytest.approx(ref_slope, rel=1e-3)
+    assert f.data["slope_upper"] == pytest.approx(ref_upper, rel=1e-3)
+
+
+def test_noisy_plateau_with_an_earlier_best_or_early_stop_passes(tmp_path):
+    # a plateau at 2.70 +- 0.01 whose best (2.69) comes before the end; once trained to max_steps and once
+    # ended by early stopping. Slope over k = 0..8 of the window by scipy: its upper bound is above 0.
+    window = [2.70, 2.71, 2.69, 2.70, 2.71, 2.69, 2.70, 2.71, 2.70]
+    dev = [(s, 2.75) for s in range(50, 1600, 50)] + list(zip(range(1600, 2001, 50), window))
+    plateau = G.read_run(model_dir(tmp_path, "gpt2", "baby", "30k", 1, steps=2000, best=1700, dev=dev))
+    stopped = G.read_run(model_dir(tmp_path, "gpt2", "baby", "30k", 2, steps=2000, best=1700, dev=dev,
+                                   stop="early_stopping"))
+    assert _upper_by_scipy(G.window_points(plateau, SETTINGS.window))[1] > 0
+    assert G.check_undertrained([plateau, stopped], SETTINGS) == []

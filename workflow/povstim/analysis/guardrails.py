@@ -2,13 +2,14 @@
 
 Each check looks at what the run produced and reports *findings* -- never changes a result:
 
-* ``undertrained``: a model's best step is its last step and its dev loss was still falling when
-  training stopped: over the last ``window`` of the steps (with the last evaluation at or before its
-  start) the least-squares slope of the dev loss against the step is negative beyond its noise (its
-  one-sided ``confidence`` upper bound is below 0), however small the fall -- a linear learning-rate
-  decay flattens the tail, so a model falling 0.5% per window is still learning. A window with fewer
-  than ``min_evals`` evaluations cannot separate a decline from noise; there the relative fall must
-  exceed ``still_learning``. Its scores describe a model in mid-training, not what the data teaches.
+* ``undertrained``: a model that did not stop early whose dev loss was still falling when training
+  stopped: over the last ``window`` of the steps (with the last evaluation at or before its start) the
+  least-squares slope of the dev loss against the step is negative beyond its noise (its one-sided
+  ``confidence`` upper bound is below 0), however small the fall -- a linear learning-rate decay
+  flattens the tail, so a model falling 0.5% per window is still learning -- and whatever its best step
+  (a final evaluation 0.0002 above the one before, at a learning rate near 0, does not make a falling
+  curve flat). A window with fewer than ``min_evals`` evaluations cannot separate a decline from noise;
+  there the best step must be the last one and the relative fall must exceed ``still_learning``. Its scores describe a model in mid-training, not what the data teaches.
 * ``equal_tokens``: the sizes of an arch x condition saw the same number of training tokens (equal
   steps x batch). Then "size" only changes how often each sentence repeats, not how much text the
   model learned from.
@@ -188,38 +189,50 @@ def loss_slope(points: list[tuple[int, float]], confidence: float) -> tuple[floa
 def check_undertrained(runs: list[Run], s: GuardrailSettings) -> list[Finding]:
     out = []
     for run in runs:
-        if run.best_step != run.steps or run.stop_reason == "early_stopping":
-            continue
-        gain = still_learning(run, s.window)
-        if gain is None:
-            continue
-        points = window_points(run, s.window)
-        fit = loss_slope(points, s.confidence) if len(points) >= s.min_evals else None
-        if fit is not None:
-            slope, upper = fit
-            if not upper < 0:
-                continue  # a plateau: the slope could be 0 (or positive) within its noise
-            per = 1000 if run.steps >= 2000 else 100
-            detail = (f"best step {run.best_step} is the last step; over the last {s.window:.0%} of training "
-                      f"({len(points)} evaluations) the dev loss fell {gain:.2%} (to {run.dev[-1][1]:.3f}), "
-                      f"a slope of {slope * per:+.4f} per {per} steps whose {s.confidence:.0%} upper bound "
-                      f"({upper * per:+.4f}) is below 0: still falling beyond its noise")
-            data = {"gain": round(gain, 4), "best_step": run.best_step, "steps": run.steps,
-                    "slope_per_step": float(f"{slope:.4g}"), "slope_upper": float(f"{upper:.4g}"),
-                    "evaluations": len(points), "test": "slope"}
-        elif gain > s.still_learning:
-            detail = (f"best step {run.best_step} is the last step; the dev loss fell {gain:.1%} over the last "
-                      f"{s.window:.0%} of training (to {run.dev[-1][1]:.3f})")
-            data = {"gain": round(gain, 4), "best_step": run.best_step, "steps": run.steps}
-        else:
-            continue
-        out.append(Finding(
-            "undertrained", run.label, detail,
-            "train longer (training.max_steps or training.epochs) until the dev loss levels off or early "
-            "stopping ends the run",
-            data,
-        ))
+        if run.stop_reason == "early_stopping":
+            continue  # early stopping ended it: the dev loss stopped improving for its patience
+        finding = _undertrained(run, s)
+        if finding is not None:
+            out.append(finding)
     return out
+
+
+def _undertrained(run: Run, s: GuardrailSettings) -> Finding | None:
+    """The slope test whenever the window has ``min_evals`` evaluations, whatever the best step (a final
+    evaluation a hair above an earlier one -- lr near 0 at the end of a linear decay -- does not make a
+    falling curve flat); else the old rule: best step last and a relative fall above ``still_learning``."""
+    gain = still_learning(run, s.window)
+    if gain is None:
+        return None
+    points = window_points(run, s.window)
+    fit = loss_slope(points, s.confidence) if len(points) >= s.min_evals else None
+    last = run.best_step == run.steps
+    best = (f"best step {run.best_step} is the last step" if last else
+            f"best step {run.best_step} of {run.steps} (the final dev loss {run.dev[-1][1]:.4f} is "
+            f"{run.dev[-1][1] - min(loss for _, loss in run.dev):+.4f} above the best)")
+    data = {"gain": round(gain, 4), "best_step": run.best_step, "steps": run.steps}
+    if fit is not None:
+        slope, upper = fit
+        if not upper < 0:
+            return None  # a plateau: the slope could be 0 (or positive) within its noise
+        per = 1000 if run.steps >= 2000 else 100
+        detail = (f"{best}; over the last {s.window:.0%} of training ({len(points)} evaluations) the dev loss "
+                  f"fell {gain:.2%} (to {run.dev[-1][1]:.3f}), a slope of {slope * per:+.4f} per {per} steps "
+                  f"whose {s.confidence:.0%} upper bound ({upper * per:+.4f}) is below 0: still falling beyond "
+                  "its noise")
+        data |= {"slope_per_step": float(f"{slope:.4g}"), "slope_upper": float(f"{upper:.4g}"),
+                 "evaluations": len(points), "test": "slope"}
+    elif last and gain > s.still_learning:
+        detail = (f"{best}; the dev loss fell {gain:.1%} over the last {s.window:.0%} of training "
+                  f"(to {run.dev[-1][1]:.3f})")
+    else:
+        return None
+    return Finding(
+        "undertrained", run.label, detail,
+        "train longer (training.max_steps or training.epochs) until the dev loss levels off or early "
+        "stopping ends the run",
+        data,
+    )
 
 
 def check_equal_tokens(runs: list[Run], s: GuardrailSettings) -> list[Finding]:
