@@ -21,7 +21,9 @@ from .io import PovstimError
 # name -> (module, one-line help). Order is pipeline order.
 STAGES: dict[str, tuple[str, str]] = {
     "check": ("povstim.preflight.check_cli", "validate config files (names the file, line and key) before running"),
-    "plan": ("povstim.preflight.plan_cli", "words per source after cleaning, largest sizes, benchmark word pools"),
+    "plan": ("povstim.preflight.plan_cli", "words per source after cleaning, largest sizes, benchmark word pools "
+             "(thin-pool warnings), the filter's removals and BABY's targeted pool with reinsertion/dose "
+             "shortfalls, casing check"),
     "report": ("povstim.preflight.report_cli", "build the HTML report of an experiment from the config that made it"),
     "synth": ("povstim.synth.cli", "generate a synthetic corpus with gold CoNLL-U and DPE labels"),
     "download": ("povstim.sources.download_cli", "download a source's files (checksummed, resumable)"),

@@ -4,7 +4,13 @@ Cleans every source in memory exactly as the pipeline would (synthetic sources a
 prints: sentences and words per source after cleaning (and what was dropped, and why); for each corpus
 and size, the words each source must give and has, and the largest size the mixture allows; for each
 generated benchmark suite, how many words of each class survive top_k_words over the corpora at the
-largest size, and the K a class needs. Remote sources must be downloaded first (it says how).
+largest size, and the K a class needs, with a warning for a thin word pool (a class of one or two words:
+every item of its templates reuses them); the evidence estimate: for each filtered corpus and size, what
+the DPE filter removes, BABY's targeted pool (what `reinsert` can put back) and a warning when a
+configured reinsertion rate or a dose of a dose series cannot (or may not) be met: the shortfall a run would
+end with (exact with the gold parser, from a parsed sample with spaCy/stanza: --filter-sample); and the casing check: a warning when a source's casing
+and a benchmark suite's items disagree and tokenizer.lowercase is false. Remote sources must be downloaded
+first (it says how).
 
     povstim plan configs/mine.yaml
     povstim plan configs/mine.yaml --json plan.json
