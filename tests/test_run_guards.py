@@ -333,3 +333,32 @@ def test_speed_only_settings_are_not_a_change_of_results(tmp_path):
                       ["tiny.yaml"], tmp_path)
     assert runs.overwrite_warning(tmp_path, {**config, "warm_start": False, "prewarm_analysis": False}) is None
     assert "seeds" in runs.overwrite_warning(tmp_path, {**config, "seeds": [1, 2]})
+
+
+def test_guardrail_lines_name_every_fired_check_and_count_the_rest(tmp_path):
+    # Issue 42 replay: six checks fired and the end-of-run summary kept the first four (limit=4), dropping
+    # reinsert_shortfall and size_label. Planted: six fired checks, 3 + 1 + 2 + 1 + 2 + 4 = 13 findings.
+    from povstim.analysis import guardrails as G
+    counts = {"undertrained": 3, "equal_tokens": 1, "lexical_preference": 2, "below_chance": 1,
+              "reinsert_shortfall": 2, "size_label": 4}
+    result = {"fired": list(counts), "checks": {
+        name: {"title": G.CHECKS[name], "fired": True,
+               "findings": [G.Finding(name, f"{name}-scope{i}", f"detail {i}", "advice").as_dict()
+                            for i in range(n)]} for name, n in counts.items()}}
+    result["checks"]["baseline_solves"] = {"title": G.CHECKS["baseline_solves"], "fired": False, "findings": []}
+    lines = runs.guardrail_lines(result, tmp_path / "guardrails.json")
+    body, last = lines[:-1], lines[-1]
+    assert len(body) == 6  # one line per fired check (first finding), none dropped
+    for name, n in counts.items():
+        (line,) = [x for x in body if f"{name}-scope0" in x]
+        assert G.CHECKS[name] in line
+        assert line.endswith(f"(+{n - 1} more)") if n > 1 else "more)" not in line
+    assert "baseline_solves" not in " ".join(body)
+    # hidden: 2 + 0 + 1 + 0 + 1 + 3 = 7
+    assert "6 guardrail checks fired; 7 more findings not shown above" in last
+    assert str(tmp_path / "guardrails.html") in last
+    # two per check: 2 + 1 + 2 + 1 + 2 + 2 = 10 lines; hidden 1 + 0 + 0 + 0 + 0 + 2 = 3
+    lines2 = runs.guardrail_lines(result, tmp_path / "guardrails.json", per_check=2)
+    assert len(lines2) - 1 == 10
+    assert "3 more findings not shown above" in lines2[-1]
+    assert runs.guardrail_lines({"fired": [], "checks": {}}, tmp_path / "guardrails.json") == []

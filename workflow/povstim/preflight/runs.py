@@ -232,16 +232,25 @@ def stale_lock_hint(workdir: str | Path, argv: list[str], proc: str | Path = "/p
             f"the lock with `snakemake --unlock{configfile_args(argv)}` and run your command again.")
 
 
-def guardrail_lines(result: dict, where: str | Path, limit: int = 4) -> list[str]:
-    """What fired in guardrails.json, one line per check, for the end of a run."""
-    lines = []
+def guardrail_lines(result: dict, where: str | Path, per_check: int = 1) -> list[str]:
+    """What fired in guardrails.json, for the end of a run: every fired check is named (a summary that
+    dropped checks would hide caveats), each with at most ``per_check`` of its findings; the last line says
+    how many findings are only in the report."""
+    lines, hidden = [], 0
     for name in result.get("fired", []):
         check = result["checks"][name]
-        first = check["findings"][0]
-        more = f" (+{len(check['findings']) - 1} more)" if len(check["findings"]) > 1 else ""
-        lines.append(f"povstim GUARDRAIL {check['title']}: {first['scope']}: {first['detail']}{more}")
+        findings = check["findings"]
+        shown = findings[:max(per_check, 1)]
+        rest = len(findings) - len(shown)
+        hidden += rest
+        for n, f in enumerate(shown, 1):
+            more = f" (+{rest} more)" if rest and n == len(shown) else ""
+            lines.append(f"povstim GUARDRAIL {check['title']}: {f['scope']}: {f['detail']}{more}")
     if lines:
-        lines = lines[:limit] + [f"povstim: read the results with these caveats: {Path(where).with_suffix('.html')}"]
+        count = len(result.get("fired", []))
+        extra = f"; {hidden} more finding{'s' if hidden != 1 else ''} not shown above" if hidden else ""
+        lines.append(f"povstim: {count} guardrail check{'s' if count != 1 else ''} fired{extra}: read the "
+                     f"results with these caveats: {Path(where).with_suffix('.html')}")
     return lines
 
 
