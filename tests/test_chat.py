@@ -178,9 +178,14 @@ def test_age_order_and_max_age_for_transcripts(tmp_path):
             f"@ID:\teng|T|CHI|{age}||||Target_Child|||\n@ID:\teng|T|MOT|||||Mother|||\n*MOT:\t{words} .\n@End\n"
         )
     assert chat.age_in_days("1;06.10") == pytest.approx(365.25 + 6 * 30.4375 + 10)
-    lines, _ = _clean_file(tmp_path, str(folder), age_order=True)
+    lines, ordered = _clean_file(tmp_path, str(folder), age_order=True)
     assert lines == ["The baby hears this.", "The toddler hears this.", "The oldest child hears this.",
                      "Nobody knows the age."]
+    # issue 42: the statistics record the order and its ages (days, by hand: 1;06.10 and 4;02.), one unknown
+    rec = ordered["age_order"]
+    assert rec["applied"] is True and rec["by"] == "the target child's age in days (@ID)"
+    assert rec["youngest"] == pytest.approx(365.25 + 6 * 30.4375 + 10)
+    assert rec["oldest"] == pytest.approx(4 * 365.25 + 2 * 30.4375) and rec["without_age"] == 1
     lines, stats = _clean_file(tmp_path, str(folder), max_age_days=1000)
     assert lines == ["The baby hears this.", "The toddler hears this.", "Nobody knows the age."]
     assert stats["dropped"]["child_too_old"] == 1

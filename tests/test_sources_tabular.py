@@ -51,6 +51,14 @@ def test_age_order_sorts_by_the_age_column_keeping_transcripts_together(tmp_path
     assert lines == ["Do you want some juice.", "What a mess.", "Look, a big dog.",
                      "Is that your teddy bear.", "Where did the ball go.", "Can you see the moon."]
     assert stats["rows_without_age"] == 1
+    # issue 42: the statistics file records that the order was applied, the column and the ages' range (by hand:
+    # the rows with text are 30, 24, 18, 24, 18, 18 months and one without an age)
+    import json
+    assert json.loads((tmp_path / "src.stats.json").read_text())["age_order"] == {
+        "applied": True, "by": "column 'age_in_months' (sources.src.age_column, its own unit)", "youngest": 18.0,
+        "oldest": 30.0, "without_age": 1}
+    _, plain = _clean(tmp_path, name="plain", format="csv", path="cds.csv", age_column="age_in_months")
+    assert "age_order" not in plain  # file order: nothing claimed
 
 
 def test_age_order_keeps_a_transcript_whole_at_its_youngest_age(tmp_path):

@@ -26,7 +26,7 @@ import re
 from typing import Iterable, Iterator
 
 from ..io import PovstimError
-from .normalize import CleanStats
+from .normalize import CleanStats, age_order_record
 
 DEFAULT_DROP_ROLES = ("Target_Child", "Child")
 REQUIRED = ("gloss", "speaker_role")
@@ -124,5 +124,6 @@ def utterances(
     if age_order:
         # Rows without an age go last; ties keep transcript and utterance order.
         kept.sort(key=lambda r: r[:4])
+        stats.extra["age_order"] = age_order_record("column 'target_child_age' (days)", [r[0] for r in kept])
     for *_, words, terminator in kept:
         yield words, terminator

@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 
 from .. import languages
 from ..io import PovstimError, write_json, write_lines
-from . import chat, childes_csv, hf_parquet, tabular, textfmt
+from . import chat, childes_csv, hf_parquet, normalize, tabular, textfmt
 from .normalize import CleanStats, Style, finish, split_sentences
 from .spec import source_spec
 
@@ -156,6 +156,10 @@ def _units(paths: list[Path], spec: dict, fmt: str, stats: CleanStats) -> Iterat
                 ordered.append((age if age is not None else float("inf"), n, list(utts)))
             else:
                 yield from utts
+        if age_order:
+            # the range over kept utterances, as the csv readers record it (a transcript's age for each)
+            stats.extra["age_order"] = normalize.age_order_record(
+                "the target child's age in days (@ID)", [a for a, _, utts in ordered for _ in utts])
         for _, _, utts in sorted(ordered, key=lambda t: t[:2]):
             yield from utts
         return
@@ -256,6 +260,10 @@ def clean_source(
         name, stats.lines_in, stats.lines_out, stats.words, result["words_per_sentence"],
         100 * result["question_share"], stats.malformed, seconds,
     )
+    if result.get("age_order"):
+        rec = result["age_order"]
+        log.info("%s: age order applied (sources.%s.age_order): by %s, ages %s to %s, %d without an age (last)",
+                 name, name, rec["by"], rec["youngest"], rec["oldest"], rec["without_age"])
     if stats.malformed:
         log.warning("%s: %d malformed lines, counted and skipped or recovered (first: %s: %s); all counted in %s "
                     "(malformed_examples)", name, stats.malformed, stats.malformed_examples[0]["where"],

@@ -42,6 +42,15 @@ _ABBREVIATIONS = frozenset(
 )
 
 
+def age_order_record(by: str, ages: list[float]) -> dict:
+    """What ``age_order: true`` did, for the clean statistics: the age it sorted by and the range of the known
+    ages of the units it sorted, before the sentence filters (``min_words``, ...) (an unknown age is ``inf``,
+    sorted last and counted)."""
+    known = [a for a in ages if a != float("inf")]
+    return {"applied": True, "by": by, "youngest": min(known) if known else None,
+            "oldest": max(known) if known else None, "without_age": len(ages) - len(known)}
+
+
 @dataclass
 class CleanStats:
     """Per-source statistics written next to the clean text (``{source}.stats.json``)."""

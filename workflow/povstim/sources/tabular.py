@@ -21,7 +21,7 @@ import math
 from collections.abc import Iterable, Iterator
 
 from ..io import PovstimError
-from .normalize import CleanStats
+from .normalize import CleanStats, age_order_record
 
 _MISSING_AGE = ("", "na", "nan", "null", "none")
 _TAB_SUFFIXES = (".tsv", ".tab")
@@ -165,5 +165,7 @@ def rows(fmt: str, members: Iterable[tuple[str, Iterable[str]]], spec: dict, sta
         for age, group, _, _ in kept:
             first_age[group] = min(age, first_age.get(group, math.inf))
         kept.sort(key=lambda r: (first_age[r[1]], r[1], r[2]))
+        by = f"column {spec['age_column']!r} (sources.{source}.age_column, its own unit)"
+        stats.extra["age_order"] = age_order_record(by, [a for a, *_ in kept])
         for *_, text in kept:
             yield text, None
