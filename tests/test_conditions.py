@@ -202,6 +202,8 @@ def test_conditions_page_marks_the_shortfall(corpus, caplog):
         write_page(stats, corpus / "conditions.html", 0.02)
     page = (corpus / "conditions.html").read_text()
     assert "<td class='short'>96/50</td>" in page
+    # one term, the docs': n_replaced is "put back" in the header and the legend, nowhere "reinserted"
+    assert "<th>put back</th>" in page and "<b>put back</b>" in page and "reinserted" not in page.lower()
     assert "baby 20k: question_formation needed 96 targeted sentences at rate 0.05 but the filter removed 50" in page
     # measured targeted rate 50 / 1920 = 0.02604
     assert "the measured targeted rate is 0.02604" in page

@@ -93,7 +93,7 @@ def write_page(stats: list[dict], out: str | Path, tolerance: float) -> None:
     ``tolerance``: guardrails.size_label (a condition whose words differ more from its size label is flagged)."""
     gaps = {(r["condition"], r["size"]): r for r in size_gaps(stats, tolerance)}
     phens = sorted({p for s in stats for p in list(s.get("dpe_rate", {})) + list(s.get("reinsert_config", {}))})
-    head = ["condition", "size", "words", "words vs label", "sentences", "removed (DPE)", "reinserted"]
+    head = ["condition", "size", "words", "words vs label", "sentences", "removed (DPE)", "put back"]  # put back: docs' term for n_replaced
     for p in phens:
         head += [f"{p}: configured", f"{p}: measured", f"{p}: targeted", f"{p}: shortfall"]
     parts = [("<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{font-family:sans-serif;font-size:13px}"
@@ -103,7 +103,7 @@ def write_page(stats: list[dict], out: str | Path, tolerance: float) -> None:
              "conditions.tsv). <b>words vs label</b>: the words the condition really holds against its size label "
              f"(a nominal budget; flagged beyond &plusmn;{tolerance:.0%}, guardrails.size_label); "
              "<b>removed</b>: sentences the DPE filter took out of the base corpus; "
-             "<b>reinserted</b>: removed sentences BABY put back (each replacing another sentence); "
+             "<b>put back</b>: removed sentences BABY put back (each replacing another sentence; n_replaced in the tsv); "
              "<b>measured</b>: the condition's DPE rate; <b>targeted</b>: its rate of disambiguating evidence (the "
              "only kind BABY puts back); <b>shortfall</b>: needed/available when the filter removed fewer targeted "
              "sentences than the configured rate needs.</p>")]
@@ -149,3 +149,78 @@ def write_page(stats: list[dict], out: str | Path, tolerance: float) -> None:
     parts.append("</body></html>\n")
     with atomic_write(out) as fh:
         fh.write("".join(parts))
+
+
+# ---- what BABY really got back (issue 42) ------------------------------------------------------------
+
+def reinsert_rows(stats: list[dict], share: float) -> list[dict]:
+    """Per condition x size x phenomenon with a configured reinsert rate (sorted): what was put back
+    (``reinserted``: DPE sentences, ``targeted``: disambiguating ones), the measured targeted rate against
+    the configured one, the pool shortfall (needed/available; None when the pool sufficed) and
+    ``below_share``: measured < ``share`` x configured (the reinsert_shortfall guardrail's test)."""
+    rows = []
+    for s in sorted(stats, key=lambda s: (s["condition"], _size_key(s["size"]))):
+        for phen, rate in sorted((s.get("reinsert_config") or {}).items()):
+            rate = float(rate)
+            if rate <= 0:
+                continue
+            got = float((s.get("dpe_rate_targeted") or {}).get(phen, 0.0))
+            rows.append({"condition": s["condition"], "size": s["size"], "phenomenon": phen, "configured": rate,
+                         "measured": got, "reinserted": int((s.get("reinserted") or {}).get(phen, 0)),
+                         "targeted": int((s.get("reinserted_targeted") or {}).get(phen, 0)),
+                         "shortfall": (s.get("reinsert_shortfall") or {}).get(phen),
+                         "below_share": got < share * rate})
+    return rows
+
+
+def _row_text(r: dict) -> str:
+    short = r["shortfall"]
+    pool = f", {short['needed']} needed and {short['available']} in the pool" if short else ""
+    return (f"{r['size']} {r['phenomenon']}: {r['targeted']:,} targeted sentence{'s' if r['targeted'] != 1 else ''} "
+            f"put back{pool}, measured rate {r['measured']:.5f} vs configured {r['configured']:g}")
+
+
+def reinsert_description(stats: list[dict], condition: str, share: float) -> str:
+    """The report description's words for a reinserting condition: what it really got back, per size."""
+    rows = [r for r in reinsert_rows(stats, share) if r["condition"] == condition]
+    if not rows:
+        return ""
+    short = any(r["below_share"] or r["shortfall"] for r in rows)
+    if not any(r["reinserted"] for r in rows):
+        head = "**nothing reinserted** (it holds the same evidence as its filtered corpus)"
+    else:
+        head = "DPE reinserted" + (" **below the configured rate**" if short else "")
+    return f"{head}: " + "; ".join(_row_text(r) for r in rows)
+
+
+def report_evidence(config: dict, results: str | Path, sizes_of) -> dict[str, str]:
+    """{condition: description} for the conditions with ``reinsert`` whose condition.json files exist under
+    ``results``/corpus (``snakemake --report``: the description then states what was really put back).
+    ``sizes_of(config, condition)``: the sizes a condition is built at (plan.condition_sizes)."""
+    share = float(config["guardrails"]["reinsert_share"])  # the validated config holds the default
+    out = {}
+    for name, spec in (config.get("conditions") or {}).items():
+        if not spec.get("reinsert"):
+            continue
+        paths = [Path(results) / "corpus" / name / size / "condition.json" for size in sizes_of(config, name)]
+        stats = [read_condition(p) for p in paths if p.exists()]
+        text = reinsert_description(stats, name, share)
+        if text:
+            out[name] = text
+    return out
+
+
+def shortfall_caveat(stats: list[dict], share: float) -> str:
+    """A plain caveat for the BABY-F vs. BABY sentence when a reinserting condition holds less targeted
+    evidence than configured (below ``share`` of the rate, or a pool shortfall); "" when none does."""
+    rows = [r for r in reinsert_rows(stats, share) if r["below_share"] or r["shortfall"]]
+    if not rows:
+        return ""
+    text = ("Caveat: BABY holds less direct evidence than configured (reinsert_shortfall; the Conditions table): "
+            + "; ".join(f"{r['condition']} {_row_text(r)}" for r in rows) + ".")
+    if any(r["reinserted"] == 0 for r in rows):
+        text += (" Where nothing was put back BABY and BABY-F hold the same evidence, so this contrast cannot show "
+                 "an effect of direct evidence there.")
+    else:
+        text += " This contrast measures a smaller dose than the config names."
+    return text
