@@ -194,3 +194,20 @@ def test_dose_demo_forecast_equals_its_conditions():
     doses = {d["rate"]: d for d in plan["filter"]["dose"]}
     assert {r: (d["needed"], d["status"]) for r, d in doses.items()} == {
         0.0: (0, "ok"), 1e-3: (5, "ok"), 3e-3: (16, "ok"), 1e-2: (54, "ok")}
+
+
+def test_parse_note_follows_the_table_not_between_its_sizes():
+    """Issue 42: "(baby: parsed a sample ...)" sat between baby's 15k and 30k lines; it follows the table."""
+    def row(corpus, size, n):
+        return {"corpus": corpus, "size": size, "mode": "conservative", "backend": "spacy", "sentences": n,
+                "removed": 10, "per_phenomenon": {"question_formation": 10}, "pool": {"question_formation": 4},
+                "pool_high": {"question_formation": 6}, "sample": 500, "sample_counts": {},
+                "method": "a sample of 500 sentences"}
+
+    rows = [row("baby", "15k", 2000), row("baby", "30k", 4000), row("chat", "15k", 2000), row("chat", "30k", 4000)]
+    text = evidence.render({"rows": rows, "reinsert": [], "notes": []})
+    table = [i for i, line in enumerate(text) if line.lstrip().startswith(("baby ", "chat "))]
+    notes = [i for i, line in enumerate(text) if line.lstrip().startswith("(")]
+    assert len(table) == 4 and len(notes) == 2, text
+    assert text[notes[0]] == "  (baby: parsed a sample of 500 sentences, seeded)"
+    assert min(notes) > max(table) and notes == [max(table) + 1, max(table) + 2]  # right after the last row

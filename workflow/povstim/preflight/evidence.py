@@ -209,6 +209,7 @@ def render(ev: dict) -> list[str]:
                "estimated from a seeded sample of each corpus at its largest size, parsed behind the prefilter "
                "(povstim plan --filter-sample N; 95% upper bounds in brackets)")
         lines.append(f"DPE filter ({r0['mode']} on {r0['backend']} parses; {how}):")
+    parsed = []  # how each corpus was parsed: after the table, not between its per-size lines
     for r in rows:
         per = ", ".join(f"{p} {k:,}" for p, k in r["per_phenomenon"].items())
         pool = ", ".join(f"{p} {k:,}" + (f" [<= {r['pool_high'][p]:,}]" if r["sample"] is not None else "")
@@ -219,7 +220,8 @@ def render(ev: dict) -> list[str]:
                      f"{r['removed']:,} ({share:.1%}: {per}); targeted pool {approx}{pool}")
         if "sample_counts" in r and (r["corpus"], r["size"]) == next(
                 (x["corpus"], x["size"]) for x in rows if x["corpus"] == r["corpus"]):
-            lines.append(f"  ({r['corpus']}: parsed {r['method']}, seeded)")
+            parsed.append(f"  ({r['corpus']}: parsed {r['method']}, seeded)")
+    lines += parsed
     for note in ev.get("notes", []):
         lines.append(f"  note: {note}")
     reinsert = [o for o in ev["reinsert"] if not o.get("series")]  # a dose series' members: below
