@@ -29,6 +29,7 @@ from povstim import codehash  # noqa: E402
 from povstim.preflight import runs as povstim_runs  # noqa: E402
 from povstim import warm as povstim_warm  # noqa: E402
 from povstim.analysis import prewarm as povstim_prewarm  # noqa: E402
+from povstim.analysis import conditions_page as povstim_conditions_page  # noqa: E402
 from povstim.devices.threads import job_environment  # noqa: E402
 
 # Every job, and the warm-start server they are forked from, shares the cores politely (povstim.devices).
@@ -109,6 +110,11 @@ include: "rules/analysis.smk"
 include: "rules/probe.smk"
 include: "rules/dose.smk"
 
+# `snakemake --report`: the description (workflow/report/workflow.rst) states what each reinserting condition
+# (BABY) really got back, from its condition.json files, not only that reinsertion was configured. A key the
+# schema does not know, added after validation and only for the report (no job runs, nothing hashes it).
+if workflow.exec_mode == ExecMode.DEFAULT and povstim_runs.report_target(sys.argv) is not None:
+    config["_reinsert_evidence"] = povstim_conditions_page.report_evidence(config, RESULTS, plan.condition_sizes)
 
 # Results made with another config are replaced by this run: said now, when the DAG is built, so that a dry run
 # (`snakemake -n`) says it too; a real run pauses before its first job (onstart). Not for --unlock or --report.

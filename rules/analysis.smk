@@ -58,7 +58,9 @@ rule analyze:
         external=lambda wc, input: f"--external-scores {' '.join(input.external)}" if input.external else "",
         # every condition's actual words beside its size label in the captions of Tables 3/8 (read as params, like
         # the guardrails' --conditions: an analysis-only run has none, and the scores already depend on them)
-        sizes=" ".join(["--size-label", str(config["guardrails"]["size_label"]), "--condition-stats"]
+        # (and BABY's shortfall beside the BABY-F vs. BABY sentence, at the guardrail's reinsert_share)
+        sizes=" ".join(["--size-label", str(config["guardrails"]["size_label"]),
+                        "--reinsert-share", str(config["guardrails"]["reinsert_share"]), "--condition-stats"]
                        + [f"{RESULTS}/corpus/{c}/{s}/condition.json" for c in config["conditions"]
                           for s in plan.condition_sizes(config, c)]),
         code=stage_code("analyze"),

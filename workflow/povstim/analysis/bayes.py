@@ -716,8 +716,10 @@ def contrasts_table(contrasts: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True) -> list[str]:
-    """What the report says about filtering and training source, from the three-level contrasts only."""
+def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat: str = "") -> list[str]:
+    """What the report says about filtering and training source, from the three-level contrasts only.
+    ``caveat``: appended to the BABY-F vs. BABY sentence (BABY got less evidence back than configured:
+    conditions_page.shortfall_caveat), or its own paragraph when that contrast is absent."""
     def verdict(r, better, worse):
         est = f"{r['median']:+.2f} [{r['lower']:.2f}, {r['upper']:.2f}] log-odds, P(> 0) = {r['p_gt0']:.2f}"
         if r["lower"] > 0:
@@ -744,5 +746,8 @@ def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True) -> list
         per = [f"{r['scope']}: {verdict(r, better, worse)}" for _, r in sub[sub["scope"] != "overall"].iterrows()]
         if per:
             text += " By category: " + "; ".join(per) + "."
+        if caveat and (a, b) == ("BABY-F", "BABY"):
+            text += " " + caveat
+            caveat = ""
         out.append(text)
-    return out
+    return out + ([caveat] if caveat else [])

@@ -19,8 +19,8 @@ import logging
 from pathlib import Path
 
 from ..io import PovstimError, json_object_arg
-from ..settings import section
-from .conditions_page import read_condition
+from ..settings import build, section
+from .conditions_page import read_condition, shortfall_caveat
 
 log = logging.getLogger("povstim.analyze")
 
@@ -99,6 +99,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--size-label", type=float, metavar="FRACTION",
                    help="with --condition-stats: the caption says plainly which conditions differ from their size "
                    "label by more than this fraction (the config's guardrails.size_label)")
+    p.add_argument("--reinsert-share", type=float, metavar="FRACTION",
+                   help="with --condition-stats: the BABY-F vs. BABY sentence carries a caveat when a condition's "
+                   "measured targeted rate is below this share of its configured reinsert rate, or its pool fell "
+                   "short (the config's guardrails.reinsert_share; default: the schema's)")
 
 
 def _priors_file(path: str | None) -> dict | None:
@@ -147,6 +151,17 @@ def _condition_stats(paths: list[str], tolerance: float | None) -> tuple[list[di
     return [read_condition(p) for p in paths if Path(p).exists()], tolerance
 
 
+def _shortfall_caveat(sizes: tuple[list[dict], float] | None, share: float | None) -> str:
+    """BABY's evidence shortfall in words (conditions_page.shortfall_caveat); "" without condition stats."""
+    if not sizes:
+        return ""
+    if share is None:
+        from .guardrails import GuardrailSettings  # deferred: pandas, scipy
+
+        share = build(GuardrailSettings, "guardrails", {}).reinsert_share
+    return shortfall_caveat(sizes[0], share)
+
+
 def run(args) -> int:
     # deferred: pandas loads when the command runs, not for --help
     from .pipeline import full_analysis, model_only
@@ -161,10 +176,11 @@ def run(args) -> int:
         out = args.out_dir or args.out
         if not out:
             raise PovstimError("--scores needs --out-dir")
+        sizes = _condition_stats(args.condition_stats, args.size_label)
         full_analysis(args.scores, meta, settings, Path(out), fit_model=not args.no_model, cores=args.cores,
                       suite_dirs=args.suite_dirs, arch_meta=arch_meta,
-                      sizes=_condition_stats(args.condition_stats, args.size_label),
-                      external_paths=args.external_scores)
+                      sizes=sizes, external_paths=args.external_scores,
+                      caveat=_shortfall_caveat(sizes, args.reinsert_share))
     else:
         out = args.out or args.out_dir
         if not out:

@@ -53,7 +53,7 @@ from scipy import stats
 
 from ..benchmarks.audit import solved_by_baselines
 from ..io import PovstimError, atomic_write, parse_size, write_json
-from .conditions_page import read_condition, size_gaps  # noqa: F401 (read_condition: guardrails_cli)
+from .conditions_page import read_condition, reinsert_rows, size_gaps  # noqa: F401 (read_condition: guardrails_cli)
 
 log = logging.getLogger("povstim.guardrails")
 
@@ -396,26 +396,22 @@ def check_baseline_solves(manifests: list[dict], items: pd.DataFrame, s: Guardra
 def check_reinsert_shortfall(conditions: list[dict], s: GuardrailSettings) -> list[Finding]:
     """Conditions (BABY) whose measured targeted-evidence rate is below ``reinsert_share`` x the configured one."""
     out = []
-    for c in sorted(conditions, key=lambda c: (c["condition"], _size_key(c["size"]))):
-        measured = c.get("dpe_rate_targeted") or {}
-        for phen, rate in sorted((c.get("reinsert_config") or {}).items()):
-            rate = float(rate)
-            got = float(measured.get(phen, 0.0))
-            if rate <= 0 or got >= s.reinsert_share * rate:
-                continue
-            short = (c.get("reinsert_shortfall") or {}).get(phen)
-            pool = (f": it needed {short['needed']} targeted sentences and the filter removed {short['available']}"
-                    if short else "")
-            out.append(Finding(
-                "reinsert_shortfall", f"{c['condition']}/{c['size']}/{phen}",
-                f"measured {phen} rate {got:.5f} is {got / rate:.0%} of the configured {rate:g}{pool} "
-                f"(below {s.reinsert_share:.0%})",
-                "read BABY vs BABY-F as a smaller dose than configured; more or larger child-directed sources, "
-                "a lower reinsert rate, or a filter mode with more targeted evidence (docs/filter.md); "
-                "`povstim plan` estimates the pool before training",
-                {"phenomenon": phen, "configured": rate, "measured": round(got, 6),
-                 **({"needed": short["needed"], "available": short["available"]} if short else {})},
-            ))
+    for r in reinsert_rows(conditions, s.reinsert_share):
+        if not r["below_share"]:
+            continue
+        phen, rate, got, short = r["phenomenon"], r["configured"], r["measured"], r["shortfall"]
+        pool = (f": it needed {short['needed']} targeted sentences and the filter removed {short['available']}"
+                if short else "")
+        out.append(Finding(
+            "reinsert_shortfall", f"{r['condition']}/{r['size']}/{phen}",
+            f"measured {phen} rate {got:.5f} is {got / rate:.0%} of the configured {rate:g}{pool} "
+            f"(below {s.reinsert_share:.0%})",
+            "read BABY vs BABY-F as a smaller dose than configured; more or larger child-directed sources, "
+            "a lower reinsert rate, or a filter mode with more targeted evidence (docs/filter.md); "
+            "`povstim plan` estimates the pool before training",
+            {"phenomenon": phen, "configured": rate, "measured": round(got, 6),
+             **({"needed": short["needed"], "available": short["available"]} if short else {})},
+        ))
     return out
 
 

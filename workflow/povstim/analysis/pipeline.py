@@ -82,14 +82,15 @@ def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = 
 
 def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
                   cores: int | None = None, suite_dirs=(), arch_meta: dict | None = None,
-                  sizes: tuple[list[dict], float] | None = None, external_paths=()) -> None:
+                  sizes: tuple[list[dict], float] | None = None, external_paths=(), caveat: str = "") -> None:
     """Tidy item table, accuracy and chi-square tables, POSH Tables 3 and 8, the metric sensitivity
     table, learning curves, age-equivalent scores (suite folders in ``suite_dirs`` that ship norms),
     the Exp. 3 outputs (archs with a bias) and (unless ``fit_model`` is false) the Bayesian models,
     from item-score files, into ``out``. ``sizes``: the conditions' condition.json contents and the
     size-label tolerance, for the captions of Tables 3/8 (actual words beside the nominal labels).
     ``external_paths``: item scores of models trained elsewhere (external_models, arch ``external``): in the
-    accuracy tables and learning curves, not in items.parquet (no condition predictors) nor the Bayesian model."""
+    accuracy tables and learning curves, not in items.parquet (no condition predictors) nor the Bayesian model.
+    ``caveat``: BABY's evidence shortfall, said with the BABY-F vs. BABY contrast (bayes.filtering_sentences)."""
     from . import exp3, tables, tidy
 
     scores = tidy.read_scores(score_paths)
@@ -117,7 +118,7 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
     if not fit_model:
         return
     suite, modelled = model_items(items, settings, meta, arch_meta)
-    fit_models(modelled, settings, out / "bayes", family=settings.family, cores=cores, suite=suite)
+    fit_models(modelled, settings, out / "bayes", family=settings.family, cores=cores, suite=suite, caveat=caveat)
 
 
 def model_items(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict | None,
@@ -224,7 +225,7 @@ def model_design(df: pd.DataFrame, settings: "AnalysisSettings", family: str, fo
 
 
 def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
-               suite=None, by_arch: bool = True) -> None:
+               suite=None, by_arch: bool = True, caveat: str = "") -> None:
     """Every model of ``settings.models``: table12 -> bayes/{summary.csv, table12.*, ...} (POSH Table 12 as
     printed, ``settings.formula``); three_level -> bayes/three_level_* and the pairwise contrasts of
     BABY-F, BABY and WIKI (POSH's released analysis, ``settings.three_level_formula``). ``by_arch``: each
@@ -234,11 +235,11 @@ def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family
         if name == "table12":
             fit_and_write(df, settings, out, family=family, cores=cores, suite=suite, **spec)
         else:
-            fit_three_level(df, settings, out, family=family, cores=cores, suite=suite, spec=spec)
+            fit_three_level(df, settings, out, family=family, cores=cores, suite=suite, spec=spec, caveat=caveat)
 
 
 def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
-                    suite=None, spec: dict | None = None) -> None:
+                    suite=None, spec: dict | None = None, caveat: str = "") -> None:
     design, res, diag = fit_and_write(
         df, settings, out, family=family, cores=cores, suite=suite, prefix="three_level_", table="three_level",
         title="Three-level model of POSH's released analysis", **(spec or model_spec("three_level", settings)))
@@ -257,7 +258,7 @@ def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, f
                                            + "; ".join(diag["problems"]))
     write_table(bayes.contrasts_table(contrasts), out / "three_level_contrasts_table", cap,
                 "tab:three-level-contrasts", banner=banner)
-    sentences = bayes.filtering_sentences(contrasts, diag["converged"])
+    sentences = bayes.filtering_sentences(contrasts, diag["converged"], caveat)
     write_text_page(out / "filtering", "Filtering and training source (three-level model contrasts)", sentences)
 
 
