@@ -11,6 +11,8 @@ tokenizer_study     POSH Table 9: corpus token count per vocab size and dataset
 
 from __future__ import annotations
 
+import math
+
 import matplotlib
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
@@ -272,6 +274,22 @@ def children_vs_models(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "
     return models, note
 
 
+_SIZE_TICK_PT = 6
+_PANEL_MARGIN_IN = 0.5  # a panel's width beyond its axis (the y labels of the first, the gaps between)
+
+
+def _size_panel_width(labels: list[str]) -> float:
+    """Inches a Figure 1 panel needs so that its upright size labels (about 1.5 x their font size wide) do not
+    touch on the log axis, which spans the labels' range and a factor 1.6 on each side."""
+    words = [size_words(t) for t in labels]
+    if len(words) < 2:
+        return 0.0
+    decades = [math.log10(b / a) for a, b in zip(words, words[1:])]
+    span = math.log10(max(words) * 1.6 / (min(words) / 1.6))
+    need = 1.5 * _SIZE_TICK_PT / 72 / max(min(decades), 1e-3)  # inches per decade
+    return min(span * need, 12.0) + _PANEL_MARGIN_IN
+
+
 def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"):
     """POSH Fig. 1: children's accuracy at a younger and an older age (Table 7), placed at the input
     sizes POSH aligns them with (10M, 30M words), beside model accuracy by training size and
@@ -280,7 +298,10 @@ def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"
     phen = list(dict.fromkeys(children["phenomenon"]))
     conds = style.condition_order(models["condition"].unique()) if len(models) else []
     archs = arch_rows(acc[acc["suite"] == suite])  # several archs: a line per arch x condition, dashes by arch
-    fig, axes = plt.subplots(1, len(phen), figsize=(2.1 * len(phen) + 0.6, 2.6), squeeze=False, sharey=True)
+    ticks = {ph: sorted(set(children.loc[children["phenomenon"] == ph, "matched_size"]) | set(models["size"]),
+                        key=size_words) for ph in phen}
+    width = max([2.1] + [_size_panel_width(t) for t in ticks.values()])
+    fig, axes = plt.subplots(1, len(phen), figsize=(width * len(phen) + 0.6, 2.6), squeeze=False, sharey=True)
     for c, ph in enumerate(phen):
         ax = axes[0][c]
         ch = children[children["phenomenon"] == ph]
@@ -307,8 +328,9 @@ def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"
                             capsize=2)
         ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
         ax.set_xscale("log")
-        labels = sorted(set(ch["matched_size"]) | set(models["size"]), key=size_words)
-        ax.set_xticks([size_words(t) for t in labels], labels)
+        labels = ticks[ph]
+        # upright labels: sizes a factor 2 apart (15k, 30k) sit closer on the log axis than a word is wide
+        ax.set_xticks([size_words(t) for t in labels], labels, rotation=90, fontsize=_SIZE_TICK_PT)
         ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         lo, hi = min(size_words(t) for t in labels), max(size_words(t) for t in labels)
         ax.set_xlim(lo / 1.6, hi * 1.6)
