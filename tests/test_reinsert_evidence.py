@@ -11,7 +11,6 @@ from pathlib import Path
 import docutils.core
 import jinja2
 import pandas as pd
-import pytest
 
 from povstim import plan
 from povstim.analysis import bayes
