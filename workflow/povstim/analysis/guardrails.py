@@ -90,7 +90,7 @@ class Finding:
 
 
 CHECKS = {
-    "undertrained": "Models still learning when training stopped (best step = last step, dev loss falling)",
+    "undertrained": "Models still learning when training stopped (dev loss still falling beyond its noise)",
     "equal_tokens": "Sizes trained on the same number of tokens",
     "lexical_preference": "Paradigms decided by a constant lexical preference",
     "baseline_solves": "Paradigms a corpus baseline solves without structure",
