@@ -8,6 +8,7 @@ and seed in another folder (reproducibility), and the report must contain every 
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -79,10 +80,21 @@ def test_analysis_rules_report_and_reproducibility(repo_root, tmp_path):
     r = _smk(repo_root, work, "-n", "results/figures")
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr
 
+    # issue 42: BABY's condition.json at 50k (planted after the run: the tables above are compared with a
+    # reference made without condition stats) -- nothing put back, 0 of 43 needed
+    cond = results / "corpus" / "baby" / "50k" / "condition.json"
+    cond.parent.mkdir(parents=True)
+    cond.write_text(json.dumps({
+        "reinsert_config": {"question_formation": 0.002}, "reinserted": {"question_formation": 0},
+        "reinserted_targeted": {"question_formation": 0}, "dpe_rate_targeted": {"question_formation": 0.0},
+        "reinsert_shortfall": {"question_formation": {"needed": 43, "available": 0}}}))
     r = _smk(repo_root, work, "--report", str(results / "report.html"))
     assert r.returncode == 0, r.stderr[-3000:]
     assert "WARNING/2" not in r.stderr  # captions are valid reStructuredText
     html = (results / "report.html").read_text(encoding="utf-8", errors="replace")
+    # the description says what BABY really got back, not "DPE reinserted"
+    assert "DPE reinserted" not in html and "nothing reinserted" in html
+    assert "0 targeted sentences put back, 43 needed and 0 in the pool" in html
     for name in ("fig2_accuracy.png", "fig3_posterior.png", "learning_curves_posh.png", "filter_audit.png",
                  "table3_posh.html", "table8_posh.html", "table12.html", "run_info.html", "chisq.csv"):
         assert name in html, name
