@@ -145,7 +145,9 @@ def test_table12_formula_blames_filtering_for_a_wiki_deficit_the_three_level_con
     settings = analysis_settings({"models": ["table12", "three_level"], "draws": 300, "tune": 300, "chains": 2,
                                   "seed": 2, "target_accept": 0.9})
     out = tmp_path / "bayes"
-    fit_models(counts, settings, out, family="binomial", cores=2)
+    # BABY's shortfall caveat (conditions_page.shortfall_caveat) reaches filtering.md through fit_models
+    caveat = "Caveat: BABY holds less direct evidence than configured (planted)."
+    fit_models(counts, settings, out, family="binomial", cores=2, caveat=caveat)
     t12 = pd.read_csv(out / "summary.csv").set_index("term")
     post = __import__("arviz").from_netcdf(out / "posterior.nc").posterior
     names = json.loads((out / "diagnostics.json").read_text())["posterior_names"]
@@ -163,3 +165,5 @@ def test_table12_formula_blames_filtering_for_a_wiki_deficit_the_three_level_con
         assert lo < 0 < hi
     text = (out / "filtering.md").read_text()
     assert "BABY-F vs. BABY" in text and "Wanna: no credible difference" in text
+    (para,) = [p for p in text.split("\n\n") if p.startswith("Filtering out direct positive evidence")]
+    assert para.rstrip().endswith(caveat) and text.count("Caveat") == 1
