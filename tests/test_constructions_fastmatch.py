@@ -188,3 +188,24 @@ def test_full_caches_are_cleared_without_changing_a_match(gold, monkeypatch):
     hits, diffs = differences(gold[:300], list(library.CONSTRUCTIONS.values()), modes=("posh",))
     library.clear_caches()
     assert diffs == [] and hits > 20
+
+
+def test_a_sentence_of_the_same_bits_and_heads_reuses_the_search_with_its_own_tokens():
+    # "this dog sleeps" and "this cat sleeps": every token has the same bits for det_noun (no check names
+    # dog or cat) and the same head, so the second is answered from the first's search; its match must
+    # be its own tokens, as the reference finds them. "sleeps this dog": other heads, searched anew.
+    c = library.CONSTRUCTIONS["det_noun"]
+    plan = fastmatch.Plan([(c.name, match.fast_patterns(c, "posh"))])
+
+    def sent(noun):
+        return Sentence([tok(1, "this", "DET", 2, "det"), tok(2, noun, "NOUN", 3, "nsubj"),
+                         tok(3, "sleeps", "VERB", 0, "root")])
+
+    dog, cat = sent("dog"), sent("cat")
+    other = Sentence([tok(1, "sleeps", "VERB", 0, "root"), tok(2, "this", "DET", 3, "det"),
+                      tok(3, "dog", "NOUN", 1, "obj")])
+    for s in (dog, cat, other):
+        ref = match.match(c, "posh", s, engine="spacy")
+        assert ref is not None and plan.run(s) == {c.name: ref}
+    assert plan.run(cat)[c.name][1] == (cat.tokens[0], cat.tokens[1])
+    assert len(plan.found) == 2  # dog and cat share one search; other has a search of its own

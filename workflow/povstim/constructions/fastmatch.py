@@ -129,11 +129,11 @@ class Tree:
 
     __slots__ = ("_anc", "_features", "_kids", "_root", "atoms", "head", "n")
 
-    def __init__(self, sent: Sentence, vals: list | None = None):
+    def __init__(self, sent: Sentence, vals: list | None = None, head: list[int] | None = None):
         self.n = len(sent.tokens)
         # what the node checks read per token: its atoms, or a Plan's bits of the atom sets it meets
         self.atoms = vals if vals is not None else [atoms(t) for t in sent.tokens]
-        self.head = heads(sent)
+        self.head = head if head is not None else heads(sent)
         self._features: frozenset | None = None
         self._root: list[int] | None = None
         self._anc: dict[int, frozenset] = {}
@@ -410,7 +410,9 @@ class Plan:
     bits of the sets it meets; a sentence's bits are the OR over its tokens, and a pattern is searched
     only when all the bits of its nodes' positive sets are set — the structural pre-test of
     :meth:`FastPattern.possible`, as integer arithmetic. The search then checks nodes on the same bits
-    (:meth:`FastPattern.bind`): no atom strings are built for the rows of a corpus."""
+    (:meth:`FastPattern.bind`): no atom strings are built for the rows of a corpus. The searches' result is
+    kept per (token bits, heads): a sentence met again (CHILDES repeats many utterances) is not searched
+    again."""
 
     def __init__(self, items: list[tuple[str, list[FastPattern]]]):
         bit_of: dict[frozenset, int] = {}
@@ -437,6 +439,7 @@ class Plan:
                 d[a[2:]] = d.get(a[2:], 0) | (1 << b)
         self.rows: dict[tuple, int] = {}
         self.by_mask: dict[int, list] = {}
+        self.found: dict[tuple, tuple] = {}
 
     def mask(self, sent: Sentence) -> tuple[int, list[int]]:
         """The bits the sentence's tokens meet, and each token's (C-level loops over the tokens: this runs
@@ -481,17 +484,33 @@ class Plan:
             if len(self.by_mask) >= _ATOMS_MAX:
                 self.by_mask.clear()
             todo = self.by_mask[m] = self.survivors(m)
-        out: dict[str, tuple[str, tuple]] = {}
         if not todo:
-            return out
-        tree = Tree(sent, bits)
+            return {}
+        # the searches read only the tokens' bits and heads: a sentence of the same bits and heads (an
+        # utterance said again, parsed alike) has the same matched positions
+        head = heads(sent)
+        key = tuple(bits + head)  # one tuple per key: n bits, then n heads
+        found = self.found.get(key)
+        if found is None:
+            if len(self.found) >= _ATOMS_MAX:
+                self.found.clear()
+            found = self.found[key] = self.search(Tree(sent, bits, head), todo)
+        toks = sent.tokens
+        return {name: (pname, tuple(toks[k] for k in ids)) for name, pname, ids in found}
+
+    @staticmethod
+    def search(tree: Tree, todo: list) -> tuple[tuple[str, str, tuple[int, ...]], ...]:
+        """(construction, pattern name, matched token indices in the pattern's node order) of each match:
+        tuples of strings and ints only, which the garbage collector stops tracking once it has seen them
+        (the cache of them adds little to its collections)."""
+        out = []
         for name, pats in todo:
             for fp, bound in pats:
                 ids = fp.search(tree, bound)
                 if ids is not None:
-                    out[name] = (fp.pat.name, tuple(sent.tokens[k] for k in fp.node_positions(ids)))
+                    out.append((name, fp.pat.name, tuple(fp.node_positions(ids))))
                     break
-        return out
+        return tuple(out)
 
     def survivors(self, m: int) -> list[tuple[str, list]]:
         """The patterns whose requirements all hold in a sentence with bits ``m``, by construction, in
