@@ -16,7 +16,8 @@ and the library constructions alone through both matchers: the compiled one the 
 and the path every construction ran before). Each timing is the best of ``--repeats`` interleaved
 rounds (the machine is shared); the ratios are of timings of this one run. The compiled matcher's
 caches (its plans, the token rows it has seen) are emptied before each of its rounds — "cold", what
-one filter run over these sentences pays — and the round is repeated "warm" (every row seen before).
+one filter run over these sentences pays — and the round is repeated "warm" (every row, and every
+sentence's search, seen before).
 It also checks that the rules as the filter runs them and the DependencyMatcher give the same match
 (pattern and tokens) for every construction, mode and sentence.
 
