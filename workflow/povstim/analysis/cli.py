@@ -156,7 +156,7 @@ def _shortfall_caveat(sizes: tuple[list[dict], float] | None, share: float | Non
     if not sizes:
         return ""
     if share is None:
-        from .guardrails import GuardrailSettings  # deferred: pandas, scipy
+        from .guardrail_settings import GuardrailSettings
 
         share = build(GuardrailSettings, "guardrails", {}).reinsert_share
     return shortfall_caveat(sizes[0], share)

@@ -54,27 +54,11 @@ from scipy import stats
 from ..benchmarks.audit import solved_by_baselines
 from ..io import PovstimError, atomic_write, parse_size, write_json
 from .conditions_page import read_condition, reinsert_rows, size_gaps  # noqa: F401 (read_condition: guardrails_cli)
+from .guardrail_settings import GuardrailSettings
 
 log = logging.getLogger("povstim.guardrails")
 
 MODEL_KEYS = ("arch", "condition", "size", "seed")
-
-
-@dataclass(frozen=True)
-class GuardrailSettings:
-    """The ``guardrails:`` section (defaults: workflow/schemas/config/guardrails.schema.yaml)."""
-
-    still_learning: float
-    min_evals: int
-    confidence: float
-    window: float
-    equal_tokens: float
-    lexical_spread: float
-    min_items: int
-    alpha: float
-    baseline_solves: float
-    reinsert_share: float
-    size_label: float
 
 
 @dataclass
