@@ -180,6 +180,7 @@ def _snakemake(work: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_an_ordered_and_a_shuffled_arch_end_to_end(tmp_path):
     cfg = yaml.safe_load((REPO / "tests/configs/tiny.yaml").read_text())
     nano = cfg["archs"]["gpt2-nano"]

@@ -251,6 +251,7 @@ def test_slurm_jobs_do_not_contend(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_snakemake_gpu_jobs_land_on_distinct_gpus(tmp_path):
     """`snakemake --resources gpu=2` runs 4 one-GPU jobs, two at a time on 2
     GPUs: every pair of jobs that overlap in time used different GPUs."""

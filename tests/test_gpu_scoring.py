@@ -151,6 +151,7 @@ def _dry_run_jobs(tmp_path, group):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_scoring_group_rules(tmp_path):
     """The demo's 12 one-model scoring jobs become 6 (seeds) or 1 (all) jobs writing the same files; the
     params do not mention the group (switching it reruns nothing)."""

@@ -21,6 +21,7 @@ def _env(**extra):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_gpu_bench_dry_run_prints_every_row(tmp_path):
     out = tmp_path / "rows.json"
     prof = tmp_path / "prof"
@@ -90,6 +91,7 @@ def test_gpu_bench_unknown_row_is_refused_before_anything_runs(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_gpu_check_dry_run(tmp_path):
     proc = subprocess.run(["bash", "scripts/gpu_check.sh"], cwd=REPO, env=_env(STEPS="12", COMPILE="reduce-overhead",
                                                                              MICRO="2"),

@@ -237,6 +237,7 @@ def test_gpus_section_schema():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_snakemake_gpu1_runs_small_jobs_side_by_side(tmp_path):
     """`snakemake --resources gpu=1` on one fake GPU: 4 small jobs (gpu=0, POVSTIM_GPU_SHARE=4) run at once,
     the big job (gpu=1) runs alone -- with the resources the train rule declares for them."""

@@ -66,6 +66,7 @@ def test_dry_run_has_no_parse_or_filter_jobs(project):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_corpus_stages_run_in_italian(project):
     snakemake(project, "--", "results/italian-demo/corpus/conditions.tsv", "results/italian-demo/benchmarks/babies-it")
     cds = (project / "results/italian-demo/corpus/clean/cds.txt").read_text(encoding="utf-8").splitlines()
@@ -84,6 +85,7 @@ def test_corpus_stages_run_in_italian(project):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_one_model_trains_and_scores_in_italian(project):
     """Tokenizer, training and scoring of the DAG on Italian text: one model, every task kind."""
     import pandas as pd

@@ -102,6 +102,7 @@ def test_it_stops_when_the_run_is_gone_and_never_fails(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_after_a_prewarm_analyze_finds_all_its_compiled_code_in_the_cache(tmp_path):
     """An empty PyTensor cache; the prewarm from the config's models and the suite; then the real analyze on
     the real scores finds every operation's compiled code (numba functions, C modules) in the cache."""

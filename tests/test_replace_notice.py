@@ -83,6 +83,7 @@ def changed(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 def test_dry_run_says_it_and_a_real_run_without_terminal_does_not_wait(changed):
     record = changed / "results" / "tiny" / "config.yaml"
     before = record.read_text()
