@@ -21,16 +21,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 torch.set_num_threads(1)
 
-PAIRS = [
-    {"suite": "mini", "paradigm": p, "category": "c", "item_id": str(i), "good": g, "bad": b}
-    for i, (p, g, b) in enumerate([
-        ("binding", "The girl said that Tom likes himself.", "The girl said that Tom likes herself."),
-        ("binding", "The boy saw himself.", "The boy saw herself."),
-        ("wanna", "Who does Mary wanna see?", "Who does Mary wanna go?"),
-        ("wanna", "What does Tom wanna eat?", "What does Tom wanna sleep?"),
-        ("wanna", "When does Tom wanna go?", "Who does Tom wanna go?"),
-    ])
-]
+PAIRS = tiny.mini_pairs([("wanna", "When does Tom wanna go?", "Who does Tom wanna go?")])
 SENTS = [p["good"] for p in PAIRS] * 3 + ["the boy likes the girl .", "who does mary see ?"] * 3
 
 

@@ -122,3 +122,19 @@ def tiny_corpus(d):
     dev = write_corpus(d / "dev.txt", 40, seed=2)
     bpe.save(bpe.train_file(train, {"vocab_size": 300}), d / "tokenizer.json")
     return {"train": str(train), "dev": str(dev), "tokenizer": str(d / "tokenizer.json")}
+
+
+# A handful of binding and wanna minimal pairs in one small suite: the external-model and BabyLM-export tests
+# score them (one place for the sentences both use).
+MINI_PAIR_TEXTS = [
+    ("binding", "The girl said that Tom likes himself.", "The girl said that Tom likes herself."),
+    ("binding", "The boy saw himself.", "The boy saw herself."),
+    ("wanna", "Who does Mary wanna see?", "Who does Mary wanna go?"),
+    ("wanna", "What does Tom wanna eat?", "What does Tom wanna sleep?"),
+]
+
+
+def mini_pairs(extra: list[tuple[str, str, str]] = ()) -> list[dict]:
+    """The pairs as scoring rows (suite "mini", item ids in order), with ``extra`` ones after."""
+    return [{"suite": "mini", "paradigm": p, "category": "c", "item_id": str(i), "good": g, "bad": b}
+            for i, (p, g, b) in enumerate([*MINI_PAIR_TEXTS, *extra])]
