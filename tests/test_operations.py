@@ -224,12 +224,30 @@ def test_dose_series_expands(tiny):
     ({"from": "baby", "operations": [{"op": "random_remove", "of": "wiki"}]},
      r"conditions\.x\.operations\[0\]\.of: condition 'wiki' removes nothing"),
     ({"from": "baby", "operations": [{"op": "random_remove"}]}, r"conditions\.x\.operations"),
+    # issue 54: a dose series' construction under the key written in the file, not the expanded x-dose0
+    ({"from": "baby", "dose": {"construction": "question_formaton", "rates": [0, 1e-3, 1e-2]}},
+     r"^config: conditions\.x\.dose\.construction: unknown phenomenon 'question_formaton' \(did you mean "
+     r"'question_formation'\?\)"),
+    ({"from": "baby", "dose": {"construction": "question_formation", "rates": [0, 1e-3, 1e-2]},
+      "operations": [{"op": "remove", "constructions": ["bindng"]}]}, r"^config: conditions\.x\.operations\[0\]: "),
     ({"from": "baby", "operations": [{"op": "add", "construction": "binding", "n": 3}]},
      r"conditions\.x\.operations\[0\]: add puts back sentences an earlier remove"),
 ])
 def test_bad_operations_are_named(tiny, cond, match):
     with pytest.raises(PovstimError, match=match):
         cfg.validate(with_conditions(tiny, x=cond))
+
+
+def test_dose_construction_typo_names_the_file_line(tiny, tmp_path):
+    c = with_conditions(tiny, qf={"from": "baby", "dose": {"construction": "question_formaton",
+                                                          "rates": [0, 1e-4, 1e-3]}})
+    f = tmp_path / "dose.yaml"
+    f.write_text(yaml.safe_dump(c, sort_keys=False, default_flow_style=False))
+    line = next(i for i, t in enumerate(f.read_text().splitlines(), 1) if "question_formaton" in t)
+    with pytest.raises(PovstimError) as exc:
+        cfg.load(f)
+    assert str(exc.value).startswith(f"{f}:{line}: conditions.qf.dose.construction: ")
+    assert "qf-dose0" not in str(exc.value)
 
 
 def test_random_remove_of_a_filter_condition_is_valid(tiny):

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from povstim.cli import main
+from povstim.io import PovstimError
 from povstim.synth import generate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -132,6 +133,26 @@ def test_plan_of_an_empty_source_names_the_source_and_its_file(files, tmp_path, 
     assert f"sources.my_cds.path: {empty}: cleaning keeps no lines (dropped: {{'under_3_words': 2}})" in captured.err
     assert "my_cds" in captured.out and "empty" in captured.out  # the rest of the plan is still printed
     assert json.loads((tmp_path / "plan.json").read_text())["sources"]["my_cds"]["status"] == "empty"
+
+
+def test_plan_and_clean_of_a_zero_byte_source_say_it_is_empty(files, tmp_path, capsys):
+    # Issue 54: an empty local file got "a source is not available yet (download it first)".
+    from povstim.sources.clean import input_paths
+
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    path = config(tmp_path, files, ["2k"])
+    c = yaml.safe_load(path.read_text())
+    c["sources"]["my_cds"]["path"] = str(empty)
+    path.write_text(yaml.safe_dump(c))
+    assert main(["plan", str(path), "--json", str(tmp_path / "plan.json")]) == 1
+    captured = capsys.readouterr()
+    assert f"sources.my_cds.path: {empty} is empty (0 bytes)" in captured.err
+    assert len(captured.err.strip().splitlines()) == 1
+    assert "download" not in captured.out + captured.err
+    assert json.loads((tmp_path / "plan.json").read_text())["sources"]["my_cds"]["status"] == "empty"
+    with pytest.raises(PovstimError, match=r"sources\.my_cds\.path: .*empty\.txt is empty \(0 bytes\)"):
+        input_paths("my_cds", c["sources"]["my_cds"], None, tmp_path)  # what `povstim clean` reads first
 
 
 def test_plan_names_chat_transcripts_dropped_for_a_header(files, tmp_path, capsys):

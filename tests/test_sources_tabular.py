@@ -168,7 +168,8 @@ def test_check_reads_the_header_and_names_a_missing_column(tmp_path, capsys):
     for key, col in (("text_column", "utterance"), ("age_column", "age"), ("transcript_column", "tr"),
                      ("speaker_column", "who")):
         assert _check_config(tmp_path, **{key: col}) == 1
-        err = capsys.readouterr().err
+        out, err = capsys.readouterr()
+        assert "OK" not in out  # issue 54: no "OK" line before the error (exit 1)
         assert (f"cds.csv: line 1: no column {col!r} (sources.cds.{key}); the header has: 'text', 'transcript_id', "
                 "'age_in_months'") in err, err
         assert "Traceback" not in err
@@ -176,3 +177,7 @@ def test_check_reads_the_header_and_names_a_missing_column(tmp_path, capsys):
     assert _check_config(tmp_path, text_column="utterance") == 0
     out = capsys.readouterr().out
     assert "warning: sources.cds.path" in out and "does not exist yet" in out
+    (tmp_path / "cds.csv").write_text("")  # issue 54: an empty file is said to be empty, not to be downloaded
+    assert _check_config(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert "sources.cds.path" in out and "is empty (0 bytes" in out and "download" not in out

@@ -51,8 +51,10 @@ def _with_line(message: str, config: dict, source: str) -> str:
         return message
     rest = message[len(source) + 2:]
     locate = key_locator(files)
-    for m in re.finditer(r"(?<![\w.-])[A-Za-z_][\w-]*(?:\.[\w-]+)*", rest):
-        path = tuple(m.group().split("."))
+    # a key with list items ("filter.constructions[0].patterns[1].nodes.subj") is found to its own line
+    for m in re.finditer(r"(?<![\w.-])[A-Za-z_][\w-]*(?:\.[\w-]+|\[\d+\])*", rest):
+        path = tuple(int(p[1:-1]) if p.startswith("[") else p
+                     for p in re.findall(r"\[\d+\]|[^.\[\]]+", m.group()))
         if path[0] in config and (where := locate(path)):
             return f"{where}: {rest}"
     return message

@@ -332,10 +332,15 @@ def needs_trees(spec: dict) -> bool:
 
 def check(conditions: dict, rules: list[str], where: str = "conditions") -> None:
     """Config-time checks of every condition's operations (before any job); ``rules``: what ``true``
-    removes (filter.settings.removal_rules)."""
+    removes (filter.settings.removal_rules). A dose series' members (``qf-dose0``, expanded by
+    :func:`expand_dose`) are reported under the keys written in the file: ``conditions.qf.dose.construction``,
+    ``conditions.qf.operations[k]``."""
+    for series, p in dose_series(conditions).items():
+        dpe.check_rules([p["construction"]], f"{where}.{series}.dose.construction")
     for name, spec in conditions.items():
+        point = spec.get("dose_point")
         for k, o in enumerate(spec.get("operations") or []):
-            key = f"{where}.{name}.operations[{k}]"
+            key = f"{where}.{point['series'] if point else name}.operations[{k}]"
             if o["op"] not in OPERATIONS:
                 raise PovstimError(f"{key}.op: unknown operation {o['op']!r} (known: {', '.join(OPERATIONS)})")
             OPERATIONS[o["op"]].check(o, key, conditions)

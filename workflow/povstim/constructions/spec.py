@@ -24,11 +24,17 @@ A node's constraints: ``form`` (case-insensitive, ’ = '), ``lemma`` (case-inse
 ``{words: name}``; ``feats`` (``{Reflex: "Yes"}``; a value may be a list); and ``not:`` with the
 same keys (the token must match none of them). Every error names the file and line of the key (or the
 config key of an entry given inline in the config).
+
+``upos``, ``deprel``/``deprel_exact`` and ``feats`` values are checked against Universal Dependencies
+v2's inventories (``ud_v2.yaml``: the 37 relations and their subtypes, the 17 UPOS tags, the universal
+features, plus what the project's parsers write): a typo (``deprel: nsubjj``, ``upos: VRB``) is an error
+with a did-you-mean, not a pattern that silently matches nothing.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +42,7 @@ from pathlib import Path
 import yaml
 
 from ..io import PovstimError
+from ..parse.conllu import UD1_TO_UD2
 
 log = logging.getLogger("povstim.constructions")
 
@@ -76,6 +83,72 @@ class Where:
             if line is not None:
                 break
         return f"{self.source}:{line}: {key}" if line else f"{self.source}: {key}"
+
+
+UD_INVENTORY = Path(__file__).with_name("ud_v2.yaml")
+
+
+@functools.cache
+def ud_inventory() -> dict:
+    """UD v2's relations (with subtypes), UPOS tags and features (``ud_v2.yaml``, the one place they are
+    written): {"deprel": frozenset, "upos": frozenset, "features": {name: frozenset | None}}."""
+    data = yaml.safe_load(UD_INVENTORY.read_text(encoding="utf-8"))
+    return {"deprel": frozenset(data["relations"]) | frozenset(data["subtypes"]),
+            "relations": frozenset(data["relations"]), "upos": frozenset(data["upos"]),
+            "features": {k: (None if v is None else frozenset(str(x) for x in v))
+                         for k, v in data["features"].items()}}
+
+
+def _suggest(value: str, known) -> str:
+    """" (did you mean 'X'?)" for the closest known value (case-insensitive), or ""."""
+    known = sorted(known)
+    by_lower = {k.lower(): k for k in known}
+    if value.lower() in by_lower:
+        return f" (did you mean '{by_lower[value.lower()]}'?)"
+    hint = difflib.get_close_matches(value.lower(), list(by_lower), n=1, cutoff=0.6)
+    return f" (did you mean '{by_lower[hint[0]]}'?)" if hint else ""
+
+
+def check_ud(attr: str, value: str, where, path) -> None:
+    """An error naming ``where(path)`` unless ``value`` is in UD v2's inventory for ``attr``
+    (``upos``, ``deprel``/``deprel_exact``)."""
+    inv = ud_inventory()
+    if attr == "upos":
+        if value not in inv["upos"]:
+            raise PovstimError(f"{where(path)}: {value!r} is not a UD v2 UPOS tag{_suggest(value, inv['upos'])}; "
+                               f"the 17 tags: {', '.join(sorted(inv['upos']))} (universaldependencies.org/u/pos)")
+        return
+    if value in inv["deprel"]:
+        return
+    base = value.split(":", 1)[0]
+    if value in UD1_TO_UD2 or value.lower() in UD1_TO_UD2:  # a UD v1 / spaCy name the reader maps to v2
+        v2 = UD1_TO_UD2.get(value, UD1_TO_UD2.get(value.lower()))
+        tip = f" (UD v1's name: UD v2 and the parses say '{v2}')"
+    elif base in inv["relations"]:
+        subs = sorted(d for d in inv["deprel"] if d.startswith(base + ":"))
+        tip = (_suggest(value, subs) or _suggest(value, inv["deprel"])) + (
+            f"; {base}'s subtypes: {', '.join(subs)}" if subs else f"; {base} has no subtype in UD v2's lists")
+    else:
+        tip = _suggest(value, inv["deprel"]) or _suggest(value, inv["relations"])
+    raise PovstimError(f"{where(path)}: {value!r} is not a UD v2 relation{tip} (universaldependencies.org/u/dep; "
+                       f"the inventory: {UD_INVENTORY.name})")
+
+
+def check_feature(name: str, values: list[str], where, path) -> None:
+    """An error unless ``name`` is a UD v2 feature (a layered ``Number[psor]`` counts as ``Number``) and
+    each of ``values`` one of its values."""
+    feats = ud_inventory()["features"]
+    base = name.split("[", 1)[0]
+    if base not in feats:
+        raise PovstimError(f"{where(path)}: {name!r} is not a UD v2 feature{_suggest(base, feats)} "
+                           f"(universaldependencies.org/u/feat; known: {', '.join(sorted(feats))})")
+    allowed = feats[base]
+    if allowed is None:
+        return
+    for i, v in enumerate(values):
+        if v not in allowed:
+            raise PovstimError(f"{where(path + ((i,) if len(values) > 1 else ()))}: {v!r} is not a value of UD "
+                               f"feature {base}{_suggest(v, allowed)}; its values: {', '.join(sorted(allowed))}")
 
 
 def norm(word: str) -> str:
@@ -243,9 +316,16 @@ def _attrs(spec, where, path, words, base_dir, allow_not: bool) -> tuple[dict, d
         if k == "feats":
             if not isinstance(v, dict) or not v:
                 raise PovstimError(f"{where(path + (k,))}: feats is a mapping of UD features ({{Number: Plur}})")
-            attrs[k] = {str(f): frozenset(_strings(x, where, path + (k, f))) for f, x in v.items()}
+            attrs[k] = {}
+            for f, x in v.items():
+                got = _strings(x, where, path + (k, f))
+                check_feature(str(f), got, where, path + (k, f))
+                attrs[k][str(f)] = frozenset(got)
             continue
         vals = _values(v, where, path + (k,), words, base_dir)
+        if k in ("upos", "deprel", "deprel_exact"):
+            for i, x in enumerate(vals):
+                check_ud(k, x, where, path + (k,) + ((i,) if isinstance(v, list) else ()))
         if k in ("form", "lemma"):
             vals = [norm(x) for x in vals]
         if not vals:

@@ -32,17 +32,24 @@ def run(args) -> int:
     for path in args.configs:
         config = cfg.load(path)
         models = plan.scored_models(config)  # trained models and n-gram corpus models
-        print(f"{path}: OK: experiment '{config['experiment']}', {len(config['sources'])} source(s), "
-              f"{len(config['corpora'])} corpora x {len(config['sizes'])} size(s), {len(config['conditions'])} "
-              f"condition(s), {len(models)} model(s), suites {', '.join(plan.suites(config))}; outputs under "
-              f"results/{config['experiment']}/")
+        warnings = []
+        # every check first: an error (a csv's missing column) must not follow an "OK" line
         for name, spec in config["sources"].items():
             if spec["kind"] == "local":
                 where = Path(spec["path"]).expanduser()
                 where = where if where.is_absolute() else REPO / where
                 if not where.exists():
-                    print(f"{path}: warning: sources.{name}.path {spec['path']} does not exist yet ({where}); "
-                          "relative paths are relative to the repository")
+                    warnings.append(f"{path}: warning: sources.{name}.path {spec['path']} does not exist yet ({where}); "
+                                    "relative paths are relative to the repository")
+                elif where.is_file() and where.stat().st_size == 0:
+                    warnings.append(f"{path}: warning: sources.{name}.path {spec['path']} is empty (0 bytes; {where}): "
+                                    "put the source's text in it")
                 else:
                     check_columns(name, spec, REPO)  # a csv/tsv's named columns, from its header line
+        print(f"{path}: OK: experiment '{config['experiment']}', {len(config['sources'])} source(s), "
+              f"{len(config['corpora'])} corpora x {len(config['sizes'])} size(s), {len(config['conditions'])} "
+              f"condition(s), {len(models)} model(s), suites {', '.join(plan.suites(config))}; outputs under "
+              f"results/{config['experiment']}/")
+        for w in warnings:
+            print(w)
     return 0

@@ -115,7 +115,11 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
         for corpus, corpus_sizes in corpora.items():
             mixture_ok = [r for r in sizes if r["corpus"] == corpus and r["size"] in corpus_sizes]
             if any(r["ok"] is None for r in mixture_ok):
-                notes.append(f"{corpus}: a source is not available yet (download it first): no estimate")
+                lacking = [f"{s} is {counts[s].status}" for s in config["corpora"][corpus]["mixture"]
+                           if s in counts and counts[s].status != "ok"]
+                notes.append(f"{corpus}: no estimate: source {', '.join(lacking) or 'not available yet'}"
+                             + (" (download it first)" if any(c.endswith("not downloaded") for c in lacking) else
+                                " (see Sources above)"))
                 continue
             bases = {}
             for r in mixture_ok:

@@ -87,7 +87,7 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
         try:
             paths = input_paths(name, spec, input_dir, base_dir)
         except PovstimError as exc:
-            out.status, out.note = "missing", str(exc)
+            out.status, out.note = ("empty" if " is empty (0 bytes)" in str(exc) else "missing"), str(exc)
             return out
         stats = CleanStats(source=name)
         out.lines = list(clean_lines(name, spec, paths, stats))

@@ -54,6 +54,9 @@ def input_paths(name: str, spec: dict, input_dir: Path | None, base_dir: Path) -
             path = base_dir / path
         if not path.exists():
             raise PovstimError(f"sources.{name}.path: {path} does not exist")
+        if path.is_file() and path.stat().st_size == 0:  # not "download it first": the user's own file is empty
+            raise PovstimError(f"sources.{name}.path: {path} is empty (0 bytes): put the source's text in it "
+                               "(or point sources.{name}.path at the file that holds it)".replace("{name}", name))
         return [path]
     if input_dir is None:
         raise PovstimError(f"source '{name}' ({spec.get('kind')}) needs --input-dir with its downloaded files")
