@@ -239,3 +239,35 @@ def test_fig1_draws_a_line_per_arch(two_arch_run):
     fig = plots.fig1_children(acc, plots.load_children())
     labels = {t.get_text() for t in fig.legends[0].get_texts()}
     assert {"BABY, gpt2-nano (shuffled)", "BABY, gpt2-nano-ordered (ordered)"} <= labels
+
+
+def test_a_formula_given_by_hand_gets_no_arch_terms(caplog):
+    # Issue 54: `povstim analyze --formula F` fitted F + arch (arch_terms: auto), which moved POSH's Table 12
+    # size term; a formula the user wrote is fitted as written, and the log says the archs are pooled by it.
+    scores = tidy.normalise(_two_archs(), "sim")
+    settings = pipeline.analysis_settings({})
+    _, df = pipeline.model_items(tidy.final_items(scores), settings, CONDITIONS, {n: {"bias": "vanilla"}
+                                                                                  for n in ORDERED})
+    assert pipeline.model_spec("table12", settings, df)["formula"] == f"{settings.formula} + arch"  # the config's
+    caplog.set_level(logging.WARNING, logger="povstim.analysis")
+    spec = pipeline.model_spec("table12", settings, df, as_written=frozenset({"table12"}))
+    assert spec["formula"] == settings.formula
+    assert any("fitted as written" in r.getMessage() and "2 archs" in r.getMessage() for r in caplog.records)
+    # the other model, not given by hand, keeps its auto terms
+    assert pipeline.model_spec("three_level", settings, df, as_written=frozenset({"table12"}))["formula"] == (
+        f"{settings.three_level_formula} + arch")
+
+
+def test_analyze_flags_mark_the_formulas_fitted_as_written():
+    # the command line's part: --formula / --three-level-formula name the models model_spec leaves as written
+    # (a real fit through `povstim analyze --formula`: tests/test_analysis_cli.py)
+    import argparse
+
+    from povstim.analysis import cli as analysis_cli
+
+    p = argparse.ArgumentParser()
+    analysis_cli.add_arguments(p)
+    written = analysis_cli.formulas_as_written
+    assert written(p.parse_args(["--items", "x", "--formula", "size"])) == {"table12"}
+    assert written(p.parse_args(["--items", "x", "--three-level-formula", "size"])) == {"three_level"}
+    assert written(p.parse_args(["--items", "x", "--params", '{"formula": "size"}'])) == set()  # the config's

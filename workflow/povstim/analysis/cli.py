@@ -56,7 +56,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out.add_argument("--out", metavar="DIR", help="model-only folder (with --counts/--items)")
     m = p.add_argument_group("model (override --params)")
     m.add_argument("--formula", help="right-hand side, e.g. \"(size + category) * filtered + source + "
-                   "(1|seed) + (1|phenomenon)\"")
+                   "(1|seed) + (1|phenomenon)\"; fitted as written (no arch terms added, whatever "
+                   "analysis.arch_terms says)")
     m.add_argument("--family", choices=["bernoulli", "binomial"],
                    help="likelihood on items; binomial aggregates to cells (same likelihood, faster)")
     m.add_argument("--no-zscore", dest="zscore", action="store_false", default=None,
@@ -88,7 +89,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     m.add_argument("--models", nargs="+", choices=["table12", "three_level"],
                    help="Bayesian models to fit (table12: POSH Table 12 as printed; three_level: one "
                    "BABY-F/BABY/WIKI factor with pairwise contrasts)")
-    m.add_argument("--three-level-formula", help="right-hand side of the three-level model")
+    m.add_argument("--three-level-formula", help="right-hand side of the three-level model; fitted as written")
     p.add_argument("--cores", type=int, help="processes for the chains (default: min(chains, CPUs))")
     p.add_argument("--suite-dirs", nargs="+", metavar="DIR", default=[],
                    help="benchmark suite folders (results/benchmarks/{suite}); a norms.json/norms.csv in one "
@@ -162,6 +163,13 @@ def _shortfall_caveat(sizes: tuple[list[dict], float] | None, share: float | Non
     return shortfall_caveat(sizes[0], share)
 
 
+def formulas_as_written(args) -> frozenset:
+    """The models whose formula was given on the command line (``--formula``: table12, ``--three-level-formula``):
+    fitted as written; analysis.arch_terms' auto terms extend the config's formulas only (pipeline.model_spec)."""
+    return frozenset(m for m, given in (("table12", args.formula), ("three_level", args.three_level_formula))
+                     if given)
+
+
 def run(args) -> int:
     # deferred: pandas loads when the command runs, not for --help
     from .pipeline import full_analysis, model_only
@@ -172,6 +180,7 @@ def run(args) -> int:
     settings = resolve_params(args)
     meta = json_object_arg(args.conditions, "--conditions", allow_file=True) or None
     arch_meta = json_object_arg(args.archs, "--archs", allow_file=True) or None
+    as_written = formulas_as_written(args)
     if args.scores:
         out = args.out_dir or args.out
         if not out:
@@ -180,11 +189,11 @@ def run(args) -> int:
         full_analysis(args.scores, meta, settings, Path(out), fit_model=not args.no_model, cores=args.cores,
                       suite_dirs=args.suite_dirs, arch_meta=arch_meta,
                       sizes=sizes, external_paths=args.external_scores,
-                      caveat=_shortfall_caveat(sizes, args.reinsert_share))
+                      caveat=_shortfall_caveat(sizes, args.reinsert_share), as_written=as_written)
     else:
         out = args.out or args.out_dir
         if not out:
             raise PovstimError("--counts/--items need --out DIR")
         model_only(settings, Path(out), counts=args.counts, items=args.items, meta=meta, family=args.family,
-                   cores=args.cores, arch_meta=arch_meta)
+                   cores=args.cores, arch_meta=arch_meta, as_written=as_written)
     return 0

@@ -55,9 +55,10 @@ def analysis_settings(given: dict | None = None, where: str = "--params", **over
 
 def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = None, items: str | None = None,
                meta: dict | None = None, family: str | None = None, cores: int | None = None,
-               arch_meta: dict | None = None) -> None:
+               arch_meta: dict | None = None, as_written: frozenset = frozenset()) -> None:
     """Fit only the Bayesian model, on aggregated counts (binomial) or an item table (bernoulli unless
-    ``family``); write summary.csv, diagnostics.json, posterior.nc and table12.* to ``out``."""
+    ``family``); write summary.csv, diagnostics.json, posterior.nc and table12.* to ``out``. ``as_written``:
+    the models whose formula was given by hand (fitted as written, :func:`model_spec`)."""
     from . import exp3, tidy
 
     if counts:
@@ -77,12 +78,13 @@ def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = 
     if meta:
         df = tidy.attach_conditions(df, meta)
     df = exp3.attach_archs(df, arch_meta)  # the arch-level predictor `bias` (Exp. 3)
-    fit_models(df, settings, out, family=family, cores=cores)
+    fit_models(df, settings, out, family=family, cores=cores, as_written=as_written)
 
 
 def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", out: Path, fit_model: bool = True,
                   cores: int | None = None, suite_dirs=(), arch_meta: dict | None = None,
-                  sizes: tuple[list[dict], float] | None = None, external_paths=(), caveat: str = "") -> None:
+                  sizes: tuple[list[dict], float] | None = None, external_paths=(), caveat: str = "",
+                  as_written: frozenset = frozenset()) -> None:
     """Tidy item table, accuracy and chi-square tables, POSH Tables 3 and 8, the metric sensitivity
     table, learning curves, age-equivalent scores (suite folders in ``suite_dirs`` that ship norms),
     the Exp. 3 outputs (archs with a bias) and (unless ``fit_model`` is false) the Bayesian models,
@@ -118,7 +120,8 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
     if not fit_model:
         return
     suite, modelled = model_items(items, settings, meta, arch_meta)
-    fit_models(modelled, settings, out / "bayes", family=settings.family, cores=cores, suite=suite, caveat=caveat)
+    fit_models(modelled, settings, out / "bayes", family=settings.family, cores=cores, suite=suite, caveat=caveat,
+               as_written=as_written)
 
 
 def model_items(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict | None,
@@ -196,11 +199,13 @@ def write_sensitivity(items: pd.DataFrame, out: Path) -> None:
 MODELS = ("table12", "three_level")
 
 
-def model_spec(name: str, settings: "AnalysisSettings", df: pd.DataFrame | None = None) -> dict:
+def model_spec(name: str, settings: "AnalysisSettings", df: pd.DataFrame | None = None,
+               as_written: frozenset = frozenset()) -> dict:
     """The formula and per-variable coding of analysis model ``name`` (``analysis.models``); with the data
     ``df`` it is fitted on, plus the main effects of ``ordered`` and ``arch`` when the data hold more than one
     of them (analysis/archs.py: several learners are never pooled silently), unless ``analysis.arch_terms`` is
-    none."""
+    none or the model is in ``as_written`` (a formula the user gave by hand, ``povstim analyze --formula``:
+    fitted as written; the auto terms extend only the config's formulas)."""
     if name == "table12":
         spec = {"formula": settings.formula, "coding_of": None}
     elif name == "three_level":
@@ -210,6 +215,11 @@ def model_spec(name: str, settings: "AnalysisSettings", df: pd.DataFrame | None 
         raise PovstimError(f"analysis.models: unknown model {name!r} (use {', '.join(MODELS)})")
     wanted = df is not None and settings.arch_terms == "auto"
     terms = archs.model_terms(df, fml.parse(spec["formula"]).variables()) if wanted else []
+    if terms and name in as_written:
+        log.warning("%s: the formula given by hand is fitted as written (%s): the data hold %d archs, pooled by "
+                    "it (add %s to it to model them)", name, spec["formula"], df["arch"].nunique(),
+                    " + ".join(terms))
+        terms = []
     if terms:
         log.info("%s: the data hold %d archs%s: adding %s to its formula", name, df["arch"].nunique(),
                  " and both training orders" if "ordered" in terms else "", " + ".join(terms))
@@ -225,13 +235,13 @@ def model_design(df: pd.DataFrame, settings: "AnalysisSettings", family: str, fo
 
 
 def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
-               suite=None, by_arch: bool = True, caveat: str = "") -> None:
+               suite=None, by_arch: bool = True, caveat: str = "", as_written: frozenset = frozenset()) -> None:
     """Every model of ``settings.models``: table12 -> bayes/{summary.csv, table12.*, ...} (POSH Table 12 as
     printed, ``settings.formula``); three_level -> bayes/three_level_* and the pairwise contrasts of
     BABY-F, BABY and WIKI (POSH's released analysis, ``settings.three_level_formula``). ``by_arch``: each
-    formula gets the arch terms the data need (:func:`model_spec`)."""
+    formula gets the arch terms the data need (:func:`model_spec`), but those in ``as_written``."""
     for name in settings.models:
-        spec = model_spec(name, settings, df if by_arch else None)  # an unknown name stops here
+        spec = model_spec(name, settings, df if by_arch else None, as_written)  # an unknown name stops here
         if name == "table12":
             fit_and_write(df, settings, out, family=family, cores=cores, suite=suite, **spec)
         else:
