@@ -127,3 +127,30 @@ def test_missing_tokenizer_json_beside_its_config_names_the_file(model, blimp, t
     err = capsys.readouterr().err
     assert f"model folder {half}: tokenizer.json is missing" in err and "Couldn't instantiate" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_broken_suite_line_is_named_whole_before_any_model_loads(tmp_path, capsys):
+    # Issue 54: a raw tab inside a JSON string was "line 4: not valid JSON (Invalid control character at)",
+    # after the model had loaded (~50 s). Now: file:line:column, the whole reason, and no model is touched
+    # first: each command is given a model that does not exist, so an error about it would come first if the
+    # model were opened before the suite is read.
+    good = {"sentence_good": "The girl saw herself.", "sentence_bad": "The girl saw himself.",
+            "UID": "anaphor_gender_agreement", "pairID": "0", "linguistics_term": "anaphor_agreement"}
+    suite = tmp_path / "anaphor_gender_agreement.jsonl"
+    suite.write_text(json.dumps(good) + "\n" + '{"sentence_good": "Who\tis here?", "sentence_bad": "x"}\n')
+    missing = tmp_path / "no-model-here"
+    out = tmp_path / "s.parquet"
+    for argv in (["score", "--model", str(missing), "--suite", str(suite), "--out", str(out)],
+                 ["score-group", "--suite", str(suite), "--job", str(missing), "{}", str(out)],
+                 ["score-model", str(missing), "--suite", str(tmp_path / "nowhere.jsonl"), "--suite", str(suite),
+                  "--out-dir", str(tmp_path / "ext")]):
+        assert main(argv) == 1, argv
+        err = capsys.readouterr().err
+        if argv[0] == "score-model":  # every suite is read before the first is scored
+            assert "nowhere.jsonl does not exist" in err, err
+            argv[3:5] = []
+            assert main(argv) == 1
+            err = capsys.readouterr().err
+        assert f"{suite}:2:" in err and "Invalid control character at column" in err, (argv[0], err)
+        assert str(missing) not in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()

@@ -173,7 +173,10 @@ def iter_jsonl(path: str | Path):
             try:
                 yield n, json.loads(line)
             except json.JSONDecodeError as exc:
-                raise PovstimError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
+                # the whole reason and where on the line: exc.msg alone is clipped ("Invalid control character at")
+                at = line[max(0, exc.pos - 30):exc.pos + 30].rstrip("\n")
+                raise PovstimError(f"{path}:{n}:{exc.colno}: not valid JSON: {exc.msg} column {exc.colno} of line "
+                                   f"{n} (near {at!r})") from None
 
 
 def safe_file_name(paradigm: str) -> str:

@@ -57,6 +57,8 @@ def run(args) -> int:
     from .prepare import model_kind
 
     model = Path(args.model)
+    # every suite read first: a broken line is an error before the model's config and checkpoints are read
+    suites = {suite_path: load_pairs(resolve_path(suite_path)) for _, suite_path in args.predictions}
     revs = revisions(model, args.checkpoints is not False)
     datasets = {}
     for spec in args.dataset:
@@ -72,7 +74,7 @@ def run(args) -> int:
     for scores_path, suite_path in args.predictions:  # every prediction built before anything is written
         if not Path(scores_path).is_file():
             raise PovstimError(f"--predictions: no score file {scores_path}")
-        pairs = load_pairs(resolve_path(suite_path))
+        pairs = suites[suite_path]
         suite = str(pairs[0]["suite"])
         built.update(build_predictions(pd.read_parquet(scores_path), pairs, revs, name, backend,
                                        datasets.get(suite, suite)))

@@ -138,12 +138,13 @@ def run(args) -> int:
     if bool(args.model) == bool(args.baseline):
         raise PovstimError("give exactly one of --model and --baseline")
     opts, meta = settings(args), metadata(args)
+    # the suite first: a broken line is an error before torch and the model load (tens of seconds)
+    pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
     if args.model:
         # deferred: numpy, and the scorer's own imports of torch when it preloads them
         from .scorer import preload_and_freeze
 
         preload_and_freeze()
-    pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
     t0 = time.perf_counter()
     if args.baseline:
         if not args.corpus:

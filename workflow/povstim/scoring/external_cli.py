@@ -109,6 +109,8 @@ def run(args) -> int:
     if args.out and len(args.suite) != 1:
         raise PovstimError("--out writes one suite's scores: give exactly one --suite (or use --out-dir)")
     opts = build(ScoringSettings, "scoring", _json_arg(args.params, "--params"))
+    # every suite read first: a broken line of the last one is an error before any revision is fetched or scored
+    suites = [(given, load_pairs(resolve_path(given), args.format)) for given in args.suite]
     # the flags as one external_models entry: the schema fills what they leave out (size, checkpoints)
     given = {"path": args.model, "size": args.size, "checkpoints": args.checkpoints}
     spec = section("external_models", {"model": {k: v for k, v in given.items() if v is not None}}, "flags")["model"]
@@ -120,8 +122,7 @@ def run(args) -> int:
     preload_and_freeze()
     out = Path(args.out_dir or ".")
     frames = []
-    for given in args.suite:
-        pairs = load_pairs(resolve_path(given), args.format)
+    for given, pairs in suites:
         name = suite_name(pairs, given)
         frame = score_revisions(pairs, revs, opts, meta, threads=args.threads, unigram=unigram,
                                 download=args.download)

@@ -77,11 +77,12 @@ def run(args) -> int:
                              ("seed", 0)):
             meta.setdefault(key, default)
         jobs.append((model, meta))
+    # the suite first: a broken line is an error before torch and the models load
+    pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
     # deferred: numpy, and the scorer's own imports of torch when it preloads them
     from .scorer import preload_and_freeze
 
     preload_and_freeze()
-    pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
     t0 = time.perf_counter()
     for index, frame in score_models(pairs, jobs, opts, threads=args.threads,
                                      unigram=job_unigrams(opts, args.corpus, args.job_corpus, len(jobs))):
