@@ -86,3 +86,21 @@ def test_a_rule_shared_by_both_modes_gives_one_row(tmp_path):
         ["11", "wanna", "wanna_wh_question_want_to", "true"]]
     # every wanna removal is targeted evidence: the one rule serves both modes
     assert json.loads((tmp_path / "s.json").read_text())["targeted"]["also_strict"] == {"wanna": 1}
+
+
+def test_a_construction_that_matches_nothing_is_a_warning(tmp_path):
+    # Issue 54: a construction that matches no sentence was an INFO line's 0; now a WARNING and summary.json's
+    # no_match (App. C's Python phenomena aside: wanna's 0 here is a fact about these sentences)
+    r = povstim("filter", FIXTURE, "--rules", "question_formation,aann,det_noun", "--out", tmp_path / "dpe.tsv",
+                "--summary", tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["per_phenomenon"]["aann"] == 0 and s["per_phenomenon"]["question_formation"] > 0
+    zero = [p for p in ("det_noun",) if s["per_phenomenon"][p] == 0]
+    assert s["no_match"] == ["aann", *zero]
+    assert "WARNING: NO MATCH: construction(s) aann" in r.stderr
+    # nothing to warn about: the key stays out (summaries of App. C's rules are as they were)
+    r = povstim("filter", FIXTURE, "--rules", "question_formation,wanna", "--out", tmp_path / "dpe2.tsv",
+                "--summary", tmp_path / "s2.json")
+    assert r.returncode == 0 and "no_match" not in json.loads((tmp_path / "s2.json").read_text())
+    assert "NO MATCH" not in r.stderr

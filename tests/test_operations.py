@@ -162,6 +162,43 @@ def test_replace_rewrites_and_audits(tmp_path):
     assert st.n_words() == sum(len(x.split()) for x in lines)
 
 
+def test_an_operation_that_changes_nothing_is_a_warning(tmp_path, caplog):
+    # Issue 54: an AANN -> ANAN replace on a corpus without AANNs wrote an unchanged copy with no warning
+    import logging
+
+    lines, rows = corpus_lines()  # question formation and binding, no AANN
+    _, parsed = state_for(lines, rows)
+    (tmp_path / "0.conllu").write_text(QF)
+    caplog.set_level(logging.WARNING, logger="povstim.condition")
+    ops = [{"op": "replace", "construction": "aann"}, {"op": "remove", "constructions": ["aann", "binding"]}]
+    st = opsrun.build(lines, parsed, ops, 1, "anan", [str(tmp_path / "0.conllu")])
+    assert st.text == {}
+    stats = opsrun.stats("base.txt", lines, st, ops, st.ids, [], _split())
+    assert stats["warnings"] == [
+        "operations[0] replace aann/anan: nothing was changed: the corpus holds no sentence with aann",
+        "operations[1] remove: aann matched no sentence of the corpus (NO MATCH: nothing removed for it)"]
+    assert [r.getMessage() for r in caplog.records] == [f"conditions.anan: {w}" for w in stats["warnings"]]
+    # a replace that rewrites and a remove that removes: no warnings key (condition.json as it was)
+    lines2 = ["Is the boy who is smiling happy?", "A dog runs."]
+    rows2 = ROWS + ["0\tquestion_formation\tqf\t3:boy\tx\ttrue"]
+    _, parsed2 = state_for(lines2, rows2)
+    ops2 = [{"op": "replace", "construction": "question_formation"}]
+    st2 = opsrun.build(lines2, parsed2, ops2, 1, "cf", [str(tmp_path / "0.conllu")])
+    assert st2.text and "warnings" not in opsrun.stats("b", lines2, st2, ops2, st2.ids, [], _split())
+    # the report's conditions page says it, in the log too
+    from povstim.analysis import conditions_page
+
+    page = tmp_path / "conditions.html"
+    conditions_page.write_page([{**stats, "condition": "anan", "size": "8k"}], page, 0.1)
+    assert "NOTHING CHANGED: anan 8k: operations[0] replace aann/anan: nothing was changed" in page.read_text()
+
+
+def _split():
+    from povstim.conditions.build import split_settings
+
+    return split_settings({"dev_fraction": 0.05, "seed": 1})
+
+
 def povstim(*args):
     return subprocess.run([sys.executable, "-m", "povstim", *map(str, args)], capture_output=True, text=True)
 
@@ -381,3 +418,16 @@ def test_aann_variants():
     assert variants.anan(s) == "A five amazing days there."
     assert variants.naan(s) == "Five an amazing days there."
     assert isinstance(variants.anan(tree(QF)), variants.Skip)
+
+
+def test_a_filter_list_construction_that_matched_nothing_is_in_condition_json(corpus):
+    # Issue 54: `filter: [question_formation, aann]` on a corpus without AANNs: condition.json and the log say so
+    d = corpus / "det"
+    r = povstim("condition", "--base", corpus / "base.txt", "--dpe", corpus / "dpe.tsv", "--phenomena",
+                "question_formation,aann", "--reinsert", "{}", "--split", '{"dev_fraction": 0.1, "seed": 3}',
+                "--out-train", d / "train.txt", "--out-dev", d / "dev.txt", "--stats", d / "condition.json")
+    assert r.returncode == 0, r.stderr
+    stats = json.loads((d / "condition.json").read_text())
+    assert stats["warnings"] == ["filter: aann matched no sentence of the corpus (NO MATCH: nothing removed for it)"]
+    assert stats["dpe_removed"] == {"question_formation": 75}  # every 40th of 3,000
+    assert "WARNING" in r.stderr and "aann matched no sentence" in r.stderr

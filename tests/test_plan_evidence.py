@@ -211,3 +211,41 @@ def test_parse_note_follows_the_table_not_between_its_sizes():
     assert len(table) == 4 and len(notes) == 2, text
     assert text[notes[0]] == "  (baby: parsed a sample of 500 sentences, seeded)"
     assert min(notes) > max(table) and notes == [max(table) + 1, max(table) + 2]  # right after the last row
+
+
+def test_no_match_and_unchanged_operations_from_planted_counts():
+    # Issue 54: `plan` printed a construction's 0 without a warning. Planted rows: aann (a library construction)
+    # 0 at both sizes, det_noun 0 at one only, wanna (App. C's Python rule) 0: only aann is NO MATCH, and the
+    # replace on aann (nothing to rewrite) and the remove of aann are NOTHING CHANGED; det_noun's remove is not.
+    per = {"8k": {"aann": 0, "det_noun": 0, "wanna": 0}, "16k": {"aann": 0, "det_noun": 3, "wanna": 0}}
+    rows = [{"corpus": "baby", "size": s, "sentences": 100, "sample": None, "per_phenomenon": p}
+            for s, p in per.items()]
+    assert evidence.no_match(rows) == [{"corpus": "baby", "constructions": ["aann"], "of": "its 100 sentences"}]
+    config = _config(anan={"from": "baby", "operations": [{"op": "replace", "construction": "aann"}]},
+                     cut={"from": "baby", "operations": [{"op": "remove", "constructions": ["det_noun"]},
+                                                         {"op": "remove", "constructions": ["aann", "wanna"]}]})
+    got = evidence.unchanged_operations(config, rows)
+    assert got == [
+        "conditions.anan.operations[0] replace aann: no sentence of the corpus of baby holds it: nothing would be "
+        "rewritten (anan would be an unchanged copy)",
+        "conditions.cut.operations[1] remove aann, wanna: no sentence of the corpus of baby holds it: nothing would "
+        "be removed (cut would be an unchanged copy)"]
+    lines = evidence.render({"rows": [{**r, "removed": 3, "pool": {}, "pool_high": {}, "mode": "posh",
+                                       "backend": "gold"} for r in rows],
+                             "reinsert": [], "no_match": evidence.no_match(rows), "unchanged": got})
+    assert sum("-> WARNING: NOTHING CHANGED: conditions." in x for x in lines) == 2
+    assert any(x.startswith("  -> WARNING: NO MATCH: baby: construction(s) aann match no sentence") for x in lines)
+
+
+def test_plan_warns_about_a_construction_the_corpus_lacks(tmp_path, capsys):
+    """tiny.yaml's synthetic child-directed corpus (gold trees: exact counts) has no AANN."""
+    config = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
+    config["conditions"]["anan"] = {"from": "baby", "operations": [{"op": "replace", "construction": "aann"}]}
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["plan", str(path), "--json", str(tmp_path / "plan.json")]) == 0
+    out = capsys.readouterr().out
+    assert "-> WARNING: NOTHING CHANGED: conditions.anan.operations[0] replace aann" in out
+    assert "-> WARNING: NO MATCH: baby: construction(s) aann match no sentence of its" in out
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    assert plan["filter"]["no_match"] == [{"corpus": "baby", "constructions": ["aann"], "of": "its 3,110 sentences"}]

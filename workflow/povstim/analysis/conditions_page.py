@@ -146,6 +146,16 @@ def write_page(stats: list[dict], out: str | Path, tolerance: float) -> None:
                      "below guardrails.reinsert_share of the rate).</p>")
         for n in notes:
             log.warning("SHORTFALL %s", n)
+    # an operation or filter list that changed nothing (condition.json `warnings`: a construction that matched
+    # no sentence, a replace that rewrote none): the condition is a copy of its corpus, not what it is named
+    unchanged = [f"{s['condition']} {s['size']}: {w}" for s in sorted(stats, key=lambda s: (s["condition"],
+                 _size_key(s["size"]))) for w in s.get("warnings", [])]
+    if unchanged:
+        parts.append("<p class='short'>NOTHING CHANGED: " + "; ".join(html.escape(u) for u in unchanged)
+                     + ". These conditions do not differ from their corpus in what the operation names (a typo in a "
+                     "construction's pattern, or a corpus without the construction: docs/constructions.md).</p>")
+        for u in unchanged:
+            log.warning("NOTHING CHANGED %s", u)
     parts.append("</body></html>\n")
     with atomic_write(out) as fh:
         fh.write("".join(parts))

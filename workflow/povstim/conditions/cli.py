@@ -75,6 +75,13 @@ def run(args) -> int:
     if args.not_filtered:  # say so, never silently
         stats["not_filtered"] = args.not_filtered
         log.warning("%s: %s", args.out_train, args.not_filtered)
+    if rows is not None and args.phenomena:  # a construction the condition names that matched nothing
+        found = {r.phenomenon for r in rows}
+        unmatched = [p for p in args.phenomena.split(",") if p not in found]
+        if unmatched:
+            stats["warnings"] = [f"filter: {', '.join(unmatched)} matched no sentence of the corpus (NO MATCH: "
+                                 "nothing removed for it)"]
+            log.warning("%s: %s", args.out_train, stats["warnings"][0])
     write_json(args.stats, stats)
     if args.out_audit:
         opsrun.write_audit(args.out_audit, opsrun.legacy_audit(lines, cond))

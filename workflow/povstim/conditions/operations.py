@@ -61,6 +61,13 @@ class State:
         self.audit.append((step, op, action, i, construction, reason, self.lines[i], new))
 
 
+def nothing_changed(state: State, message: str) -> None:
+    """An operation that changed nothing: a WARNING in the log and ``warnings`` in condition.json (the report's
+    conditions page shows them), never a silent unchanged copy."""
+    state.notes.setdefault("warnings", []).append(message)
+    log.warning("conditions.%s: %s", state.name, message)
+
+
 @dataclass(frozen=True)
 class Op:
     name: str
@@ -171,6 +178,10 @@ def _apply_remove(state: State, spec: dict, step: int) -> None:
         for c in hit:
             state.removed.setdefault(c, []).append(i)
         state.log(step, "remove", "removed", i, ",".join(hit), "direct positive evidence (dpe.tsv)")
+    unmatched = sorted(c for c in cons if c not in state.removed)
+    if unmatched:
+        nothing_changed(state, f"operations[{step}] remove: {', '.join(unmatched)} matched no sentence of the corpus "
+                               "(NO MATCH: nothing removed for it)")
     if not state.ids:
         raise PovstimError(f"conditions.{state.name}: every sentence was removed: the corpus is empty")
 
@@ -293,6 +304,10 @@ def _apply_replace(state: State, spec: dict, step: int) -> None:
         state.text[i] = out
         state.log(step, "replace", "rewritten", i, c, f"{name} variant", out)
     state.notes.setdefault("replace", {})[f"{c}/{name}"] = counts
+    if not counts["rewritten"]:  # an unchanged copy trained as if it were the counterfactual: say so
+        held = (f"its {counts['kept']} sentence(s) with {c} were all kept ({name} does not apply to them)"
+                if counts["kept"] else f"the corpus holds no sentence with {c}")
+        nothing_changed(state, f"operations[{step}] replace {c}/{name}: nothing was changed: {held}")
 
 
 register(Op("replace", _check_replace, _apply_replace))

@@ -82,6 +82,8 @@ def stats(base: str, lines: list[str], state: State, ops: list[dict], train: lis
         "reinsert_shortfall": state.notes.get("shortfall", {}),
         "random_remove": state.notes.get("random_remove", []),
         "replace": state.notes.get("replace", {}),
+        # an operation that changed nothing (NO MATCH remove, unchanged replace); only when there is one
+        **({"warnings": state.notes["warnings"]} if state.notes.get("warnings") else {}),
     }
 
 

@@ -15,7 +15,7 @@ from .. import dpe
 from ..dpe import audit
 from ..io import PovstimError, json_object_arg, read_sentences, write_json
 from ..parse.run import parse_texts, parser_settings
-from .run import assign_ids, check_ids, read_base, read_parses, run_filter, write_sanity
+from .run import assign_ids, check_ids, no_match, read_base, read_parses, run_filter, write_sanity
 from .settings import filter_settings
 
 log = logging.getLogger("povstim.filter")
@@ -79,6 +79,12 @@ def run(args) -> int:
         raise PovstimError("give one sentence-per-line text file, or any number of CoNLL-U files")
     check_ids(sentences, base, args.base or args.inputs[0])
     result = run_filter(sentences, settings, base, parse_stats, skipped, jobs=max(1, args.cores))
+    silent = no_match(result.summary)
+    if silent:  # a typo in a pattern's values, or a corpus without the construction: never an INFO zero
+        result.summary["no_match"] = silent  # (only then: summaries without constructions stay as they were)
+        log.warning("NO MATCH: construction(s) %s matched no sentence of the %d (%s mode): a condition removing "
+                    "them removes nothing (a typo in a pattern, or a corpus without the construction)",
+                    ", ".join(silent), result.summary["n_sentences"], settings.mode)
     audit.write(args.out, result.rows)
     if args.audit_dir:
         write_sanity(result, settings, args.audit_dir, jobs=max(1, args.cores))

@@ -118,6 +118,13 @@ def find_modes(sentences: list[Sentence], settings: FilterSettings, modes: list[
     return {m: [found[k] for found in per_sentence] for k, m in enumerate(modes)}
 
 
+def no_match(summary: dict) -> list[str]:
+    """The declarative constructions (library or filter.constructions) of a filter summary that removed no
+    sentence; App. C's Python phenomena are left out (their zero is a fact about the corpus)."""
+    return [p for p, k in summary["per_phenomenon"].items()
+            if k == 0 and dpe.PHENOMENA.get(p) is not None and dpe.PHENOMENA[p].origin != "python"]
+
+
 def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[int, str] | None = None,
                parse_stats: dict | None = None, skipped: list[Skipped] | None = None,
                jobs: int = 1) -> FilterResult:

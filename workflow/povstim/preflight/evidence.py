@@ -34,6 +34,7 @@ from scipy import stats
 from .. import plan as dag_plan
 from ..corpus.assemble import assemble
 from ..dpe import audit
+from ..filter.run import no_match as filter_no_match
 from ..filter.run import run_filter
 from ..filter.settings import (
     condition_phenomena,
@@ -171,7 +172,51 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
                              "pool": pool, "pool_high": pool_high, "mode": c["mode"], "backend": c["backend"]})
     chains = dose_outlook.chain_outlook(config, rows)
     return {"rows": rows, "reinsert": reinsert_outlook(config, rows) + chains,
-            "dose": dose_outlook.dose_outlook(config, rows, chains), "notes": notes}
+            "dose": dose_outlook.dose_outlook(config, rows, chains), "notes": notes, "no_match": no_match(rows),
+            "unchanged": unchanged_operations(config, rows)}
+
+
+def unchanged_operations(config: dict, rows: list[dict]) -> list[str]:
+    """The conditions' remove and replace operations that would change nothing: every construction they name
+    is found in no sentence of the condition's corpus (an AANN -> ANAN replace on a corpus without AANNs
+    would train an unchanged copy under the counterfactual's name)."""
+    out = []
+    for name, spec in config["conditions"].items():
+        mine = [r for r in rows if r["corpus"] == spec["from"]]
+        if not mine or not spec.get("operations"):
+            continue
+        for k, o in enumerate(spec["operations"]):
+            if o["op"] == "replace":
+                cons = [o["construction"]]
+            elif o["op"] == "remove" and isinstance(o.get("constructions"), list):
+                cons = list(o["constructions"])
+            else:
+                continue
+            if cons and all(r["per_phenomenon"].get(c, 1) == 0 for r in mine for c in cons):
+                sample = mine[-1]["sample"]
+                of = f"the {sample:,}-sentence sample" if sample else "the corpus"
+                point = spec.get("dose_point")
+                where = f"conditions.{point['series'] if point else name}.operations[{k}]"
+                out.append(f"{where} {o['op']} {', '.join(cons)}: no sentence of {of} of {spec['from']} holds it: "
+                           f"nothing would be {'rewritten' if o['op'] == 'replace' else 'removed'} ({name} would be "
+                           "an unchanged copy)")
+    return list(dict.fromkeys(out))
+
+
+def no_match(rows: list[dict]) -> list[dict]:
+    """Per corpus, the declarative constructions (library or filter.constructions) the filter would find in no
+    sentence of it (at any size; in a sampled estimate, none of the sample): a typo in a pattern, or a corpus
+    without the construction. Python phenomena (App. C's) are left out: their zero is a corpus fact."""
+    out = []
+    for corpus in dict.fromkeys(r["corpus"] for r in rows):
+        mine = [r for r in rows if r["corpus"] == corpus]
+        names = filter_no_match({"per_phenomenon": {p: sum(r["per_phenomenon"].get(p, 0) for r in mine)
+                                                    for p in mine[0]["per_phenomenon"]}})
+        if names:
+            sample = mine[-1]["sample"]
+            out.append({"corpus": corpus, "constructions": names,
+                        "of": f"the {sample:,}-sentence sample" if sample else f"its {mine[-1]['sentences']:,} sentences"})
+    return out
 
 
 def reinsert_outlook(config: dict, rows: list[dict]) -> list[dict]:
@@ -228,6 +273,12 @@ def render(ev: dict) -> list[str]:
     lines += parsed
     for note in ev.get("notes", []):
         lines.append(f"  note: {note}")
+    for u in ev.get("unchanged", []):
+        lines.append(f"  -> WARNING: NOTHING CHANGED: {u}")
+    for nm in ev.get("no_match", []):
+        lines.append(f"  -> WARNING: NO MATCH: {nm['corpus']}: construction(s) {', '.join(nm['constructions'])} "
+                     f"match no sentence of {nm['of']}: a condition removing or rewriting them changes nothing (a typo in a "
+                     "pattern's values, or a corpus without the construction; docs/constructions.md)")
     reinsert = [o for o in ev["reinsert"] if not o.get("series")]  # a dose series' members: below
     if reinsert:
         lines.append("Reinsertion (conditions.<name>.reinsert: sentences needed at the rate / targeted pool):")
