@@ -125,3 +125,24 @@ def test_cli_writes_corpus_and_stats(tmp_path, capsys):
     assert main(["assemble", "--input", f"a={tmp_path / 'missing.txt'}", "--mixture", '{"a": 1}', "--words", "1k",
                  "--out", str(big), "--stats", str(stats)]) == 1
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_line_that_dominates_the_corpus_is_a_warning(caplog):
+    # Issue 54: with max_sentence_words: null one 10,000-word line was 10,000 of a 16k corpus's 16,001 words,
+    # silently (within the size tolerance). 1,000 six-word lines + the long line (line 501) = 16,000 words: a
+    # 16k budget takes every line, the long one holds 10,000 / 16,000 = 62.5% of the corpus.
+    import logging
+
+    lines = [f"short line number {i} is here" for i in range(1000)]
+    lines.insert(500, " ".join(["word"] * 10_000))
+    caplog.set_level(logging.WARNING, logger="povstim.assemble")
+    out, stats = assemble({"mine": lines}, {"mine": 1.0}, 16_000, seed=1, tolerance=0.05)
+    assert stats["words"] == 16_000
+    assert stats["dominant_line"] == {"source": "mine", "line": 501, "words": 10_000, "share": 0.625}
+    msg = " ".join(r.getMessage() for r in caplog.records)
+    assert "line 501 of source 'mine'" in msg and "10,000 of the corpus's 16,000 words (62.5%)" in msg
+    assert "sources.mine.max_sentence_words" in msg
+    # ordinary sentences: no warning, and stats.json as it was (no dominant_line key)
+    caplog.clear()
+    _, stats = assemble(SOURCES, MIX, 5_000, seed=1)
+    assert "dominant_line" not in stats and not caplog.records

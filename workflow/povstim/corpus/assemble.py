@@ -19,10 +19,16 @@ Rules (see docs/corpus.md):
   ``corpora.<name>.size_tolerance``). The overshoot is below one sentence per
   source, so only a very long line can break it: the error names the source,
   its longest selected line (line number in the clean file) and what to change.
+* One line is not allowed to dominate silently: when a selected line holds at least ``DOMINANT_SHARE``
+  (10%) of the corpus's words -- possible within the tolerance when ``sources.<name>.max_sentence_words`` is
+  ``null`` (no limit): a 10,000-word line was 10,000 of a 16k corpus's 16,001 words -- the log warns, naming
+  the source and the line, and ``stats.json`` records it (``dominant_line``). The corpus is still built as
+  configured (``null`` asked for no limit); the fix is a limit or a cleaned file.
 """
 
 from __future__ import annotations
 
+import logging
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +36,11 @@ from pathlib import Path
 import numpy as np
 
 from ..io import PovstimError, read_sentences
+
+log = logging.getLogger("povstim.assemble")
+
+# a selected line holding this share of the corpus's words is warned about (and recorded): not a sentence
+DOMINANT_SHARE = 0.10
 
 
 def read_source(name: str, path: str | Path) -> list[str]:
@@ -130,6 +141,14 @@ def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float],
             "that file), or raise size_tolerance"
         )
     stats["size_tolerance"] = tolerance
+    if longest and stats["words"]:
+        words, name, line = max(longest)
+        share = words / stats["words"]
+        if share >= DOMINANT_SHARE:
+            stats["dominant_line"] = {"source": name, "line": line, "words": words, "share": round(share, 6)}
+            log.warning("assemble: line %s of source %r (its cleaned text) holds %s of the corpus's %s words (%.1f%%): "
+                        "one line is not a sentence; set sources.%s.max_sentence_words (null is no limit) or clean "
+                        "that file", f"{line:,}", name, f"{words:,}", f"{stats['words']:,}", 100 * share, name)
     return out, stats
 
 
