@@ -101,6 +101,7 @@ def test_demo_estimate_equals_the_pipelines_own_counts():
     assert sum(rows["50k"]["per_phenomenon"].values()) == 595
     assert sum(rows["150k"]["per_phenomenon"].values()) == 1750
     assert rows["50k"]["pool"]["question_formation"] == 36 and rows["150k"]["pool"]["question_formation"] == 102
+    assert plan["filter"]["no_match"] == [] and plan["filter"]["unchanged"] == []  # App. C's rules only: no warning
     need = {(o["size"], o["phenomenon"]): (o["needed"], o["status"]) for o in plan["filter"]["reinsert"]}
     assert need == {("50k", "question_formation"): (19, "ok"), ("50k", "binding"): (7, "ok"),
                     ("150k", "question_formation"): (56, "ok"), ("150k", "binding"): (20, "ok")}
