@@ -25,9 +25,9 @@ and the best weights it refers to; a missing, truncated or altered file is a war
 the run falls back to the checkpoint before it, else starts from scratch: a damaged checkpoint never
 stops a run. Hidden ``.tmp`` folders left by a killed write are removed.
 
-**A full disk** (ENOSPC, EDQUOT) while writing a checkpoint, the best weights, the log or the final
-model is a :class:`povstim.io.PovstimError` naming the path ("no space left on device writing …"),
-and leaves no ``.tmp`` folder behind.
+**A full disk** (ENOSPC, EDQUOT, EFBIG) while writing a checkpoint, the best weights, the log or the final
+model is a :class:`povstim.io.PovstimError` naming the path ("no space left on device writing …",
+``povstim.io.writing``, as for every stage), and leaves no ``.tmp`` folder behind.
 
 A checkpoint also records a key (hash of data, tokenizer, arch, training params, seed and the training
 code): when anything changed, old checkpoints are discarded instead of resumed.
@@ -36,7 +36,6 @@ code): when anything changed, old checkpoints are discarded instead of resumed.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import logging
 import math
@@ -48,7 +47,8 @@ from pathlib import Path
 
 import torch
 
-from ..io import PovstimError, atomic_write, sha256_file, write_json
+# a full disk is io's to report, for every stage alike (no_space, writing)
+from ..io import atomic_write, sha256_file, writing, write_json
 
 log = logging.getLogger("povstim.train")
 STATE_FILE = "trainer_state.pt"
@@ -58,12 +58,6 @@ LOG_FILE = "train_log.jsonl"
 KEEP_STATES = 2
 _STEP_RE = re.compile(r"^step(\d+)$")
 WORDS_PREFIX = "chck_"  # train/budgets.PREFIX
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
-# torch and safetensors re-raise a full disk as their own errors, keeping only the OS's text
-_NO_SPACE_TEXT = (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT), "os error 28", "os error 122",
-                  "StorageFull", "QuotaExceeded")
-
-
 @dataclass
 class RunState:
     """Where the loop is; a checkpoint's trainer_state.pt holds it (with the optimizer and RNG states)."""
@@ -87,30 +81,6 @@ def steps(folder: Path, need: str | None = None) -> list[int]:
         if m and p.is_dir() and (need is None or (p / need).exists()):
             out.append(int(m.group(1)))
     return sorted(out)
-
-
-def no_space(exc: BaseException) -> bool:
-    """Whether ``exc``, or an exception it was raised from, is a full disk or an exceeded quota."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
-            return True
-        if any(text in str(exc) for text in _NO_SPACE_TEXT):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-@contextlib.contextmanager
-def writing(path: Path):
-    """Turn a full disk while writing ``path`` into one PovstimError that names it."""
-    try:
-        yield
-    except Exception as exc:
-        if no_space(exc):
-            raise PovstimError(f"no space left on device writing {path}") from None
-        raise
 
 
 def seal(folder: Path, **meta) -> None:
