@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
 import shutil
+import socket
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -145,6 +149,100 @@ def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+LOCK_FILE = ".povstim.lock"
+_FLOCK_UNSUPPORTED = (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine."""
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    except (OverflowError, ValueError):
+        return False
+    return True
+
+
+def _holder(fd: int) -> dict:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        data = os.read(fd, 1 << 16).decode("utf-8", "replace").strip()
+        return json.loads(data) if data else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def describe_holder(holder: dict) -> str:
+    """'PID 123 on host h (`command`, since 2026-12-01 21:40:03 UTC)' from a lock record."""
+    parts = [f"PID {holder.get('pid', '?')} on host {holder.get('host', '?')}"]
+    extra = [f"`{holder['command']}`" if holder.get("command") else "",
+             f"since {holder['started']}" if holder.get("started") else ""]
+    extra = [e for e in extra if e]
+    return parts[0] + (f" ({', '.join(extra)})" if extra else "")
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike, doing: str, command: str = ""):
+    """Hold ``folder`` for this process alone while the block runs (``folder/.povstim.lock``).
+
+    The lock is the kernel's (``flock``): it ends with the process, however it ends, so a lock a killed
+    process left is taken over (a warning names it) and a live holder is refused with a PovstimError naming
+    its PID, host, command and start. The file records who holds it, for that message; it is removed when
+    the block ends. Where a file system has no ``flock``, the record alone decides: a holder on this host
+    whose PID is gone is stale."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_FILE
+    log = logging.getLogger("povstim.io")
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            kernel = True
+        except OSError as exc:
+            if exc.errno in _FLOCK_UNSUPPORTED:
+                kernel = False
+            elif exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                holder = _holder(fd)
+                os.close(fd)
+                raise PovstimError(
+                    f"{folder} is being {doing} by another live process: {describe_holder(holder)}; wait for it "
+                    f"to finish or stop it (kill {holder.get('pid', 'PID')}), then run this again") from None
+            else:
+                os.close(fd)
+                raise
+        try:  # the file may have been removed (and made anew) by the holder that just let go: lock that one
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    old = _holder(fd)
+    if old and not kernel and old.get("host") == socket.gethostname() and pid_alive(old.get("pid", 0)):
+        os.close(fd)
+        raise PovstimError(f"{folder} is being {doing} by another live process: {describe_holder(old)}; wait "
+                           f"for it to finish or stop it (kill {old.get('pid')}), then run this again")
+    try:
+        if old:
+            log.warning("%s: taking over the lock of %s, which is no longer running (killed or crashed)", path,
+                        describe_holder(old))
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "command": command,
+              "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, (json.dumps(me, sort_keys=True) + "\n").encode())
+        yield path
+    finally:
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                os.unlink(path)
+        os.close(fd)
 
 
 def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> int:

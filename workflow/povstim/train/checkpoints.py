@@ -54,6 +54,9 @@ log = logging.getLogger("povstim.train")
 STATE_FILE = "trainer_state.pt"
 MANIFEST = "manifest.json"
 LOG_FILE = "train_log.jsonl"
+SUMMARY_FILE = "train_summary.json"
+# a finished folder's files (the train rule's outputs, rules/train.smk) beside train_summary.json
+FINAL_FILES = ("config.json", "model.safetensors", LOG_FILE)
 # checkpoints that keep trainer_state.pt while a run trains: the newest, and the one to fall back on
 KEEP_STATES = 2
 _STEP_RE = re.compile(r"^step(\d+)$")
@@ -142,6 +145,26 @@ class CheckpointStore:
     def steps(self) -> list[int]:
         """The steps of the checkpoints on disk."""
         return steps(self.ckpt_dir)
+
+    def finished(self) -> dict | None:
+        """The train_summary.json of a finished run of this key whose final files are all there, else None
+        (nothing trained yet, a run from other inputs, a crashed or interrupted one, outputs deleted)."""
+        try:
+            summary = json.loads((self.out / SUMMARY_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(summary, dict) or summary.get("key") != self.key or self.partial_log.exists():
+            return None
+        if not all((self.out / name).is_file() for name in FINAL_FILES):
+            return None
+        return summary
+
+    def start_afresh(self) -> None:
+        """Forget the run in ``out`` (``povstim train --force``): checkpoints, best weights, the partial log and
+        train_summary.json go, so that the folder is not a finished run until this one finishes; the final
+        files are replaced when it does."""
+        self.discard()
+        (self.out / SUMMARY_FILE).unlink(missing_ok=True)
 
     # ------------------------------------------------------------- writing
     @contextlib.contextmanager
@@ -236,8 +259,8 @@ class CheckpointStore:
                     shutil.copyfileobj(src, dst)
         with writing(self.out):
             write_tokenizer(self.out)
-        with writing(self.out / "train_summary.json"):
-            write_json(self.out / "train_summary.json", summary)
+        with writing(self.out / SUMMARY_FILE):
+            write_json(self.out / SUMMARY_FILE, summary)
         with writing(self.out / LOG_FILE), open(self.partial_log, "rb") as src, \
                 atomic_write(self.out / LOG_FILE, "wb") as dst:
             shutil.copyfileobj(src, dst)
