@@ -131,6 +131,10 @@ if workflow.exec_mode == ExecMode.DEFAULT and "--unlock" not in sys.argv and pov
     REPLACES = povstim_runs.overwrite_warning(RESULTS, config)
     if REPLACES:
         print(REPLACES, file=sys.stderr)
+    # a deleted model folder (any intermediate finished results were built from): named, with the command
+    # that rebuilds it, instead of Snakemake's silent "Nothing to be done"
+    for _line in povstim_runs.missing_lines(".", RESULTS, sys.argv):
+        print(_line, file=sys.stderr)
 
 
 rule all:

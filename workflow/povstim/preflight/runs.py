@@ -17,6 +17,10 @@
   ``snakemake -n``), and a real run pauses ``PAUSE_S`` seconds before its first job when a person can stop
   it (stdin and stderr are terminals); ``POVSTIM_YES=1`` skips the pause, and runs without a terminal (CI,
   tests, SLURM) never wait.
+* :func:`missing_lines`: Snakemake keeps results whose intermediate inputs were deleted ("Nothing to be
+  done": a deleted model folder is neither rebuilt nor reported). From Snakemake's own records of the jobs it
+  ran (``.snakemake/metadata``: each output's inputs), name every file it built that results of this
+  experiment were made from and that is gone, with the command that rebuilds it and what was made from it.
 * :func:`end_line`: one line at the end of a run: what failed and where its logs are, or that the run was
   interrupted (:func:`watch_interrupts` remembers a Ctrl-C of the Snakemake process: Snakemake itself
   reports it as a failed run, exit 1).
@@ -359,6 +363,78 @@ def stale_lock_hint(workdir: str | Path, argv: list[str], proc: str | Path = "/p
     return (f"povstim: {locks} holds a lock left by a run that was killed (no other snakemake is running in "
             f"{Path(workdir).resolve()}). If Snakemake refuses to run ('Directory cannot be locked'), remove "
             f"the lock with `snakemake --unlock{configfile_args(argv)}` and run your command again.")
+
+
+# ---- deleted intermediates -------------------------------------------------------------------------------
+
+METADATA_DIR = Path(".snakemake") / "metadata"
+_FORCE_OPTIONS = ("-R", "--forcerun", "-F", "--forceall", "--unlock", "--touch", "-t", "--delete-all-output",
+                  "--delete-temp-output", "--cleanup-metadata", "--report")
+
+
+def _metadata_records(workdir: Path):
+    """(output path, record) of each job output Snakemake's file persistence recorded: the record's file name is
+    the path, URL-safe base64, cut into '@'-marked chunks of at most NAME_MAX characters."""
+    import base64  # only here: a run with no records never needs it
+
+    root = workdir / METADATA_DIR
+    if not root.is_dir():
+        return
+    for dirpath, _, files in os.walk(root):
+        rel = Path(dirpath).relative_to(root)
+        prefix = "".join(part[1:] for part in rel.parts)  # chunk folders are '@' + chunk
+        for name in files:
+            try:
+                path = base64.urlsafe_b64decode(prefix + name).decode()
+                record = json.loads((Path(dirpath) / name).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(record, dict):
+                yield path, record
+
+
+def missing_intermediates(workdir: str | Path, results_dir: str | Path) -> list[tuple[str, str, list[str]]]:
+    """(missing file, the rule that built it, the existing outputs made from it) for every file under
+    ``results_dir`` that Snakemake built, that is gone, and that an existing output under ``results_dir`` was
+    made from (by Snakemake's records). Sorted by path."""
+    workdir = Path(workdir)
+    results = Path(results_dir).as_posix().rstrip("/") + "/"
+    records = {path: rec for path, rec in _metadata_records(workdir) if path.startswith(results)}
+    consumers: dict[str, list[str]] = {}
+    for path, rec in records.items():
+        if not (workdir / path).exists():
+            continue
+        for inp in rec.get("input") or []:
+            if inp in records and not (workdir / inp).exists():
+                consumers.setdefault(inp, []).append(path)
+    return [(inp, str(records[inp].get("rule") or "?"), sorted(users)) for inp, users in sorted(consumers.items())]
+
+
+def missing_lines(workdir: str | Path, results_dir: str | Path, argv: list[str], limit: int = 6) -> list[str]:
+    """What the Snakefile says when results were built from files that are gone (none when nothing is missing,
+    or when the run forces jobs or only unlocks/reports: it is then rebuilding or not running)."""
+    if any(a.split("=", 1)[0] in _FORCE_OPTIONS for a in argv[1:]):
+        return []
+    missing = missing_intermediates(workdir, results_dir)
+    if not missing:
+        return []
+    groups: dict[tuple[str, str], list[tuple[str, list[str]]]] = {}
+    for path, rule, users in missing:
+        groups.setdefault((str(Path(path).parent), rule), []).append((path, users))
+    lines = []
+    for (folder, rule), items in list(groups.items())[:limit]:
+        users = sorted({u for _, us in items for u in us})
+        names = ", ".join(Path(p).name for p, _ in items)
+        more = f" and {len(users) - 1} more" if len(users) > 1 else ""
+        lines.append(f"povstim: MISSING {folder}/ ({names}; rule {rule}): results were built from it "
+                     f"({users[0]}{more}) but it was deleted.")
+    if len(groups) > limit:
+        lines.append(f"povstim: ... and {len(groups) - limit} more missing folders")
+    targets = " ".join(sorted({path for path, _, _ in missing}))
+    lines.append("povstim: Snakemake does not rebuild a deleted intermediate of up-to-date results, so this run "
+                 "leaves them as they are. To rebuild what is missing and everything made from it: `snakemake "
+                 f"--cores all --forcerun {targets}{configfile_args(argv)}` (or, to keep the results, ignore this).")
+    return lines
 
 
 def guardrail_lines(result: dict, where: str | Path, per_check: int = 1) -> list[str]:
