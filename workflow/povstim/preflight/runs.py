@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shlex
@@ -375,8 +376,6 @@ _FORCE_OPTIONS = ("-R", "--forcerun", "-F", "--forceall", "--unlock", "--touch",
 def _metadata_records(workdir: Path):
     """(output path, record) of each job output Snakemake's file persistence recorded: the record's file name is
     the path, URL-safe base64, cut into '@'-marked chunks of at most NAME_MAX characters."""
-    import base64  # only here: a run with no records never needs it
-
     root = workdir / METADATA_DIR
     if not root.is_dir():
         return
