@@ -90,17 +90,27 @@ def inputs(tmp_path_factory) -> dict:
          '{"dev_fraction": 0.1, "seed": 1}', "--out-train", f"{d}/train.txt", "--out-dev", f"{d}/dev.txt",
          "--stats", f"{d}/condition.json", "--out-audit", f"{d}/operations.tsv"],
         ["tokenize", "--train", f"{d}/train.txt", "--params", '{"vocab_size": 300}', "--out", f"{d}/tokenizer.json"],
-        ["train", "--train", f"{d}/train.txt", "--dev", f"{d}/dev.txt", "--tokenizer", f"{d}/tokenizer.json",
-         "--arch", json.dumps(ARCH), "--params", json.dumps(TRAINING), "--seed", "1", "--out-dir", f"{d}/model",
-         "--threads", "1", "--no-progress"],
-        ["benchmark", "--suite", "posh", "--params", '{"kind": "generated", "pairs_per_paradigm": 4, "seed": 1}',
-         "--out-dir", f"{d}/posh"],
     ]
     for argv in steps:
         assert cli.main(argv) == 0, argv
     lines = [f"The child number {i} saw a red ball in the garden today." for i in range(600)]
     write_lines(d / "mine.txt", lines)
     return {"d": d}
+
+
+@pytest.fixture(scope="module")
+def trained(inputs) -> dict:
+    """A trained tiny model and a suite for the score stage (torch: only the tests that score ask for it)."""
+    d = inputs["d"]
+    for argv in (
+        ["train", "--train", f"{d}/train.txt", "--dev", f"{d}/dev.txt", "--tokenizer", f"{d}/tokenizer.json",
+         "--arch", json.dumps(ARCH), "--params", json.dumps(TRAINING), "--seed", "1", "--out-dir", f"{d}/model",
+         "--threads", "1", "--no-progress"],
+        ["benchmark", "--suite", "posh", "--params", '{"kind": "generated", "pairs_per_paradigm": 4, "seed": 1}',
+         "--out-dir", f"{d}/posh"],
+    ):
+        assert cli.main(argv) == 0, argv
+    return inputs
 
 
 def stage_commands(d: Path, out: Path) -> dict[str, list[str]]:
@@ -144,11 +154,13 @@ def _leftovers(root: Path) -> list[Path]:
 
 
 STAGES = ["clean", "synth", "assemble", "parse", "filter", "condition", "tokenize", "word-stats", "benchmark",
-          "train", "score"]
+          "train", pytest.param("score", marks=pytest.mark.slow)]  # score: a model trained first
 
 
 @pytest.mark.parametrize("stage", STAGES)
-def test_a_full_disk_is_one_line_naming_the_output_in_every_stage(stage, inputs, full_disk, capsys):
+def test_a_full_disk_is_one_line_naming_the_output_in_every_stage(stage, request, inputs, full_disk, capsys):
+    if stage == "score":
+        request.getfixturevalue("trained")
     argv = stage_commands(inputs["d"], full_disk)[stage]
     assert cli.main(argv) == 1
     err = capsys.readouterr().err
@@ -172,9 +184,11 @@ def _limited(limit: int):
 
 
 @pytest.mark.parametrize("stage", ["clean", pytest.param("score", marks=pytest.mark.slow)])
-def test_a_file_size_limit_is_the_same_one_line_without_root(stage, inputs, tmp_path):
+def test_a_file_size_limit_is_the_same_one_line_without_root(stage, request, inputs, tmp_path):
     """No mount needed: the process may not write more than 8 KB to a file (EFBIG) -- a real write failing in
     the kernel, through the same writers (clean: povstim.io; score: pyarrow's writer inside atomic_path)."""
+    if stage == "score":
+        request.getfixturevalue("trained")
     out = tmp_path / "out"
     argv = stage_commands(inputs["d"], out)[stage]
     env = {**os.environ, "PYTHONPATH": str(REPO / "workflow"), "POVSTIM_NO_PROGRESS": "1"}
