@@ -8,6 +8,7 @@
 # editing a stage's Python reruns that stage and what follows, and nothing
 # upstream).
 
+import atexit
 import dataclasses
 import json
 import os
@@ -70,6 +71,13 @@ if workflow.exec_mode == ExecMode.DEFAULT:
     _hint = None if "--unlock" in sys.argv else povstim_runs.stale_lock_hint(".", sys.argv)
     if _hint:
         print(_hint, file=sys.stderr)
+    # Snakemake's "Directory cannot be locked" names the live run that holds the folder (PID, command, start)
+    # and says not to --unlock it; each run records itself while it lives (.snakemake/povstim-runs/)
+    povstim_runs.explain_lock_refusals(".", sys.argv)
+    if "--unlock" in sys.argv:
+        povstim_runs.forget_dead_runs(".")
+    elif not povstim_runs.dry_run(sys.argv):
+        atexit.register(povstim_runs.forget_run, povstim_runs.record_run(".", sys.argv, config["experiment"]))
     # a GPU smaller or older than the `gpus:` defaults assume (povstim.plan.gpu_notes, from nvidia-smi), and
     # bf16/fp16 where the training jobs will see no GPU (said now, not at the first training job)
     for _note in plan.gpu_notes(config) + plan.precision_notes(config):
@@ -123,6 +131,10 @@ if workflow.exec_mode == ExecMode.DEFAULT and "--unlock" not in sys.argv and pov
     REPLACES = povstim_runs.overwrite_warning(RESULTS, config)
     if REPLACES:
         print(REPLACES, file=sys.stderr)
+    # a deleted model folder (any intermediate finished results were built from): named, with the command
+    # that rebuilds it, instead of Snakemake's silent "Nothing to be done"
+    for _line in povstim_runs.missing_lines(".", RESULTS, sys.argv):
+        print(_line, file=sys.stderr)
 
 
 rule all:

@@ -185,6 +185,83 @@ def test_a_lock_held_by_a_live_snakemake_is_left_to_snakemake(tmp_path):
         proc.wait()
 
 
+def _record(tmp_path: Path, pid: int, **extra) -> None:
+    import json
+    import socket
+
+    folder = tmp_path / runs.RUNS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    rec = {"pid": pid, "host": socket.gethostname(), "command": "snakemake --cores 2 results/figures",
+           "started": "2026-12-01 21:00:00 UTC", "experiment": "demo", **extra}
+    (folder / f"{rec['host']}-{pid}.json").write_text(json.dumps(rec))
+
+
+def test_the_lock_message_names_a_live_run_and_forbids_unlock(tmp_path):
+    _lock(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], cwd=tmp_path)
+    try:
+        _record(tmp_path, proc.pid)
+        msg = runs.lock_message(tmp_path, ["snakemake", "--configfile", "mine.yaml"])
+        assert f"PID {proc.pid} on host" in msg and "`snakemake --cores 2 results/figures`" in msg
+        assert "started 2026-12-01 21:00:00 UTC" in msg and "Do NOT run `snakemake --unlock`" in msg
+        assert f"kill {proc.pid}" in msg
+    finally:
+        proc.kill()
+        proc.wait()
+    # the same record, its process gone: a killed run's lock, and now --unlock is the advice
+    msg = runs.lock_message(tmp_path, ["snakemake", "--configfile", "mine.yaml"])
+    assert "left by a run that was killed" in msg and f"PID {proc.pid}" in msg and "no longer running" in msg
+    assert "`snakemake --unlock --configfile mine.yaml`" in msg and "Do NOT" not in msg
+    assert runs.forget_dead_runs(tmp_path) == 1 and not list((tmp_path / runs.RUNS_DIR).iterdir())
+
+
+def test_a_reused_pid_is_not_mistaken_for_the_live_run(tmp_path):
+    _lock(tmp_path)
+    _record(tmp_path, os.getppid(), ticks="1")  # a live PID that started at another time than the run recorded
+    assert "left by a run that was killed" in runs.lock_message(tmp_path, ["snakemake"])
+
+
+def test_dry_runs_are_told_apart():
+    assert runs.dry_run(["snakemake", "-n", "results/figures"]) and runs.dry_run(["snakemake", "-np"])
+    assert runs.dry_run(["snakemake", "--dry-run"])
+    assert not runs.dry_run(["snakemake", "--cores", "2", "--nolock"]) and not runs.dry_run(["snakemake", "-j", "2"])
+
+
+@pytest.mark.slow
+def test_a_second_snakemake_run_names_the_live_one_and_unlock_only_once_it_is_dead(tmp_path):
+    """Two real Snakemake runs in one folder: the second is refused, naming the first's PID, command and start,
+    and told not to --unlock; once the first is killed (-9), the lock is named a killed run's, --unlock advised."""
+    config = yaml.safe_load(TINY.read_text())
+    config["sources"]["cds"]["sentences"] = 3_000_000  # a synth job that runs while the second run comes
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config))
+    target = "results/tiny/corpus/clean/cds.txt"
+    args = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none",
+            "--cores", "1", target, "--configfile", "c.yaml", "--config", "warm_start=False"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    first = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    try:
+        end = time.monotonic() + 600  # a hang guard on a busy machine, not a timing
+        while not (tmp_path / "logs" / "tiny" / "synth" / "cds.log").exists():
+            assert first.poll() is None and time.monotonic() < end, "the first run did not start its job"
+            time.sleep(0.5)
+        second = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
+        out = second.stdout + second.stderr
+        assert second.returncode != 0 and first.poll() is None
+        assert f"another run is live there and holds files this run needs: PID {first.pid} on host" in out, out
+        assert "--configfile c.yaml --config warm_start=False`, started 20" in out, out
+        assert "Do NOT run `snakemake --unlock` while it runs" in out
+        assert "It can be removed with the --unlock argument" not in out  # Snakemake's own advice, replaced
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)  # Snakemake and its job: a kill -9 leaves the lock behind
+        first.wait()
+    third = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True)
+    out = third.stdout + third.stderr
+    assert third.returncode != 0
+    assert f"the lock was left by a run that was killed (PID {first.pid} on host" in out, out
+    assert "Remove the lock with `snakemake --unlock --configfile c.yaml`" in out and "Do NOT" not in out
+
+
 # ---- interrupts --------------------------------------------------------------------------------------
 
 def test_ctrl_c_in_any_stage_is_one_line_and_exit_130(monkeypatch, capsys):

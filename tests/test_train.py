@@ -367,16 +367,25 @@ def test_forced_rerun_after_outputs_deleted_trains_from_scratch(corpus, gpt2_run
     assert losses(out) == losses(gpt2_run)
 
 
-def test_rerun_with_outputs_present_resumes_and_ends_at_once(corpus, gpt2_run, tmp_path, caplog):
-    import logging
+def test_rerun_into_a_finished_folder_says_already_trained_and_changes_nothing(corpus, gpt2_run, tmp_path,
+                                                                               capsys):
+    """Issue 54: it used to resume the finished checkpoint, warn about the pruned best weights and retrain."""
     import shutil
 
     out = tmp_path / "m"
     shutil.copytree(gpt2_run, out)
-    with caplog.at_level(logging.INFO, logger="povstim.train"):
-        train(corpus, out)
-    assert "resumed from" in caplog.text
+    before = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in sorted(out.rglob("*")) if p.is_file()}
+    capsys.readouterr()
+    train(corpus, out)
+    err = capsys.readouterr().err
+    assert f"povstim train: {out} is already trained with these inputs" in err and "nothing changed" in err
+    after = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in sorted(out.rglob("*")) if p.is_file()}
+    assert after == before  # not a file written, not even rewritten with the same bytes
+    # --force trains it again from scratch: the same weights (CPU, same seed), every file written anew
+    train(corpus, out, extra=("--force",))
+    assert "already trained" not in capsys.readouterr().err
     assert weights(out) == weights(gpt2_run)
+    assert (out / "model.safetensors").stat().st_mtime_ns > before[out / "model.safetensors"][0]
 
 
 def test_bf16_needs_cuda(corpus, tmp_path, capsys):

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import povstim.io
 from povstim import cli
 from povstim.io import PovstimError
 
@@ -227,9 +228,9 @@ def test_no_space_is_recognised_through_wrapping_errors():
         except OSError:
             raise RuntimeError("[enforce fail at inline_container.cc:672] . unexpected pos 64 vs 0")
     except RuntimeError as exc:
-        assert checkpoints.no_space(exc)
-    assert not checkpoints.no_space(RuntimeError("basic_ios::clear: iostream error"))
-    with pytest.raises(PovstimError, match="no space left on device writing /x/y"), checkpoints.writing(Path("/x/y")):
+        assert povstim.io.no_space(exc)
+    assert not povstim.io.no_space(RuntimeError("basic_ios::clear: iostream error"))
+    with pytest.raises(PovstimError, match="no space left on device writing /x/y"), povstim.io.writing(Path("/x/y")):
         raise OSError(errno.ENOSPC, "No space left on device")
 
 

@@ -11,6 +11,7 @@ import filecmp
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -127,6 +128,27 @@ def test_full_run_builds_the_conditions_table_and_checks_babys_evidence(finished
 def test_nothing_to_do_after_a_full_run(finished):
     jobs = scheduled_rules(snakemake(finished, "-n", "results/figures"))
     assert jobs == {}, jobs
+
+
+def test_a_deleted_model_folder_is_named_with_the_command_that_rebuilds_it(finished, tmp_path):
+    """Issue 54: Snakemake keeps up-to-date results whose intermediates were deleted ("Nothing to be done"); the
+    Snakefile names the deleted model from Snakemake's job records, and the command it gives rebuilds it and
+    what was made from it."""
+    project = tmp_path / "p"
+    shutil.copytree(finished, project, symlinks=True)
+    shutil.rmtree(project / "results" / "tiny" / "models" / "gpt2-nano" / "baby" / "8k" / "seed1")
+    proc = snakemake(project, "-n", "results/figures")
+    out = proc.stdout + proc.stderr
+    assert scheduled_rules(proc) == {}  # Snakemake alone would leave it at that
+    assert ("povstim: MISSING results/tiny/models/gpt2-nano/baby/8k/seed1/ (model.safetensors; rule train): "
+            "results were built from it (results/tiny/scores/gpt2-nano/baby/8k/seed1/posh.parquet") in out, out
+    assert out.count("povstim: MISSING ") == 1  # nothing else is missing
+    command = shlex.split(re.search(r"`(snakemake --cores all --forcerun [^`]+)`", out).group(1))
+    forced = command[command.index("--forcerun") + 1:]
+    assert forced == ["results/tiny/models/gpt2-nano/baby/8k/seed1/model.safetensors"]
+    jobs = scheduled_rules(snakemake(project, "-n", "results/figures", "--forcerun", *forced))
+    assert jobs.get("train") == 1 and jobs.get("score", 0) + jobs.get("score_group", 0) >= 1, jobs
+    assert {"analyze", "figures"} <= set(jobs) and "tokenizer" not in jobs, jobs
 
 
 def test_changing_a_training_parameter_reruns_only_training_and_downstream(finished, tmp_path):

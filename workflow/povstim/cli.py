@@ -16,7 +16,7 @@ import os
 import sys
 
 from . import __version__, hostmem, warm
-from .io import PovstimError
+from .io import PovstimError, no_space, no_space_message
 
 # name -> (module, one-line help). Order is pipeline order.
 STAGES: dict[str, tuple[str, str]] = {
@@ -117,6 +117,25 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `povstim plan ... | head`: the reader left; not an error worth a traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as exc:
+        # a full disk outside povstim.io's writers (a library writing to its own path): the same one line
+        why = no_space(exc)
+        if not why:
+            raise
+        print(f"povstim {args.stage}: error: {no_space_message(why, output_path(exc, args))}", file=sys.stderr)
+        return 1
+
+
+def output_path(exc: BaseException, args: argparse.Namespace) -> str:
+    """The file a failed write was writing: the OS error's file name, else the stage's output flags."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.filename:
+            return str(exc.filename)
+        exc = exc.__cause__ or exc.__context__
+    outs = [str(v) for k, v in sorted(vars(args).items()) if k.startswith("out") and isinstance(v, (str, os.PathLike))]
+    return " or ".join(outs) if outs else "the stage's outputs"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,17 +3,30 @@
 Outputs are always written atomically (temp file in the same folder, then
 ``os.replace``) so a killed job never leaves a half-written file that a later
 run could mistake for a finished one.
+
+A full disk, an exceeded quota or a file over the size limit (ENOSPC, EDQUOT,
+EFBIG) while an atomic writer writes is one :class:`PovstimError` naming the
+output ("no space left on device writing PATH"), and the temporary file is
+removed; :func:`no_space` also recognises the errors libraries (pyarrow, torch,
+safetensors) re-raise with only the OS's text, and ``povstim.cli.main`` turns
+one that escapes a stage outside these writers into the same line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import hashlib
 import json
+import logging
 import os
 import re
+import shutil
+import socket
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -22,23 +35,81 @@ class PovstimError(Exception):
     """An error caused by the user's input or config; printed without a traceback."""
 
 
+class NoSpaceError(PovstimError):
+    """A write that failed for want of space (a full disk, a quota, a size limit): ``path`` names the output."""
+
+    def __init__(self, why: str, path):
+        self.why, self.path = why, Path(path)
+        super().__init__(no_space_message(why, path))
+
+
+# errno -> what the one-line message says; a write stops the same way for each
+NO_SPACE_ERRNOS = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
+                   errno.EFBIG: "file too large for its file system or size limit"}
+# torch, safetensors and pyarrow re-raise a full disk as their own errors, keeping only the OS's text
+_NO_SPACE_TEXT = {**{os.strerror(e): why for e, why in NO_SPACE_ERRNOS.items()},
+                  **{f"os error {e}": why for e, why in NO_SPACE_ERRNOS.items()},
+                  **{f"errno {e}]": why for e, why in NO_SPACE_ERRNOS.items()},
+                  "StorageFull": NO_SPACE_ERRNOS[errno.ENOSPC], "QuotaExceeded": NO_SPACE_ERRNOS[errno.EDQUOT],
+                  "FileTooLarge": NO_SPACE_ERRNOS[errno.EFBIG]}
+
+
+def no_space(exc: BaseException | None) -> str | None:
+    """Why a write failed when ``exc`` (or an exception it was raised from) is a full disk, an exceeded quota or
+    a file too large ("no space left on device", ...), else None. A PovstimError is not: it already says it."""
+    seen = set()
+    while exc is not None and id(exc) not in seen and not isinstance(exc, PovstimError):
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in NO_SPACE_ERRNOS:
+            return NO_SPACE_ERRNOS[exc.errno]
+        text = str(exc)
+        for key, why in _NO_SPACE_TEXT.items():
+            if key in text:
+                return why
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def no_space_message(why: str, path) -> str:
+    """The one line a full disk gives (every stage, every writer)."""
+    return (f"{why} writing {path} (free space on its file system, then run the same command again; "
+            "nothing half-written was kept)")
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike):
+    """Turn a full disk (quota, size limit) while writing ``path`` into one PovstimError that names it."""
+    try:
+        yield
+    except Exception as exc:
+        why = no_space(exc)
+        if why:
+            raise NoSpaceError(why, path) from None
+        raise
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it into place on success."""
+    """Yield a temporary path next to ``path``; rename it into place on success.
+
+    A full disk while the caller writes the temporary file (a library's writer too: pyarrow, torch) is a
+    PovstimError naming ``path``; the temporary file is removed on any failure."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
+    tmp_path = None
     try:
-        yield tmp_path
-        # mkstemp creates 0600 files; give outputs the mode a plain open() would.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp_path, 0o666 & ~umask)
-        os.replace(tmp_path, path)
+        with writing(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            os.close(fd)
+            tmp_path = Path(tmp)
+            yield tmp_path
+            # mkstemp creates 0600 files; give outputs the mode a plain open() would.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp_path, 0o666 & ~umask)
+            os.replace(tmp_path, path)
     finally:
-        if tmp_path.exists():
+        if tmp_path is not None and tmp_path.exists():
             tmp_path.unlink()
 
 
@@ -49,6 +120,129 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
         kwargs = {} if "b" in mode else {"encoding": encoding, "newline": "\n"}
         with open(tmp, mode, **kwargs) as fh:
             yield fh
+
+
+@contextlib.contextmanager
+def atomic_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a fresh hidden folder beside ``path`` (``.NAME.tmp``) to write a folder output into; on success it
+    replaces ``path`` (an older folder there is removed), on any failure it is removed. A full disk is a
+    PovstimError naming the output (``path``, or the file in it), never the hidden folder."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with writing(path):
+            if tmp.is_symlink() or tmp.is_file():
+                tmp.unlink()
+            elif tmp.exists():
+                shutil.rmtree(tmp)
+            tmp.mkdir(parents=True)
+            yield tmp
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+            elif path.exists():
+                shutil.rmtree(path)
+            os.replace(tmp, path)
+    except NoSpaceError as exc:
+        if exc.path == tmp or tmp in exc.path.parents:  # a writer inside the hidden folder: name its final place
+            raise NoSpaceError(exc.why, path / exc.path.relative_to(tmp)) from None
+        raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+LOCK_FILE = ".povstim.lock"
+_FLOCK_UNSUPPORTED = (errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS)
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine."""
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    except (OverflowError, ValueError):
+        return False
+    return True
+
+
+def _holder(fd: int) -> dict:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        data = os.read(fd, 1 << 16).decode("utf-8", "replace").strip()
+        return json.loads(data) if data else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def describe_holder(holder: dict) -> str:
+    """'PID 123 on host h (`command`, since 2026-12-01 21:40:03 UTC)' from a lock record."""
+    parts = [f"PID {holder.get('pid', '?')} on host {holder.get('host', '?')}"]
+    extra = [f"`{holder['command']}`" if holder.get("command") else "",
+             f"since {holder['started']}" if holder.get("started") else ""]
+    extra = [e for e in extra if e]
+    return parts[0] + (f" ({', '.join(extra)})" if extra else "")
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike, doing: str, command: str = ""):
+    """Hold ``folder`` for this process alone while the block runs (``folder/.povstim.lock``).
+
+    The lock is the kernel's (``flock``): it ends with the process, however it ends, so a lock a killed
+    process left is taken over (a warning names it) and a live holder is refused with a PovstimError naming
+    its PID, host, command and start. The file records who holds it, for that message; it is removed when
+    the block ends. Where a file system has no ``flock``, the record alone decides: a holder on this host
+    whose PID is gone is stale."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_FILE
+    log = logging.getLogger("povstim.io")
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            kernel = True
+        except OSError as exc:
+            if exc.errno in _FLOCK_UNSUPPORTED:
+                kernel = False
+            elif exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                holder = _holder(fd)
+                os.close(fd)
+                raise PovstimError(
+                    f"{folder} is being {doing} by another live process: {describe_holder(holder)}; wait for it "
+                    f"to finish or stop it (kill {holder.get('pid', 'PID')}), then run this again") from None
+            else:
+                os.close(fd)
+                raise
+        try:  # the file may have been removed (and made anew) by the holder that just let go: lock that one
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    old = _holder(fd)
+    if old and not kernel and old.get("host") == socket.gethostname() and pid_alive(old.get("pid", 0)):
+        os.close(fd)
+        raise PovstimError(f"{folder} is being {doing} by another live process: {describe_holder(old)}; wait "
+                           f"for it to finish or stop it (kill {old.get('pid')}), then run this again")
+    try:
+        if old:
+            log.warning("%s: taking over the lock of %s, which is no longer running (killed or crashed)", path,
+                        describe_holder(old))
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "command": command,
+              "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, (json.dumps(me, sort_keys=True) + "\n").encode())
+        yield path
+    finally:
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                os.unlink(path)
+        os.close(fd)
 
 
 def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> int:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 
-from ..io import PovstimError
+from ..io import PovstimError, atomic_dir
 from ..settings import section
 from . import audit, importers, posh, words
 from .suite import write_suite
@@ -92,20 +91,13 @@ def build_suite(suite: str, spec: dict, corpora: list[str], out: Path, word_stat
     It is built in a sibling temp folder and swapped in: a failed run never
     leaves a half-written suite, and stale paradigm files from an earlier run vanish.
     """
-    out = Path(out)
-    tmp = out.with_name(f".{out.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
     if spec["kind"] == "suite":  # a suite in the benchmark schema, any task kind (benchmarks/tasks.py)
         items, norms, params = import_items(suite, spec)
-        manifest = write_items(tmp, items, params, norms)
-    else:
-        pairs, params = build(suite, spec, corpora, word_stats or [])
-        manifest = write_suite(tmp, pairs, params)
-    if out.exists():
-        shutil.rmtree(out)
-    tmp.rename(out)
-    return manifest
+        with atomic_dir(out) as tmp:
+            return write_items(tmp, items, params, norms)
+    pairs, params = build(suite, spec, corpora, word_stats or [])
+    with atomic_dir(out) as tmp:
+        return write_suite(tmp, pairs, params)
 
 
 def select_paradigms(pairs: list, wanted: list[str], key: str, where: str) -> list:

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import html
 import os
-import shutil
 from pathlib import Path
 
-from ..io import PovstimError
+from ..io import PovstimError, atomic_dir
 
 
 def write_index(figures_dir: str | Path, experiment: str, out_dir: str | Path) -> list[str]:
@@ -22,22 +21,14 @@ def write_index(figures_dir: str | Path, experiment: str, out_dir: str | Path) -
     if not src.is_dir():
         raise PovstimError(f"{src}: no figures folder (run the figures stage first)")
     files = sorted(p.name for p in src.iterdir() if p.is_file() and not p.name.startswith("."))
-    tmp = out.with_name(f".{out.name}.tmp")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    for name in files:
-        os.symlink(os.path.relpath(src / name, out), tmp / name)
-    (tmp / "EXPERIMENT").write_text(f"{experiment}\n")
-    items = "".join(f'<li><a href="{html.escape(n)}">{html.escape(n)}</a></li>' for n in files)
-    (tmp / "index.html").write_text(
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(experiment)}</title></head>"
-        f"<body><h3>Figures of experiment {html.escape(experiment)}</h3><p>Links into "
-        f"{html.escape(str(src))}/ (the experiment's own folder).</p><ul>{items}</ul></body></html>\n"
-    )
-    if out.is_symlink() or out.is_file():
-        out.unlink()
-    elif out.exists():
-        shutil.rmtree(out)
-    os.replace(tmp, out)
+    with atomic_dir(out) as tmp:
+        for name in files:
+            os.symlink(os.path.relpath(src / name, out), tmp / name)
+        (tmp / "EXPERIMENT").write_text(f"{experiment}\n")
+        items = "".join(f'<li><a href="{html.escape(n)}">{html.escape(n)}</a></li>' for n in files)
+        (tmp / "index.html").write_text(
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(experiment)}</title></head>"
+            f"<body><h3>Figures of experiment {html.escape(experiment)}</h3><p>Links into "
+            f"{html.escape(str(src))}/ (the experiment's own folder).</p><ul>{items}</ul></body></html>\n"
+        )
     return files

@@ -8,11 +8,19 @@
   (``results/<experiment>/config.yaml``), so the report and a later rerun can name it.
 * :func:`stale_lock_hint`: after a SIGKILL Snakemake's lock stays behind and the rerun is refused; when
   no other snakemake runs in the folder, say so and give the one command that removes it.
+* :func:`record_run` / :func:`explain_lock_refusals`: every run records itself (PID, host, command, start) in
+  ``.snakemake/povstim-runs/`` while it lives; when Snakemake refuses a run because the folder is locked, its
+  message names the live run that holds it and says NOT to ``--unlock`` (which would let two runs write the
+  same files); ``--unlock`` is advised only when no run is alive (:func:`lock_message`).
 * :func:`overwrite_warning` / :func:`pause_before_replacing`: a run whose config differs from the record of
   ``results/<experiment>/`` replaces results. The Snakefile says so when it builds the DAG (dry runs too,
   ``snakemake -n``), and a real run pauses ``PAUSE_S`` seconds before its first job when a person can stop
   it (stdin and stderr are terminals); ``POVSTIM_YES=1`` skips the pause, and runs without a terminal (CI,
   tests, SLURM) never wait.
+* :func:`missing_lines`: Snakemake keeps results whose intermediate inputs were deleted ("Nothing to be
+  done": a deleted model folder is neither rebuilt nor reported). From Snakemake's own records of the jobs it
+  ran (``.snakemake/metadata``: each output's inputs), name every file it built that results of this
+  experiment were made from and that is gone, with the command that rebuilds it and what was made from it.
 * :func:`end_line`: one line at the end of a run: what failed and where its logs are, or that the run was
   interrupted (:func:`watch_interrupts` remembers a Ctrl-C of the Snakemake process: Snakemake itself
   reports it as a failed run, exit 1).
@@ -20,15 +28,19 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import os
+import shlex
 import signal
+import socket
 import sys
 import time
 from pathlib import Path
 
 import yaml
 
-from ..io import PovstimError, atomic_write
+from ..io import PovstimError, atomic_write, pid_alive, write_json
 
 RECORD = "config.yaml"
 _VALUE_OPTIONS = ("--configfile", "--configfiles")
@@ -199,13 +211,15 @@ def _ancestors() -> set[int]:
     return pids
 
 
-def other_snakemake_running(workdir: str | Path, proc: str | Path = "/proc") -> bool | None:
-    """Is another snakemake process running in ``workdir``? None when this cannot be told (no /proc)."""
+def snakemake_pids(workdir: str | Path, proc: str | Path = "/proc") -> list[int] | None:
+    """Other snakemake processes running in ``workdir`` (not this one or its ancestors); None when this
+    cannot be told (no /proc)."""
     proc = Path(proc)
     if not (proc / "self").exists():
         return None
     here = Path(workdir).resolve()
     mine = _ancestors()
+    out = []
     for entry in proc.iterdir():
         if not entry.name.isdigit() or int(entry.name) in mine:
             continue
@@ -216,8 +230,128 @@ def other_snakemake_running(workdir: str | Path, proc: str | Path = "/proc") -> 
             continue
         if cwd == here and any(b"snakemake" in Path(a.decode(errors="replace")).name.encode() or a == b"snakemake"
                                for a in argv[:3]):
-            return True
-    return False
+            out.append(int(entry.name))
+    return sorted(out)
+
+
+def other_snakemake_running(workdir: str | Path, proc: str | Path = "/proc") -> bool | None:
+    """Is another snakemake process running in ``workdir``? None when this cannot be told (no /proc)."""
+    pids = snakemake_pids(workdir, proc)
+    return None if pids is None else bool(pids)
+
+
+# ---- live runs: who holds the folder --------------------------------------------------------------------
+
+RUNS_DIR = Path(".snakemake") / "povstim-runs"
+_DRY_FLAGS = ("--dry-run", "--dryrun", "--just-print")
+
+
+def dry_run(argv: list[str]) -> bool:
+    """``snakemake -n`` (or ``-np``, ``--dry-run``): a dry run holds no lock."""
+    return any(a in _DRY_FLAGS or (a.startswith("-") and not a.startswith("--") and a[1:].isalpha() and "n" in a)
+               for a in argv[1:])
+
+
+def _start_ticks(pid: int) -> str | None:
+    """A process's start time in clock ticks since boot (/proc/PID/stat field 22): a PID reused later differs."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def record_run(workdir: str | Path, argv: list[str], experiment: str) -> Path:
+    """``.snakemake/povstim-runs/HOST-PID.json``: this run's PID, host, command and start, while it lives."""
+    pid, host = os.getpid(), socket.gethostname()
+    path = Path(workdir) / RUNS_DIR / f"{host}-{pid}.json"
+    write_json(path, {"pid": pid, "host": host, "ticks": _start_ticks(pid), "experiment": experiment,
+                      "command": " ".join(["snakemake", *map(shlex.quote, argv[1:])])[:300],
+                      "started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())})
+    return path
+
+
+def forget_run(path: str | Path) -> None:
+    """Remove this run's record (at exit; a killed run's stays and is known dead by its PID)."""
+    Path(path).unlink(missing_ok=True)
+
+
+def forget_dead_runs(workdir: str | Path) -> int:
+    """Remove the records of runs on this host that are no longer alive (``snakemake --unlock``); how many."""
+    n = 0
+    for rec, alive in recorded_runs(workdir):
+        if alive is False:
+            forget_run(Path(workdir) / RUNS_DIR / f"{rec['host']}-{rec['pid']}.json")
+            n += 1
+    return n
+
+
+def recorded_runs(workdir: str | Path) -> list[tuple[dict, bool | None]]:
+    """(record, alive) of every run recorded in ``workdir`` but this process: alive is None for a run on
+    another host (its PID cannot be checked from here)."""
+    folder = Path(workdir) / RUNS_DIR
+    out = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            rec = json.loads(path.read_text(encoding="utf-8"))
+            pid = int(rec["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if rec.get("host") != socket.gethostname():
+            out.append((rec, None))
+        elif pid != os.getpid():
+            alive = pid_alive(pid) and rec.get("ticks") in (None, _start_ticks(pid))
+            out.append((rec, alive))
+    return out
+
+
+def _describe(rec: dict) -> str:
+    return (f"PID {rec.get('pid')} on host {rec.get('host')} (`{rec.get('command', 'snakemake')}`, started "
+            f"{rec.get('started', '?')}, experiment '{rec.get('experiment', '?')}')")
+
+
+def lock_message(workdir: str | Path, argv: list[str], proc: str | Path = "/proc") -> str:
+    """What to say when Snakemake refuses to lock ``workdir``: the live run that holds it, and not to unlock;
+    or, when no run is alive, that the lock is a killed run's and the one command that removes it."""
+    here = Path(workdir).resolve()
+    runs = recorded_runs(workdir)
+    live = [r for r, alive in runs if alive]
+    elsewhere = [r for r, alive in runs if alive is None]
+    others = snakemake_pids(workdir, proc) or []
+    unknown = [pid for pid in others if pid not in {int(r["pid"]) for r in live}]
+    if live or unknown:
+        who = "; ".join([*map(_describe, live), *(f"PID {pid} (a snakemake process in this folder)" for pid in unknown)])
+        return (f"povstim: Snakemake cannot lock {here}: another run is live there and holds files this run needs: "
+                f"{who}. Do NOT run `snakemake --unlock` while it runs (both runs would write the same files): wait "
+                f"for it to finish, or stop it (Ctrl-C in its terminal, or kill {(live[0]['pid'] if live else unknown[0])}), "
+                "then run your command again.")
+    if elsewhere:
+        return (f"povstim: Snakemake cannot lock {here}: a run on another host may hold it: "
+                f"{'; '.join(map(_describe, elsewhere))}. Check there whether it still runs; only if it does not, "
+                f"remove the lock with `snakemake --unlock{configfile_args(argv)}` and run your command again.")
+    dead = [r for r, alive in runs if alive is False]
+    left = f" ({'; '.join(map(_describe, dead))}, no longer running)" if dead else ""
+    return (f"povstim: Snakemake cannot lock {here}: the lock was left by a run that was killed{left}; no "
+            f"snakemake runs in this folder now. Remove the lock with `snakemake --unlock{configfile_args(argv)}` "
+            "and run your command again.")
+
+
+def explain_lock_refusals(workdir: str | Path, argv: list[str]) -> None:
+    """Make Snakemake's "Directory cannot be locked" error say :func:`lock_message` instead of its generic text
+    (which suggests ``--unlock`` even while the other run is alive). Snakemake raises
+    ``snakemake.exceptions.LockException()`` by that name when its lock check fails, after the DAG is built;
+    the Snakefile runs before, so it puts a subclass with this message in its place."""
+    import snakemake.exceptions as sm_exceptions  # the running Snakemake's own module (only in a Snakefile)
+
+    base = getattr(sm_exceptions.LockException, "povstim_base", sm_exceptions.LockException)
+
+    class LockException(base):
+        povstim_base = base
+
+        def __init__(self, *args):
+            sm_exceptions.WorkflowError.__init__(self, lock_message(workdir, argv))
+
+    sm_exceptions.LockException = LockException
 
 
 def stale_lock_hint(workdir: str | Path, argv: list[str], proc: str | Path = "/proc") -> str | None:
@@ -230,6 +364,76 @@ def stale_lock_hint(workdir: str | Path, argv: list[str], proc: str | Path = "/p
     return (f"povstim: {locks} holds a lock left by a run that was killed (no other snakemake is running in "
             f"{Path(workdir).resolve()}). If Snakemake refuses to run ('Directory cannot be locked'), remove "
             f"the lock with `snakemake --unlock{configfile_args(argv)}` and run your command again.")
+
+
+# ---- deleted intermediates -------------------------------------------------------------------------------
+
+METADATA_DIR = Path(".snakemake") / "metadata"
+_FORCE_OPTIONS = ("-R", "--forcerun", "-F", "--forceall", "--unlock", "--touch", "-t", "--delete-all-output",
+                  "--delete-temp-output", "--cleanup-metadata", "--report")
+
+
+def _metadata_records(workdir: Path):
+    """(output path, record) of each job output Snakemake's file persistence recorded: the record's file name is
+    the path, URL-safe base64, cut into '@'-marked chunks of at most NAME_MAX characters."""
+    root = workdir / METADATA_DIR
+    if not root.is_dir():
+        return
+    for dirpath, _, files in os.walk(root):
+        rel = Path(dirpath).relative_to(root)
+        prefix = "".join(part[1:] for part in rel.parts)  # chunk folders are '@' + chunk
+        for name in files:
+            try:
+                path = base64.urlsafe_b64decode(prefix + name).decode()
+                record = json.loads((Path(dirpath) / name).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(record, dict):
+                yield path, record
+
+
+def missing_intermediates(workdir: str | Path, results_dir: str | Path) -> list[tuple[str, str, list[str]]]:
+    """(missing file, the rule that built it, the existing outputs made from it) for every file under
+    ``results_dir`` that Snakemake built, that is gone, and that an existing output under ``results_dir`` was
+    made from (by Snakemake's records). Sorted by path."""
+    workdir = Path(workdir)
+    results = Path(results_dir).as_posix().rstrip("/") + "/"
+    records = {path: rec for path, rec in _metadata_records(workdir) if path.startswith(results)}
+    consumers: dict[str, list[str]] = {}
+    for path, rec in records.items():
+        if not (workdir / path).exists():
+            continue
+        for inp in rec.get("input") or []:
+            if inp in records and not (workdir / inp).exists():
+                consumers.setdefault(inp, []).append(path)
+    return [(inp, str(records[inp].get("rule") or "?"), sorted(users)) for inp, users in sorted(consumers.items())]
+
+
+def missing_lines(workdir: str | Path, results_dir: str | Path, argv: list[str], limit: int = 6) -> list[str]:
+    """What the Snakefile says when results were built from files that are gone (none when nothing is missing,
+    or when the run forces jobs or only unlocks/reports: it is then rebuilding or not running)."""
+    if any(a.split("=", 1)[0] in _FORCE_OPTIONS for a in argv[1:]):
+        return []
+    missing = missing_intermediates(workdir, results_dir)
+    if not missing:
+        return []
+    groups: dict[tuple[str, str], list[tuple[str, list[str]]]] = {}
+    for path, rule, users in missing:
+        groups.setdefault((str(Path(path).parent), rule), []).append((path, users))
+    lines = []
+    for (folder, rule), items in list(groups.items())[:limit]:
+        users = sorted({u for _, us in items for u in us})
+        names = ", ".join(Path(p).name for p, _ in items)
+        more = f" and {len(users) - 1} more" if len(users) > 1 else ""
+        lines.append(f"povstim: MISSING {folder}/ ({names}; rule {rule}): results were built from it "
+                     f"({users[0]}{more}) but it was deleted.")
+    if len(groups) > limit:
+        lines.append(f"povstim: ... and {len(groups) - limit} more missing folders")
+    targets = " ".join(sorted({path for path, _, _ in missing}))
+    lines.append("povstim: Snakemake does not rebuild a deleted intermediate of up-to-date results, so this run "
+                 "leaves them as they are. To rebuild what is missing and everything made from it: `snakemake "
+                 f"--cores all --forcerun {targets}{configfile_args(argv)}` (or, to keep the results, ignore this).")
+    return lines
 
 
 def guardrail_lines(result: dict, where: str | Path, per_check: int = 1) -> list[str]:

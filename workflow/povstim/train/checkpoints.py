@@ -25,9 +25,9 @@ and the best weights it refers to; a missing, truncated or altered file is a war
 the run falls back to the checkpoint before it, else starts from scratch: a damaged checkpoint never
 stops a run. Hidden ``.tmp`` folders left by a killed write are removed.
 
-**A full disk** (ENOSPC, EDQUOT) while writing a checkpoint, the best weights, the log or the final
-model is a :class:`povstim.io.PovstimError` naming the path ("no space left on device writing …"),
-and leaves no ``.tmp`` folder behind.
+**A full disk** (ENOSPC, EDQUOT, EFBIG) while writing a checkpoint, the best weights, the log or the final
+model is a :class:`povstim.io.PovstimError` naming the path ("no space left on device writing …",
+``povstim.io.writing``, as for every stage), and leaves no ``.tmp`` folder behind.
 
 A checkpoint also records a key (hash of data, tokenizer, arch, training params, seed and the training
 code): when anything changed, old checkpoints are discarded instead of resumed.
@@ -36,7 +36,6 @@ code): when anything changed, old checkpoints are discarded instead of resumed.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import logging
 import math
@@ -48,22 +47,20 @@ from pathlib import Path
 
 import torch
 
-from ..io import PovstimError, atomic_write, sha256_file, write_json
+# a full disk is io's to report, for every stage alike (no_space, writing)
+from ..io import atomic_write, sha256_file, writing, write_json
 
 log = logging.getLogger("povstim.train")
 STATE_FILE = "trainer_state.pt"
 MANIFEST = "manifest.json"
 LOG_FILE = "train_log.jsonl"
+SUMMARY_FILE = "train_summary.json"
+# a finished folder's files (the train rule's outputs, rules/train.smk) beside train_summary.json
+FINAL_FILES = ("config.json", "model.safetensors", LOG_FILE)
 # checkpoints that keep trainer_state.pt while a run trains: the newest, and the one to fall back on
 KEEP_STATES = 2
 _STEP_RE = re.compile(r"^step(\d+)$")
 WORDS_PREFIX = "chck_"  # train/budgets.PREFIX
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
-# torch and safetensors re-raise a full disk as their own errors, keeping only the OS's text
-_NO_SPACE_TEXT = (os.strerror(errno.ENOSPC), os.strerror(errno.EDQUOT), "os error 28", "os error 122",
-                  "StorageFull", "QuotaExceeded")
-
-
 @dataclass
 class RunState:
     """Where the loop is; a checkpoint's trainer_state.pt holds it (with the optimizer and RNG states)."""
@@ -87,30 +84,6 @@ def steps(folder: Path, need: str | None = None) -> list[int]:
         if m and p.is_dir() and (need is None or (p / need).exists()):
             out.append(int(m.group(1)))
     return sorted(out)
-
-
-def no_space(exc: BaseException) -> bool:
-    """Whether ``exc``, or an exception it was raised from, is a full disk or an exceeded quota."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno in _NO_SPACE:
-            return True
-        if any(text in str(exc) for text in _NO_SPACE_TEXT):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
-
-
-@contextlib.contextmanager
-def writing(path: Path):
-    """Turn a full disk while writing ``path`` into one PovstimError that names it."""
-    try:
-        yield
-    except Exception as exc:
-        if no_space(exc):
-            raise PovstimError(f"no space left on device writing {path}") from None
-        raise
 
 
 def seal(folder: Path, **meta) -> None:
@@ -172,6 +145,26 @@ class CheckpointStore:
     def steps(self) -> list[int]:
         """The steps of the checkpoints on disk."""
         return steps(self.ckpt_dir)
+
+    def finished(self) -> dict | None:
+        """The train_summary.json of a finished run of this key whose final files are all there, else None
+        (nothing trained yet, a run from other inputs, a crashed or interrupted one, outputs deleted)."""
+        try:
+            summary = json.loads((self.out / SUMMARY_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(summary, dict) or summary.get("key") != self.key or self.partial_log.exists():
+            return None
+        if not all((self.out / name).is_file() for name in FINAL_FILES):
+            return None
+        return summary
+
+    def start_afresh(self) -> None:
+        """Forget the run in ``out`` (``povstim train --force``): checkpoints, best weights, the partial log and
+        train_summary.json go, so that the folder is not a finished run until this one finishes; the final
+        files are replaced when it does."""
+        self.discard()
+        (self.out / SUMMARY_FILE).unlink(missing_ok=True)
 
     # ------------------------------------------------------------- writing
     @contextlib.contextmanager
@@ -266,8 +259,8 @@ class CheckpointStore:
                     shutil.copyfileobj(src, dst)
         with writing(self.out):
             write_tokenizer(self.out)
-        with writing(self.out / "train_summary.json"):
-            write_json(self.out / "train_summary.json", summary)
+        with writing(self.out / SUMMARY_FILE):
+            write_json(self.out / SUMMARY_FILE, summary)
         with writing(self.out / LOG_FILE), open(self.partial_log, "rb") as src, \
                 atomic_write(self.out / LOG_FILE, "wb") as dst:
             shutil.copyfileobj(src, dst)

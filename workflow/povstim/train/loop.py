@@ -68,8 +68,7 @@ class Trainer:
         self.meta = dict(meta or {})  # what this model is in the experiment (arch, condition, size)
         self.progress = progress and not os.environ.get("POVSTIM_NO_PROGRESS")
         self.runtime = runtime.start(training, threads, cpu_fp16)
-        key = resume_key(arch, training, self.seed, train, dev, tokenizer,
-                         biases_training.key_material(init_from, parses))
+        key = run_key(arch, training, self.seed, train, dev, tokenizer, init_from, parses)
         t_data = time.perf_counter()
         self.corpora = self.load_data(train, dev, tokenizer)
         self.schedule, self.p = plan_steps(self.corpora, training, self.seed, time.perf_counter() - t_data)
@@ -318,6 +317,13 @@ def word_summary(seen, plan: dict, training, state: RunState) -> dict:
     return {"words_seen": int(seen[state.step]), "best_words": int(seen[state.best_step]),
             "checkpoint_words": saved,
             "checkpoint_words_unreached": [n for n, _ in B.budgets(training.checkpoint_words) if n not in saved]}
+
+
+def run_key(arch: dict, training, seed: int, train: str, dev: str, tokenizer: str | None,
+            init_from: str | None = None, parses: list[str] | None = None) -> str:
+    """The resume key of a run with these inputs (a bias's extra inputs included): what its checkpoints and
+    train_summary.json record."""
+    return resume_key(arch, training, int(seed), train, dev, tokenizer, biases_training.key_material(init_from, parses))
 
 
 def resume_key(arch: dict, training, seed: int, train: str, dev: str, tokenizer: str | None, inputs: dict) -> str:
