@@ -18,7 +18,8 @@ pipeline's own code, in memory, in seconds to minutes:
    pool BABY can put back, and whether each ``reinsert`` rate can be met (``preflight.evidence``: exact
    with the gold parser, from a parsed sample with spaCy/stanza);
 5. the casing of every source against every benchmark suite's items (``preflight.casing``): a warning when
-   they disagree and ``tokenizer.lowercase`` is false.
+   they disagree and ``tokenizer.lowercase`` is false; and their final punctuation, attached or spaced
+   (``preflight.punctuation``): a warning with the cleaning style that matches the items.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ..benchmarks.words import build_lexicon
 from ..io import PovstimError, parse_size, write_json, write_lines
 from ..sources.spec import source_spec
 from ..synth import generate
-from . import casing
+from . import casing, punctuation
 
 log = logging.getLogger("povstim.plan")
 
@@ -193,6 +194,8 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         "suites": pools(config, counts, sizes) if all(r["ok"] is not None for r in sizes) else {},
         "models": len(dag_plan.models(config)),
         "casing": casing.check(config, {n: c.lines for n, c in counts.items() if c.status == "ok"}, base_dir),
+        "punctuation": punctuation.check(config, {n: c.lines for n, c in counts.items() if c.status == "ok"},
+                                         base_dir),
     }
     sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
     result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
@@ -257,6 +260,7 @@ def render(result: dict) -> str:
                          + (f"; top_k_words {k5:,} gives each at least 5" if k5 else "; larger corpora give more"))
     lines += render_filter(result.get("filter") or {})
     lines += casing.render(result.get("casing") or {})
+    lines += punctuation.render(result.get("punctuation") or {})
     return "\n".join(lines) + "\n"
 
 
