@@ -172,9 +172,12 @@ def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> di
 
 
 def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = "resources/downloads",
-              filter_sample: int | None = None) -> dict:
+              filter_sample: int | None = None, forecast_cores: int | None = None,
+              forecast_cache: str | Path | None = None, recalibrate: bool = False) -> dict:
     """``filter_sample``: sentences parsed per corpus to estimate the DPE filter with a real parser
-    (None: ``evidence.DEFAULT_SAMPLE``; 0: no estimate)."""
+    (None: ``evidence.DEFAULT_SAMPLE``; 0: no estimate). ``forecast_cores``: also forecast the training and
+    scoring jobs' seconds and the wall time at that many cores (``preflight.forecast``; calibrations cached in
+    ``forecast_cache``)."""
     # deferred: scipy, the parser and the filter, only for the DPE estimate
     from . import evidence
 
@@ -200,6 +203,14 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
     sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
     result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
                                                                          if c.gold}) if sample else {}
+    if forecast_cores:
+        # deferred: the trainer (torch), only when a forecast is asked for
+        from . import forecast
+
+        ok = all(c.status == "ok" for c in counts.values())
+        result["forecast"] = (forecast.forecast(config, counts, base_dir, forecast_cores,
+                                                Path(forecast_cache or forecast.cache_dir(base_dir)), recalibrate)
+                              if ok else {"notes": ["not forecast: a source is not available yet"], "jobs": []})
     return result
 
 
@@ -261,6 +272,10 @@ def render(result: dict) -> str:
     lines += render_filter(result.get("filter") or {})
     lines += casing.render(result.get("casing") or {})
     lines += punctuation.render(result.get("punctuation") or {})
+    if result.get("forecast"):
+        from .forecast import render as render_forecast
+
+        lines += render_forecast(result["forecast"])
     return "\n".join(lines) + "\n"
 
 
