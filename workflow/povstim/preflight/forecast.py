@@ -232,17 +232,24 @@ def calibrate(arch_name: str, arch: dict, training, vocab_size: int, cache: Path
 
 # ---- the jobs -------------------------------------------------------------------------------------------------
 
-def tokens_per_word(lines: list[str], tokenizer: dict, sample: int = 20000) -> float:
-    """Tokens per whitespace word of a BPE tokenizer trained (as the tokenize stage would) on a sample of
-    ``lines`` at the config's vocabulary size."""
+def tokens_per_word(lines: list[str], tokenizer: dict, words: int, cap: int = 200_000) -> float:
+    """Tokens per whitespace word of a BPE tokenizer trained, as the tokenize stage trains one per condition x
+    size, on a random sample of ``lines`` holding ``words`` words (at most ``cap``): a 10k-word corpus gets fewer
+    merges than the whole source, so its words split into more tokens."""
     from ..tokenizer import bpe
 
     rng = random.Random(1)
-    picked = lines if len(lines) <= sample else rng.sample(lines, sample)
+    order = list(range(len(lines)))
+    rng.shuffle(order)
+    picked, n = [], 0
+    for i in order:
+        if n >= min(words, cap):
+            break
+        picked.append(lines[i])
+        n += len(lines[i].split())
     tok = bpe.train(picked, tokenizer)
-    words = sum(len(s.split()) for s in picked)
     toks = sum(len(e.ids) for e in tok.encode_batch(picked))
-    return toks / max(1, words)
+    return toks / max(1, n)
 
 
 def train_estimate(words: int, sentences: int, tpw: float, training, cal: dict, dev_fraction: float) -> dict:
@@ -308,11 +315,12 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         return {"cores": cores, "jobs": [], "wall": 0.0, "cpu": 0.0, "calibrations": {}, "notes": []}
     dev_fraction = float(config["split"]["dev_fraction"])
     tok_cfg = {k: v for k, v in config["tokenizer"].items()}
-    tpw_by_corpus = {}
+    tpw = {}
     for corpus in config["corpora"]:
-        srcs = dag_plan.mixture(config, corpus, dag_plan.sizes(config)[-1])
-        lines = [line for s in srcs for line in counts[s].lines]
-        tpw_by_corpus[corpus] = tokens_per_word(lines, tok_cfg) if lines else 1.3
+        for size in dag_plan.sizes(config):
+            srcs = dag_plan.mixture(config, corpus, size)
+            lines = [line for s in srcs for line in counts[s].lines]
+            tpw[corpus, size] = tokens_per_word(lines, tok_cfg, parse_size(size)) if lines else 1.3
     cals, archs = {}, {}
     for arch_name in sorted({m.arch for m in models}):
         spec = config["archs"][arch_name]
@@ -334,7 +342,7 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         have_w = sum(counts[s].words for s in mixture) or 1
         have_s = sum(counts[s].sentences for s in mixture) or 1
         sentences = int(round(words * have_s / have_w))
-        est = train_estimate(words, sentences, tpw_by_corpus[corpus], training, cal, dev_fraction)
+        est = train_estimate(words, sentences, tpw[corpus, m.size], training, cal, dev_fraction)
         name = f"train {m.arch}/{m.condition}/{m.size}/seed{m.seed}"
         rows.append({"job": name, "kind": "train", "threads": int(training.threads), **est})
         jobs.append(Job(name, est["seconds"], int(training.threads)))
@@ -358,7 +366,7 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
             "wsd; they would then take about "
             f"{sum(train_estimate_seconds_at(r, cals) for r in short):,.0f} CPU-s in all")
     return {"cores": cores, "jobs": rows, "wall": sched["wall"], "cpu": sched["cpu"], "calibrations": cals,
-            "tokens_per_word": tpw_by_corpus, "notes": notes}
+            "tokens_per_word": {f"{c}/{z}": round(v, 4) for (c, z), v in tpw.items()}, "notes": notes}
 
 
 def train_estimate_seconds_at(row: dict, cals: dict) -> float:
