@@ -4,7 +4,9 @@
    list-scheduled wall time (calibrations cached in resources/forecast/ unless --recalibrate);
 2. everything upstream of training built by Snakemake first (`--omit-from train`), untimed;
 3. the training and score jobs run by Snakemake at --cores N, timed: wall clock, and the CPU time of the whole
-   process tree (getrusage of the children: Snakemake, the warm-start server and the jobs forked from it).
+   process tree (getrusage of the children: Snakemake and its jobs). The run has warm_start false, so that
+   every job is a child Snakemake reaps (a job forked by the warm-start server is not), and the forecast
+   counts each job's own imports instead of the server's.
 
 Prints the forecast, the measured and their ratios (measured / forecast) as one JSON line. The measured CPU
 includes what the forecast leaves out on purpose (Snakemake's DAG build, the warm-start server's imports): the
@@ -64,6 +66,9 @@ def main() -> None:
 
     raw = yaml.safe_load(args.config.read_text())
     raw["experiment"] = args.experiment
+    # every job its own process, reaped by Snakemake: getrusage then counts each job's CPU time (jobs forked by
+    # the warm-start server are not Snakemake's children); the forecast then adds each job's own imports
+    raw["warm_start"] = False
     work = REPO / "results" / f".{args.experiment}.yaml"
     work.parent.mkdir(parents=True, exist_ok=True)
     work.write_text(yaml.safe_dump(raw))

@@ -64,22 +64,36 @@ CAL = {"tokens_per_step": 512.0, "train_tokens_per_s": 5120.0, "eval_s_per_token
        "fixed_s": 1.0}
 
 
-def test_train_estimate_by_hand():
+@pytest.fixture
+def rule(monkeypatch):
+    """A plateau rule of 4 epochs at every size, so the arithmetic below does not depend on the calibrated one."""
+    monkeypatch.setattr(F, "PLATEAU_EPOCHS", 4.0)
+    monkeypatch.setattr(F, "PLATEAU_EXPONENT", 0.0)
+
+
+def test_plateau_rule_by_hand():
+    # the rule as documented: PLATEAU_EPOCHS at 10k words, x (words / 10k) ** PLATEAU_EXPONENT
+    assert F.plateau_epochs(10_000) == pytest.approx(F.PLATEAU_EPOCHS)
+    assert F.plateau_epochs(40_000) == pytest.approx(F.PLATEAU_EPOCHS * 4 ** F.PLATEAU_EXPONENT)
+
+
+def test_train_estimate_by_hand(rule):
     est = F.train_estimate(10_000, 1_000, 1.2, _training(), CAL, 0.05)
     # train: 9,500 words x 1.2 + 950 </s> = 12,350 tokens; 192 blocks of 64; 24 batches of 8 per epoch;
-    # budget 10 epochs = 240 steps; plateau rule 4 epochs = 96 steps, + 10% decay = ceil(105.6) = 106
+    # budget 10 epochs = 240 steps; plateau rule 4 epochs = 96 steps, found by patience at 196, within the
+    # budget's own decay start floor(240 / 1.1) = 218; decay ceil(0.1 x 196) = 20 steps: 216
     assert est["train_tokens"] == 12_350 and est["batches_per_epoch"] == 24
     assert est["budget_steps"] == 240 and est["plateau_steps"] == 96 and est["reaches_plateau"]
-    assert est["expected_steps"] == 106 and est["expected_epochs"] == round(106 / 24, 2)
-    # seconds: 106 steps x 512 / 5120 = 10.6; 106 // 25 + 1 = 5 evaluations of 650 dev tokens (500 x 1.2 + 50)
-    # x 1e-4 = 0.325; 106 // 200 + 5 / 2 = 2.5 saves x 0.2 = 0.5; + 1.0 fixed
-    assert est["seconds"] == pytest.approx(10.6 + 0.325 + 0.5 + 1.0)
+    assert est["expected_steps"] == 216 and est["expected_epochs"] == round(216 / 24, 2)
+    # seconds: 216 steps x 512 / 5120 = 21.6; 216 // 25 + 1 = 9 evaluations of 650 dev tokens (500 x 1.2 + 50)
+    # x 1e-4 = 0.585; 216 // 200 + 9 / 2 = 5.5 saves x 0.2 = 1.1; + 1.0 fixed
+    assert est["seconds"] == pytest.approx(21.6 + 0.585 + 1.1 + 1.0)
 
 
-def test_a_budget_below_the_plateau_rule_says_so():
-    est = F.train_estimate(10_000, 1_000, 1.2, _training(epochs=4), CAL, 0.05)
-    # 4 epochs = 96 steps: the plateau (96) plus its decay (105.6) does not fit
-    assert not est["reaches_plateau"] and est["expected_steps"] == est["budget_steps"] == 96
+def test_a_budget_below_the_plateau_rule_says_so(rule):
+    est = F.train_estimate(10_000, 1_000, 1.2, _training(epochs=8), CAL, 0.05)
+    # 8 epochs = 192 steps: the plateau found at 196 comes after the budget's decay start floor(192 / 1.1) = 174
+    assert not est["reaches_plateau"] and est["expected_steps"] == est["budget_steps"] == 192
     linear = F.train_estimate(10_000, 1_000, 1.2, _training(schedule="linear", patience=50), CAL, 0.05)
     assert linear["reaches_plateau"] and linear["expected_steps"] == 96 + 50  # early stopping's patience after it
     unpacked = F.train_estimate(10_000, 1_000, 1.2, _training(packing=False), CAL, 0.05)
@@ -115,4 +129,5 @@ def test_calibration_is_cached_and_invalidated(tmp_path, monkeypatch):
     assert F.calibration_key(*resolve(TINY_ARCH, {**TINY_TRAINING, "threads": 2}), 300, 2, "cpu") != first["key"]
     assert F.calibration_key(*resolve(TINY_ARCH, {**TINY_TRAINING, "lr": 0.5}), 300, 1, "cpu") == first["key"]
     assert F.calibration_key(*resolve(TINY_ARCH, TINY_TRAINING), 300, 1, "cuda:NVIDIA H200") != first["key"]
+    assert F.calibration_key(*resolve(TINY_ARCH, TINY_TRAINING), 300, 1, "cpu", {"batch_size": 64}) != first["key"]
     assert json.loads((tmp_path / f"{first['key']}.json").read_text())["key"] == first["key"]

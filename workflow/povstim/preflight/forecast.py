@@ -42,12 +42,20 @@ log = logging.getLogger("povstim.plan")
 
 CALIBRATION_STEPS = 40  # steps per calibration run: the first log window is warm-up, the rest are measured
 CALIBRATION_LOG = 5
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
-# The plateau rule (docs/own-data.md, "Compute forecast"): under schedule wsd the embedded default's 12 models
-# found their dev-loss plateau after this many epochs (median; range in the docs), at 10k and 30k words alike,
-# so the rule is in epochs, not tokens. A budget below it cannot reach a plateau.
-PLATEAU_EPOCHS = 4.0
+# The plateau rule (docs/own-data.md, "Compute forecast"): the epochs after which a size's dev loss stops
+# improving (its best evaluation before early stopping's patience runs out), as PLATEAU_EPOCHS at
+# PLATEAU_WORDS words x (words / PLATEAU_WORDS) ** PLATEAU_EXPONENT. Fitted on the embedded default's runs
+# under schedule wsd (gpt2-tiny, lr 4e-3, batch 8 x 64 tokens; 10k and 30k words): in-sample, and an
+# extrapolation beyond 30k words.
+PLATEAU_WORDS = 10_000
+PLATEAU_EPOCHS = 4.75
+PLATEAU_EXPONENT = 0.35
+
+
+def plateau_epochs(words: float) -> float:
+    return PLATEAU_EPOCHS * (max(words, 1.0) / PLATEAU_WORDS) ** PLATEAU_EXPONENT
 
 
 @dataclass(frozen=True)
@@ -132,7 +140,8 @@ def device_name(training) -> str:
     return f"cuda:{torch.cuda.get_device_name(index)}"
 
 
-def calibration_key(arch: dict, training, vocab_size: int, threads: int, device: str) -> str:
+def calibration_key(arch: dict, training, vocab_size: int, threads: int, device: str,
+                    scoring: dict | None = None) -> str:
     # deferred: torch, only when the plan forecasts
     import torch
 
@@ -142,13 +151,13 @@ def calibration_key(arch: dict, training, vocab_size: int, threads: int, device:
     material = {"v": CACHE_VERSION, "arch": arch, "vocab": int(vocab_size), "threads": int(threads),
                 "device": device, "torch": torch.__version__, "machine": platform.machine(),
                 "training": {k: v for k, v in as_dict(training).items() if k in SHAPE_KEYS},
-                "code": code_hash(Path(loop.__file__).parent)}
+                "scoring": scoring, "code": code_hash(Path(loop.__file__).parent)}
     import hashlib
 
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _pseudo_corpus(n: int, seed: int, vocab_size: int) -> list[str]:
+def _pseudo_corpus(n: int, seed: int, vocab_size: int, lengths: tuple[int, int] = (4, 14)) -> list[str]:
     """Sentences of 4-14 pseudo-words drawn Zipf-like from 3 x vocab_size random letter strings: enough distinct
     pairs for the BPE trainer to fill the configured vocabulary, so the model has the run's embedding size."""
     rng = random.Random(seed)
@@ -157,20 +166,22 @@ def _pseudo_corpus(n: int, seed: int, vocab_size: int) -> list[str]:
     weights = [1.0 / (r + 1) for r in range(len(words))]
     out = []
     for _ in range(n):
-        k = rng.randint(4, 14)
+        k = rng.randint(*lengths)
         out.append(" ".join(rng.choices(words, weights, k=k)) + " .")
     return out
 
 
-def calibrate(arch_name: str, arch: dict, training, vocab_size: int, cache: Path, recalibrate: bool = False) -> dict:
-    """Tokens/s etc. of ``arch`` at ``training``'s shapes on this machine, from the cache or measured now."""
+def calibrate(arch_name: str, arch: dict, training, vocab_size: int, cache: Path, recalibrate: bool = False,
+              scoring: dict | None = None) -> dict:
+    """Tokens/s etc. of ``arch`` at ``training``'s shapes (and, with ``scoring``, the scorer's cost at those
+    settings) on this machine, from the cache or measured now."""
     # deferred: the trainer (torch, transformers), only when the plan forecasts
     from ..tokenizer import bpe
     from ..train.loop import Trainer
 
     threads = int(training.threads)
     device = device_name(training)
-    key = calibration_key(arch, training, vocab_size, threads, device)
+    key = calibration_key(arch, training, vocab_size, threads, device, scoring)
     path = cache / f"{key}.json"
     if path.exists() and not recalibrate:
         try:
@@ -226,8 +237,66 @@ def calibrate(arch_name: str, arch: dict, training, vocab_size: int, cache: Path
             "checkpoint_s": times["checkpoints"] * cpu_per_wall / saves,
             "fixed_s": fixed, "key": key, "cached": False,
         }
+        if scoring is not None:
+            entry.update(score_costs(tmp / "model", scoring, clock, vocab_size))
     write_json(path, entry)
     return entry
+
+
+def score_costs(model: Path, scoring: dict, clock, vocab_size: int) -> dict:
+    """The real scorer (``scoring.run.score_model``, the config's scoring settings, final model only) on 16 and
+    on 128 pseudo-word pairs: seconds per scored token (the difference) and per pass (a model's load, framing,
+    the table; what is left at 16 pairs)."""
+    # deferred: the scorer (torch, pandas), only when the plan forecasts
+    from ..scoring.run import ScoringSettings, score_model
+    from ..settings import build
+
+    settings = build(ScoringSettings, "scoring", {**scoring, "checkpoints": False, "device": "cpu"})
+    sents = _pseudo_corpus(256, 3, vocab_size, (4, 8))  # item-like lengths (POSH ~7 words), within any context
+    times, tokens = {}, {}
+    for n in (16, 128):
+        pairs = [{"suite": "calibration", "paradigm": "p", "category": "c", "item_id": str(i),
+                  "good": sents[2 * i], "bad": sents[2 * i + 1]} for i in range(n)]
+        c0 = clock()
+        score_model(pairs, str(model), settings, {"arch": "calibration"}, threads=2)
+        times[n] = clock() - c0
+        tokens[n] = sum(len(p["good"].split()) + len(p["bad"].split()) + 2 for p in pairs)  # words + <s> </s>
+    per_token = max(0.0, (times[128] - times[16]) / (tokens[128] - tokens[16]))
+    return {"score_s_per_word": per_token, "score_pass_s": max(0.0, times[16] - per_token * tokens[16])}
+
+
+def process_costs(cache: Path, recalibrate: bool = False) -> dict:
+    """CPU seconds of a job's own process (``python -m povstim ... --help``: Python and the client that hands the
+    job to the warm-start server) and of the server's imports (``warm.PRELOAD``, once per run), measured in
+    subprocesses and cached by Python, torch and machine."""
+    # deferred: torch (its version is part of the key), only when the plan forecasts
+    import resource
+    import subprocess
+    import sys
+
+    import torch
+
+    key = f"process{CACHE_VERSION}-{sys.version_info[0]}.{sys.version_info[1]}-{torch.__version__}-{platform.machine()}"
+    path = cache / f"{key}.json"
+    if path.exists() and not recalibrate:
+        try:
+            return json.loads(path.read_text())
+        except ValueError:
+            pass
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+
+    def cpu(args: list[str]) -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, *args], env=env, capture_output=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+    out = {"job_process_s": cpu(["-m", "povstim", "train", "--help"]),
+           "warm_server_s": cpu(["-c", "from povstim import warm; warm.preload()"]),
+           # warm_start false: every job imports what the train and score stages import, itself
+           "cold_job_s": cpu(["-c", "import povstim.cli, povstim.train.loop, povstim.scoring.run, pyarrow.parquet"])}
+    write_json(path, out)
+    return out
 
 
 # ---- the jobs -------------------------------------------------------------------------------------------------
@@ -264,15 +333,15 @@ def train_estimate(words: int, sentences: int, tpw: float, training, cal: dict, 
     per_epoch = max(1, math.ceil(items / training.batch_size))
     budget = training.max_steps if training.epochs is None else min(
         training.max_steps, max(1, math.ceil(training.epochs * per_epoch)))
-    plateau = math.ceil(PLATEAU_EPOCHS * per_epoch)
-    wsd = training.schedule == "wsd"
-    reaches = budget >= plateau * (1.0 + (training.decay_fraction if wsd else 0.0))
-    if wsd and reaches:
-        expected = min(budget, math.ceil(plateau * (1.0 + training.decay_fraction)))
-    elif reaches and training.patience < budget:
-        expected = min(budget, plateau + training.patience)
+    # the plateau rule's best step; early stopping sees it `patience` steps later
+    plateau = math.ceil(plateau_epochs(words) * per_epoch)
+    found = plateau + int(training.patience)
+    if training.schedule == "wsd":  # then the decay, unless the budget's own decay starts first
+        reaches = found <= math.floor(budget / (1.0 + training.decay_fraction) + 1e-9)
+        expected = min(budget, found + math.ceil(training.decay_fraction * found)) if reaches else budget
     else:
-        expected = budget
+        reaches = found <= budget
+        expected = found if reaches else budget
     dev_tokens = words * dev_fraction * tpw + sentences * dev_fraction
     if training.eval_batches is not None:
         dev_tokens = min(dev_tokens, training.eval_batches * training.batch_size * training.context)
@@ -285,25 +354,23 @@ def train_estimate(words: int, sentences: int, tpw: float, training, cal: dict, 
 
     return {"train_tokens": int(tokens), "batches_per_epoch": per_epoch, "budget_steps": int(budget),
             "budget_epochs": round(budget / per_epoch, 2), "plateau_steps": int(plateau),
+            "plateau_epochs": round(plateau / per_epoch, 2), "patience": int(training.patience),
             "reaches_plateau": bool(reaches), "expected_steps": int(expected),
             "expected_epochs": round(expected / per_epoch, 2), "seconds": seconds(expected),
             "budget_seconds": seconds(budget)}
 
 
-def suite_tokens(config: dict, name: str, spec: dict, base_dir: Path, tpw: float) -> int:
-    """Tokens the scorer reads for one suite: both sentences of every pair (+ <s> and </s>)."""
+def suite_words_of(name: str, spec: dict, base_dir: Path) -> int:
+    """Words (+ <s> and </s>) the scorer reads for one suite: both sentences of every pair."""
     from . import casing
 
     if spec["kind"] == "generated":
         from ..benchmarks import posh
 
         paradigms = spec.get("paradigms") or posh.PARADIGMS
-        n_sent, words = 2 * len(paradigms) * int(spec["pairs_per_paradigm"]), 7.0  # POSH items: ~7 words
-        return int(n_sent * (words * tpw + 2))
+        return int(2 * len(paradigms) * int(spec["pairs_per_paradigm"]) * (7.0 + 2))  # POSH items: ~7 words
     sents, _ = casing.suite_sentences(name, spec, base_dir)
-    if not sents:
-        return 0
-    return int(sum(len(s.split()) * tpw + 2 for s in sents))
+    return int(sum(len(s.split()) + 2 for s in sents)) if sents else 0
 
 
 def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path, recalibrate: bool = False) -> dict:
@@ -328,9 +395,12 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         arch, training = resolve(spec, train_json)
         archs[arch_name] = (arch, training)
         cals[arch_name] = calibrate(arch_name, arch, training, int(config["tokenizer"]["vocab_size"]), cache,
-                                    recalibrate)
+                                    recalibrate, scoring={k: v for k, v in config["scoring"].items() if k != "group"})
+    proc = process_costs(cache, recalibrate)
+    warm = bool(config.get("warm_start", True))
+    per_job = proc["job_process_s"] if warm else proc["cold_job_s"]
     suites = config.get("benchmarks") or {}
-    suite_tok = {n: suite_tokens(config, n, s, base_dir, 1.3) for n, s in suites.items()}
+    suite_words = {n: suite_words_of(n, s, base_dir) for n, s in suites.items()}
     scoring = config["scoring"]
     rows, jobs = [], []
     for m in models:
@@ -344,35 +414,43 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         sentences = int(round(words * have_s / have_w))
         est = train_estimate(words, sentences, tpw[corpus, m.size], training, cal, dev_fraction)
         name = f"train {m.arch}/{m.condition}/{m.size}/seed{m.seed}"
+        est["seconds"] += per_job
+        est["budget_seconds"] += per_job
         rows.append({"job": name, "kind": "train", "threads": int(training.threads), **est})
-        jobs.append(Job(name, est["seconds"], int(training.threads)))
+        jobs.append(Job(name, est["seconds"], int(training.threads), ("warm-start server",) if warm else ()))
         passes = 1 + (est["expected_steps"] // training.save_every if scoring["checkpoints"] else 0)
-        for suite, toks in suite_tok.items():
-            secs = passes * toks * cal["eval_s_per_token"] + cal["fixed_s"]
+        for suite, words in suite_words.items():
+            secs = passes * (words * cal["score_s_per_word"] + cal["score_pass_s"]) + per_job
             sname = f"score {m.arch}/{m.condition}/{m.size}/seed{m.seed}/{suite}"
             rows.append({"job": sname, "kind": "score", "threads": 2, "passes": passes, "seconds": secs})
             jobs.append(Job(sname, secs, 2, (name,)))
+    if warm:  # the run's first jobs wait for its imports (Snakefile onstart; povstim/warm.py)
+        rows.append({"job": "warm-start server", "kind": "server", "threads": 1, "seconds": proc["warm_server_s"]})
+        jobs.insert(0, Job("warm-start server", proc["warm_server_s"], 1))
     sched = list_schedule(jobs, cores)
     notes = []
     short = [r for r in rows if r["kind"] == "train" and not r["reaches_plateau"]]
     if short:
-        need = max(PLATEAU_EPOCHS * (1 + 0.1), 1.0)
+        worst = max(short, key=lambda r: r["plateau_steps"] / r["batches_per_epoch"])
+        need = math.ceil((worst["plateau_steps"] + worst["patience"]) * 1.1 / worst["batches_per_epoch"]) + 1
         notes.append(
             f"{len(short)} of {sum(r['kind'] == 'train' for r in rows)} training jobs cannot reach a dev-loss plateau "
             f"in their budget (training.epochs / max_steps give {min(r['budget_epochs'] for r in short):g}-"
-            f"{max(r['budget_epochs'] for r in short):g} epochs; the plateau rule expects one after "
-            f"{PLATEAU_EPOCHS:g} epochs, plus the decay): set training.epochs to at least {math.ceil(need)} "
-            f"(and training.max_steps above {max(r['plateau_steps'] for r in short) * 2:,}) with training.schedule: "
-            "wsd; they would then take about "
-            f"{sum(train_estimate_seconds_at(r, cals) for r in short):,.0f} CPU-s in all")
+            f"{max(r['budget_epochs'] for r in short):g} epochs; the plateau rule expects the best dev loss after "
+            f"{min(r['plateau_epochs'] for r in short):g}-{max(r['plateau_epochs'] for r in short):g} epochs, then "
+            f"training.patience and the decay): set training.epochs to at least {need} (training.max_steps "
+            f"above {max(math.ceil(need * r['batches_per_epoch']) for r in short):,}) with training.schedule: wsd; "
+            f"those jobs would then take about {sum(plateau_seconds(r) for r in short):,.0f} s in all, instead of "
+            f"{sum(r['seconds'] for r in short):,.0f}")
     return {"cores": cores, "jobs": rows, "wall": sched["wall"], "cpu": sched["cpu"], "calibrations": cals,
-            "tokens_per_word": {f"{c}/{z}": round(v, 4) for (c, z), v in tpw.items()}, "notes": notes}
+            "process": proc, "tokens_per_word": {f"{c}/{z}": round(v, 4) for (c, z), v in tpw.items()}, "notes": notes}
 
 
-def train_estimate_seconds_at(row: dict, cals: dict) -> float:
-    """A training row's seconds if it ran to the plateau rule's steps (+10% decay) at its measured rate."""
+def plateau_seconds(row: dict) -> float:
+    """A training row's seconds if it ran to its plateau, early stopping's patience and a 10% decay, at the
+    seconds per step of its budget."""
     per_step = row["budget_seconds"] / max(1, row["budget_steps"])
-    return per_step * row["plateau_steps"] * 1.1
+    return per_step * (row["plateau_steps"] + row["patience"]) * 1.1
 
 
 def render(result: dict) -> list[str]:
@@ -391,6 +469,9 @@ def render(result: dict) -> list[str]:
     if scores:
         lines.append(f"  {len(scores)} score jobs: {sum(r['seconds'] for r in scores):,.1f} s in all "
                      f"({min(r['seconds'] for r in scores):.1f}-{max(r['seconds'] for r in scores):.1f} s each)")
+    for r in result["jobs"]:
+        if r["kind"] == "server":
+            lines.append(f"  warm-start server's imports (once, before the first job): {r['seconds']:.1f} s")
     lines.append(f"  training + scoring: {result['cpu']:,.0f} CPU-s; wall time at --cores {result['cores']}: "
                  f"{result['wall']:,.0f} s ({result['wall'] / 60:.1f} min; the other stages not included)")
     lines += [f"  -> WARNING: {n}" for n in result["notes"]]

@@ -12,8 +12,9 @@ module with explicit inputs:
     gpu.py          torch.compile and CUDA-graph helpers
 
 Why resuming gives the same weights as an uninterrupted run: batches and MLM masks are pure functions of
-(seed, step) (data.py, learner.py), the learning rate is a pure function of the step, and the checkpoint
-restores the model, the AdamW moments and the torch RNG that drives dropout. A checkpoint also records a key
+(seed, step) (data.py, learner.py), the learning rate is a pure function of the step (and, ``schedule: wsd``,
+of the step its plateau was found, which the checkpoint keeps), and the checkpoint restores the model, the
+AdamW moments and the torch RNG that drives dropout. A checkpoint also records a key
 (hash of data, tokenizer, arch, training params, seed and this package's code): when anything changed, old
 checkpoints are discarded instead of resumed.
 """
@@ -102,7 +103,8 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> dict:
-        """Train until max_steps or early stopping (resuming where a killed run stopped); write the final model."""
+        """Train until max_steps, early stopping or (schedule wsd) the end of the decay after its plateau (resuming
+        where a killed run stopped); write the final model."""
         p, learner, store = self.p, self.learner, self.store
         store.out.mkdir(parents=True, exist_ok=True)
         t_run = time.perf_counter()
