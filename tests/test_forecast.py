@@ -22,7 +22,7 @@ def test_independent_jobs_fill_the_cores():
     jobs = [F.Job(f"j{i}", 10.0, 1) for i in range(3)]
     out = F.list_schedule(jobs, 2)
     # by hand: j0, j1 at 0-10, j2 at 10-20
-    assert out["wall"] == 20.0 and out["cpu"] == 30.0
+    assert out["wall"] == 20.0 and out["core_s"] == 30.0
     assert out["start"] == {"j0": 0.0, "j1": 0.0, "j2": 10.0}
     assert F.list_schedule(jobs, 3)["wall"] == 10.0
     assert F.list_schedule(jobs, 1)["wall"] == 30.0
@@ -36,7 +36,7 @@ def test_score_jobs_wait_for_their_model_and_for_two_free_cores():
     # at 30 scores A and B are ready (paths 5 each; A is listed first): A 30-35, B 35-40
     assert out["start"]["score B"] == 35.0 and out["start"]["score A"] == 30.0
     assert out["wall"] == 40.0
-    assert out["cpu"] == 30 + 10 + 2 * 5 + 2 * 5
+    assert out["core_s"] == 30 + 10 + 2 * 5 + 2 * 5
 
 
 def test_the_longest_remaining_path_starts_first_and_threads_are_capped_at_the_cores():
@@ -44,7 +44,7 @@ def test_the_longest_remaining_path_starts_first_and_threads_are_capped_at_the_c
     out = F.list_schedule(jobs, 1)
     # by hand on one core: X (path 1 + 10 = 11) before Y (5); then X2 (10, its 4 threads capped at 1) before Y
     assert out["start"] == {"X": 0.0, "X2": 1.0, "Y": 11.0}
-    assert out["wall"] == 16.0 and out["cpu"] == 16.0
+    assert out["wall"] == 16.0 and out["core_s"] == 16.0
 
 
 def test_bad_schedules_are_errors():

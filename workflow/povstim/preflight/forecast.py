@@ -72,7 +72,8 @@ def list_schedule(jobs: list[Job], cores: int) -> dict:
     """Greedy list scheduling on ``cores``: whenever cores are free, start the ready jobs (dependencies ended)
     in order of their longest remaining path (the job's seconds plus its longest chain of dependants; ties: the
     given order) while their threads fit; a job asking for more threads than ``cores`` gets ``cores``, as in
-    Snakemake. Returns {"wall", "cpu" (sum of seconds x threads), "start": {name: t}, "end": {name: t}}."""
+    Snakemake. Returns {"wall", "core_s" (sum of seconds x the cores each job holds), "start": {name: t},
+    "end": {name: t}}."""
     if cores < 1:
         raise PovstimError(f"--cores {cores}: at least 1")
     by_name = {j.name: j for j in jobs}
@@ -118,7 +119,7 @@ def list_schedule(jobs: list[Job], cores: int) -> dict:
                 waiting[c].discard(name)
                 if not waiting[c]:
                     ready.append(c)
-    return {"wall": max(end.values(), default=0.0), "cpu": sum(j.seconds * min(j.threads, cores) for j in jobs),
+    return {"wall": max(end.values(), default=0.0), "core_s": sum(j.seconds * min(j.threads, cores) for j in jobs),
             "start": start, "end": end}
 
 
@@ -397,7 +398,7 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         cals[arch_name] = calibrate(arch_name, arch, training, int(config["tokenizer"]["vocab_size"]), cache,
                                     recalibrate, scoring={k: v for k, v in config["scoring"].items() if k != "group"})
     proc = process_costs(cache, recalibrate)
-    warm = bool(config.get("warm_start", True))
+    warm = bool(config["warm_start"])
     per_job = proc["job_process_s"] if warm else proc["cold_job_s"]
     suites = config.get("benchmarks") or {}
     suite_words = {n: suite_words_of(n, s, base_dir) for n, s in suites.items()}
@@ -442,7 +443,10 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
             f"above {max(math.ceil(need * r['batches_per_epoch']) for r in short):,}) with training.schedule: wsd; "
             f"those jobs would then take about {sum(plateau_seconds(r) for r in short):,.0f} s in all, instead of "
             f"{sum(r['seconds'] for r in short):,.0f}")
-    return {"cores": cores, "jobs": rows, "wall": sched["wall"], "cpu": sched["cpu"], "calibrations": cals,
+    # a job's seconds are CPU-seconds (the CPU clock; a GPU job's are wall): the schedule takes each as the job's
+    # duration, i.e. as if its extra threads did not shorten it (tiny models barely use a second thread)
+    cpu = sum(j.seconds for j in jobs)
+    return {"cores": cores, "jobs": rows, "wall": sched["wall"], "cpu": cpu, "calibrations": cals,
             "process": proc, "tokens_per_word": {f"{c}/{z}": round(v, 4) for (c, z), v in tpw.items()}, "notes": notes}
 
 
