@@ -19,7 +19,8 @@ SETTINGS = build(G.GuardrailSettings, "guardrails", {})  # the schema's defaults
 
 
 def model_dir(root: Path, arch: str, condition: str, size: str, seed: int, *, steps: int, best: int,
-              dev: list[tuple[int, float]], stop: str = "max_steps", tokens: int | None = None) -> Path:
+              dev: list[tuple[int, float]], stop: str = "max_steps", tokens: int | None = None,
+              lr=None) -> Path:
     d = root / "models" / arch / condition / size / f"seed{seed}"
     d.mkdir(parents=True)
     summary = {"best_step": best, "steps": steps, "stop_reason": stop, "seed": seed,
@@ -30,7 +31,10 @@ def model_dir(root: Path, arch: str, condition: str, size: str, seed: int, *, st
     lines = []
     for step in range(10, steps + 1, 10):
         loss = dict(dev).get(step)
-        lines.append(json.dumps({"step": step, "loss": 3.0, "dev_loss": loss}))
+        entry = {"step": step, "loss": 3.0, "dev_loss": loss}
+        if lr is not None:  # the lr of the update that ended at this step (train_log.jsonl's "lr")
+            entry["lr"] = lr(step - 1)
+        lines.append(json.dumps(entry))
     (d / "train_log.jsonl").write_text("\n".join(lines) + "\n")
     return d
 
@@ -408,3 +412,79 @@ def test_noisy_plateau_with_an_earlier_best_or_early_stop_passes(tmp_path):
                                    stop="early_stopping"))
     assert _upper_by_scipy(G.window_points(plateau, SETTINGS.window))[1] > 0
     assert G.check_undertrained([plateau, stopped], SETTINGS) == []
+
+
+# ---- curves flattened by the lr decay (issue 51) ------------------------------------------------------------
+# 2000 steps of a linear decay from 1e-3 (no warmup), logged every 10 steps, evaluated every 50. Update u has
+# lr 1e-3 x (2000 - u) / 2000, so the cumulative lr after s updates is, by hand, 1e-3 x (s - s(s - 1)/4000).
+
+def _linear_lr(u):
+    return 1e-3 * (2000 - u) / 2000
+
+
+def _cum_lr(s):
+    return 1e-3 * (s - s * (s - 1) / 4000)
+
+
+NOISE = 0.03  # alternating +-: nearly orthogonal to a line, so it widens the slope's interval, not its value
+
+
+def _noisy(points):
+    return [(step, loss + (NOISE if (step // 50) % 2 else -NOISE)) for step, loss in points]
+
+
+def test_curve_flattened_by_lr_decay_fires(tmp_path):
+    import math
+
+    from scipy import stats as st
+
+    # the loss falls with the cumulative lr C as 2.5 + 1.5 exp(-C): still steep in C at the end (C = 1.0), but
+    # over the last 20% of the steps (1600-2000) C grows only 0.96 -> 1.0, so the loss there falls 0.022 in
+    # steps, within the +-0.03 noise
+    dev = _noisy([(s, 2.5 + 1.5 * math.exp(-_cum_lr(s) / 1e-3 / 1000)) for s in range(50, 2001, 50)])
+    run = G.read_run(model_dir(tmp_path, "gpt2", "wiki", "60k", 1, steps=2000, best=2000, dev=dev, lr=_linear_lr))
+    # the step test alone passes it (what the issue's 60k runs did): its upper bound is above 0
+    assert G._undertrained(run, SETTINGS) is None
+    (f,) = G.check_undertrained([run], SETTINGS)
+    assert f.data["test"] == "lr_decay" and f.data["final_lr_share"] == pytest.approx(1 / 2000, rel=1e-6)
+    # by hand: the last 20% of C is C > 0.8, i.e. after step 2000 - sqrt(2000^2 - 4000 x 800) ~ 1106, led by 1100
+    xs = [(_cum_lr(s), loss) for s, loss in dev if s >= 1100]
+    ref = st.linregress([x for x, _ in xs], [y for _, y in xs])
+    assert f.data["evaluations"] == len(xs) == 19
+    assert f.data["slope_per_lr"] == pytest.approx(ref.slope, rel=2e-3)  # trapezoid vs exact sum of the lrs
+    upper = ref.slope + st.t.ppf(0.95, len(xs) - 2) * ref.stderr
+    assert f.data["slope_upper"] == pytest.approx(upper, rel=5e-3) and upper < 0
+    assert "0.1% of its peak" in f.detail
+
+
+def test_plateau_at_full_lr_passes(tmp_path):
+    import math
+
+    # constant lr 1e-3 (no decay): the loss reaches its floor 2.5 by mid-training and stays there, +-0.03
+    dev = _noisy([(s, 2.5 + 1.5 * math.exp(-s / 100)) for s in range(50, 2001, 50)])
+    run = G.read_run(model_dir(tmp_path, "gpt2", "wiki", "60k", 1, steps=2000, best=1950, dev=dev,
+                               lr=lambda u: 1e-3))
+    assert G.decayed_points(run, SETTINGS) is None  # the lr ended at its peak: nothing to correct for
+    assert G.check_undertrained([run], SETTINGS) == []
+
+
+def test_plateau_reached_before_the_decay_passes(tmp_path):
+    import math
+
+    # the same linear decay, but the loss reached its floor early (time constant 0.05 of the final C of 1.0, at
+    # high lr): flat on both clocks
+    dev = _noisy([(s, 2.5 + 1.5 * math.exp(-_cum_lr(s) / 0.05e-3 / 1000)) for s in range(50, 2001, 50)])
+    run = G.read_run(model_dir(tmp_path, "gpt2", "wiki", "60k", 2, steps=2000, best=1950, dev=dev, lr=_linear_lr))
+    assert G.decayed_points(run, SETTINGS) is not None  # the test looked, and found a plateau
+    assert G.check_undertrained([run], SETTINGS) == []
+
+
+def test_wsd_decay_after_its_plateau_passes(tmp_path):
+    import math
+
+    # schedule wsd: the falling curve of the first test, but the run ended with stop_reason "plateau" (patience
+    # found it at the constant peak lr, then the lr decayed): the check trusts the plateau found at full lr
+    dev = _noisy([(s, 2.5 + 1.5 * math.exp(-_cum_lr(s) / 1e-3 / 1000)) for s in range(50, 2001, 50)])
+    run = G.read_run(model_dir(tmp_path, "gpt2", "wiki", "60k", 3, steps=2000, best=2000, dev=dev, lr=_linear_lr,
+                               stop="plateau"))
+    assert G.check_undertrained([run], SETTINGS) == []

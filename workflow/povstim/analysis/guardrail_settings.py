@@ -14,6 +14,7 @@ class GuardrailSettings:
     min_evals: int
     confidence: float
     window: float
+    decayed_lr: float
     equal_tokens: float
     lexical_spread: float
     min_items: int

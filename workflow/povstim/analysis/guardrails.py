@@ -9,7 +9,11 @@ Each check looks at what the run produced and reports *findings* -- never change
   flattens the tail, so a model falling 0.5% per window is still learning -- and whatever its best step
   (a final evaluation 0.0002 above the one before, at a learning rate near 0, does not make a falling
   curve flat). A window with fewer than ``min_evals`` evaluations cannot separate a decline from noise;
-  there the best step must be the last one and the relative fall must exceed ``still_learning``. Its scores describe a model in mid-training, not what the data teaches.
+  there the best step must be the last one and the relative fall must exceed ``still_learning``. A curve
+  flattened by the lr decay (the final lr below ``decayed_lr`` of its peak) is tested again against the
+  cumulative lr: still falling per unit of lr over its last ``window`` fires too. A run that stopped early
+  (or, schedule wsd, found its plateau at full lr) passes. Its scores describe a model in mid-training, not
+  what the data teaches.
 * ``equal_tokens``: the sizes of an arch x condition saw the same number of training tokens (equal
   steps x batch). Then "size" only changes how often each sentence repeats, not how much text the
   model learned from.
@@ -96,6 +100,7 @@ class Run:
     stop_reason: str
     dev: list[tuple[int, float]]  # (step, dev loss) of every evaluation
     tokens_seen: int | None = None
+    lrs: list[tuple[int, float]] = field(default_factory=list)  # (step, lr) of every train_log line with one
 
     @property
     def label(self) -> str:
@@ -111,7 +116,7 @@ def read_run(model_dir: str | Path) -> Run:
         raise PovstimError(f"{d}: no train_summary.json (not a folder `povstim train` finished)") from None
     except ValueError as exc:
         raise PovstimError(f"{d / 'train_summary.json'}: not JSON ({exc})") from None
-    dev = []
+    dev, lrs = [], []
     log_path = d / "train_log.jsonl"
     if log_path.exists():
         for n, line in enumerate(log_path.read_text().splitlines(), 1):
@@ -123,6 +128,8 @@ def read_run(model_dir: str | Path) -> Run:
                 raise PovstimError(f"{log_path}:{n}: not JSON") from None
             if entry.get("dev_loss") is not None:
                 dev.append((int(entry["step"]), float(entry["dev_loss"])))
+            if entry.get("lr") is not None:
+                lrs.append((int(entry["step"]), float(entry["lr"])))
     meta = dict(summary.get("model") or {})
     if not meta.get("arch"):  # older summaries: the models/{arch}/{condition}/{size}/seed{N} layout
         parts = d.resolve().parts
@@ -131,7 +138,7 @@ def read_run(model_dir: str | Path) -> Run:
     meta["seed"] = int(summary.get("seed", meta.get("seed", 0)))
     return Run(meta=meta, steps=int(summary["steps"]), best_step=int(summary["best_step"]),
                stop_reason=str(summary.get("stop_reason", "")), dev=sorted(dev),
-               tokens_seen=summary.get("tokens_seen"))
+               tokens_seen=summary.get("tokens_seen"), lrs=sorted(lrs))
 
 
 def still_learning(run: Run, window: float) -> float | None:
@@ -170,12 +177,46 @@ def loss_slope(points: list[tuple[int, float]], confidence: float) -> tuple[floa
     return slope, slope + float(stats.t.ppf(confidence, n - 2)) * se
 
 
+def lr_time(run: Run) -> dict[int, float] | None:
+    """The cumulative learning rate (the sum of the lr over the updates so far, by the trapezoid rule over the
+    logged steps) at each logged step; None without a logged lr. A model moves by about lr x gradient per
+    update, so a curve against this clock shows what the training did, not how fast the schedule let it."""
+    if len(run.lrs) < 2:
+        return None
+    out, total, prev_step, prev_lr = {}, 0.0, 0, run.lrs[0][1]
+    for step, lr in run.lrs:
+        total += (step - prev_step) * (lr + prev_lr) / 2.0
+        out[step] = total
+        prev_step, prev_lr = step, lr
+    return out
+
+
+def decayed_points(run: Run, s: GuardrailSettings) -> tuple[list[tuple[float, float]], float] | None:
+    """(the evaluations of the last ``window`` of the cumulative lr, as (cumulative lr, dev loss) led by the last
+    one at or before its start; the final lr's share of the peak) for a run whose lr ended below ``decayed_lr``
+    of its peak; None for any other run, or one whose evaluations are not on logged steps."""
+    clock = lr_time(run)
+    if clock is None:
+        return None
+    peak, final = max(lr for _, lr in run.lrs), run.lrs[-1][1]
+    if peak <= 0 or final >= s.decayed_lr * peak:
+        return None
+    pts = [(clock[step], loss) for step, loss in run.dev if step in clock]
+    if len(pts) < 2:
+        return None
+    cut = pts[-1][0] * (1.0 - s.window)
+    earlier = [p for p in pts if p[0] <= cut]
+    return earlier[-1:] + [p for p in pts if p[0] > cut], final / peak
+
+
 def check_undertrained(runs: list[Run], s: GuardrailSettings) -> list[Finding]:
     out = []
     for run in runs:
-        if run.stop_reason == "early_stopping":
-            continue  # early stopping ended it: the dev loss stopped improving for its patience
-        finding = _undertrained(run, s)
+        if run.stop_reason in ("early_stopping", "plateau"):
+            # early stopping ended it, or (schedule wsd) its patience found the plateau at the constant peak lr
+            # before the decay began: the dev loss had stopped improving at full lr
+            continue
+        finding = _undertrained(run, s) or _flattened_by_decay(run, s)
         if finding is not None:
             out.append(finding)
     return out
@@ -216,6 +257,39 @@ def _undertrained(run: Run, s: GuardrailSettings) -> Finding | None:
         "train longer (training.max_steps or training.epochs) until the dev loss levels off or early "
         "stopping ends the run",
         data,
+    )
+
+
+def _flattened_by_decay(run: Run, s: GuardrailSettings) -> Finding | None:
+    """A curve the lr decay flattened while the model was still learning (issue 51: at 60k words a linear decay
+    to ~0 made the last 20% of the steps flat, and the step test passed). Once the lr has decayed below
+    ``decayed_lr`` of its peak, the dev loss is measured against the cumulative lr instead of the step: over the
+    last ``window`` of the cumulative lr (where the schedule still let the model move), a slope whose one-sided
+    ``confidence`` upper bound is below 0 means each further unit of lr still lowered the loss. A plateau at full
+    lr is flat on both clocks and passes."""
+    found = decayed_points(run, s)
+    if found is None:
+        return None
+    points, share = found
+    if len(points) < s.min_evals:
+        return None
+    fit = loss_slope(points, s.confidence)
+    if fit is None or not fit[1] < 0:
+        return None
+    slope, upper = fit
+    first, last = points[0][1], points[-1][1]
+    detail = (f"the learning rate ended at {share:.1%} of its peak, so the last steps could barely move the model: "
+              f"against the cumulative lr (the sum of the lr over the updates), the dev loss was still falling "
+              f"over the last {s.window:.0%} of it ({len(points)} evaluations, {first:.3f} -> {last:.3f}; slope "
+              f"{slope:+.4g} per unit of lr, {s.confidence:.0%} upper bound {upper:+.4g} < 0): flat in steps "
+              "only because the schedule decayed the lr, not because the model stopped learning")
+    return Finding(
+        "undertrained", run.label, detail,
+        "train until a plateau at full lr: training.schedule: wsd (the lr stays at its peak until early "
+        "stopping's patience finds the plateau, then decays), or a larger training.max_steps / epochs",
+        {"best_step": run.best_step, "steps": run.steps, "final_lr_share": round(share, 4),
+         "slope_per_lr": float(f"{slope:.4g}"), "slope_upper": float(f"{upper:.4g}"),
+         "evaluations": len(points), "test": "lr_decay"},
     )
 
 

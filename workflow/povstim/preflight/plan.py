@@ -18,7 +18,8 @@ pipeline's own code, in memory, in seconds to minutes:
    pool BABY can put back, and whether each ``reinsert`` rate can be met (``preflight.evidence``: exact
    with the gold parser, from a parsed sample with spaCy/stanza);
 5. the casing of every source against every benchmark suite's items (``preflight.casing``): a warning when
-   they disagree and ``tokenizer.lowercase`` is false.
+   they disagree and ``tokenizer.lowercase`` is false; and their final punctuation, attached or spaced
+   (``preflight.punctuation``): a warning with the cleaning style that matches the items.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from ..benchmarks.words import build_lexicon
 from ..io import PovstimError, parse_size, write_json, write_lines
 from ..sources.spec import source_spec
 from ..synth import generate
-from . import casing
+from . import casing, punctuation
 
 log = logging.getLogger("povstim.plan")
 
@@ -171,9 +172,12 @@ def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> di
 
 
 def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = "resources/downloads",
-              filter_sample: int | None = None) -> dict:
+              filter_sample: int | None = None, forecast_cores: int | None = None,
+              forecast_cache: str | Path | None = None, recalibrate: bool = False) -> dict:
     """``filter_sample``: sentences parsed per corpus to estimate the DPE filter with a real parser
-    (None: ``evidence.DEFAULT_SAMPLE``; 0: no estimate)."""
+    (None: ``evidence.DEFAULT_SAMPLE``; 0: no estimate). ``forecast_cores``: also forecast the training and
+    scoring jobs' seconds and the wall time at that many cores (``preflight.forecast``; calibrations cached in
+    ``forecast_cache``)."""
     # deferred: scipy, the parser and the filter, only for the DPE estimate
     from . import evidence
 
@@ -193,10 +197,20 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         "suites": pools(config, counts, sizes) if all(r["ok"] is not None for r in sizes) else {},
         "models": len(dag_plan.models(config)),
         "casing": casing.check(config, {n: c.lines for n, c in counts.items() if c.status == "ok"}, base_dir),
+        "punctuation": punctuation.check(config, {n: c.lines for n, c in counts.items() if c.status == "ok"},
+                                         base_dir),
     }
     sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
     result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
                                                                          if c.gold}) if sample else {}
+    if forecast_cores:
+        # deferred: the trainer (torch), only when a forecast is asked for
+        from . import forecast
+
+        ok = all(c.status == "ok" for c in counts.values())
+        result["forecast"] = (forecast.forecast(config, counts, base_dir, forecast_cores,
+                                                Path(forecast_cache or forecast.cache_dir(base_dir)), recalibrate)
+                              if ok else {"notes": ["not forecast: a source is not available yet"], "jobs": []})
     return result
 
 
@@ -257,6 +271,11 @@ def render(result: dict) -> str:
                          + (f"; top_k_words {k5:,} gives each at least 5" if k5 else "; larger corpora give more"))
     lines += render_filter(result.get("filter") or {})
     lines += casing.render(result.get("casing") or {})
+    lines += punctuation.render(result.get("punctuation") or {})
+    if result.get("forecast"):
+        from .forecast import render as render_forecast
+
+        lines += render_forecast(result["forecast"])
     return "\n".join(lines) + "\n"
 
 

@@ -9,11 +9,15 @@ every item of its templates reuses them); the evidence estimate: for each filter
 the DPE filter removes, BABY's targeted pool (what `reinsert` can put back) and a warning when a
 configured reinsertion rate or a dose of a dose series cannot (or may not) be met: the shortfall a run would
 end with (exact with the gold parser, from a parsed sample with spaCy/stanza: --filter-sample); and the casing check: a warning when a source's casing
-and a benchmark suite's items disagree and tokenizer.lowercase is false. Remote sources must be downloaded
+and a benchmark suite's items disagree and tokenizer.lowercase is false (and the same for their final
+punctuation, "happy?" vs "happy ?"). With --forecast: seconds per training and scoring job on this machine
+(calibrated per arch, cached), steps and epochs per size, whether each budget reaches a dev-loss plateau, and
+the wall time at --cores N. Remote sources must be downloaded
 first (it says how).
 
     povstim plan configs/mine.yaml
     povstim plan configs/mine.yaml --json plan.json
+    povstim plan configs/mine.yaml --forecast --cores 2
 """
 
 from __future__ import annotations
@@ -36,6 +40,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--downloads", type=Path, default=Path("resources/downloads"),
                    help="download cache of remote sources (default: resources/downloads)")
     p.add_argument("--json", type=Path, help="also write the plan as JSON here")
+    p.add_argument("--forecast", action="store_true",
+                   help="also forecast each training and scoring job's seconds on this machine (a short calibration "
+                   "of each arch, cached in resources/forecast/), the steps and epochs each size gets, whether its "
+                   "budget reaches a dev-loss plateau, and the wall time at --cores")
+    p.add_argument("--cores", type=int, default=2, metavar="N",
+                   help="cores of the forecast's wall time, as snakemake --cores N (default 2)")
+    p.add_argument("--recalibrate", action="store_true", help="measure the forecast's calibrations again")
     p.add_argument("--filter-sample", type=int, default=None, metavar="N",
                    help="sentences of each filtered corpus parsed to estimate the DPE filter's removals and BABY's "
                    "targeted pool with spaCy/stanza (default 5000; 0: no estimate); the gold parser counts all")
@@ -48,7 +59,11 @@ def run(args) -> int:
 
     config = cfg.load(args.config)
     base = args.base_dir or (REPO if (REPO / "Snakefile").exists() else Path.cwd())
-    result = make_plan(config, base, args.downloads, args.filter_sample)
+    if args.cores < 1:
+        raise PovstimError(f"--cores {args.cores}: at least 1")
+    result = make_plan(config, base, args.downloads, args.filter_sample,
+                       forecast_cores=args.cores if (args.forecast or args.recalibrate) else None,
+                       recalibrate=args.recalibrate)
     print(render(result), end="")
     if args.json:
         write_json_report(result, args.json)

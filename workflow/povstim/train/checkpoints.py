@@ -72,6 +72,7 @@ class RunState:
     finished: bool = False
     stop_reason: str = ""
     tokens_seen: int = 0  # training tokens (non-pad) of every step so far: sizes compare by it
+    decay_start: int | None = None  # schedule wsd: the step the plateau was found and the lr decay began
 
 
 def steps(folder: Path, need: str | None = None) -> list[int]:
@@ -308,7 +309,8 @@ class CheckpointStore:
             elif self.partial_log.exists():
                 self.partial_log.unlink()
             run = RunState(**{k: state[k] for k in ("step", "best_loss", "best_step", "elapsed", "finished",
-                                                    "stop_reason")}, tokens_seen=int(state.get("tokens_seen", 0)))
+                                                    "stop_reason")}, tokens_seen=int(state.get("tokens_seen", 0)),
+                           decay_start=state.get("decay_start"))
             log.info("resumed from %s (step %d, best dev loss %.4f at step %d)", folder, run.step, run.best_loss,
                      run.best_step)
             return run

@@ -12,8 +12,9 @@ module with explicit inputs:
     gpu.py          torch.compile and CUDA-graph helpers
 
 Why resuming gives the same weights as an uninterrupted run: batches and MLM masks are pure functions of
-(seed, step) (data.py, learner.py), the learning rate is a pure function of the step, and the checkpoint
-restores the model, the AdamW moments and the torch RNG that drives dropout. A checkpoint also records a key
+(seed, step) (data.py, learner.py), the learning rate is a pure function of the step (and, ``schedule: wsd``,
+of the step its plateau was found, which the checkpoint keeps), and the checkpoint restores the model, the
+AdamW moments and the torch RNG that drives dropout. A checkpoint also records a key
 (hash of data, tokenizer, arch, training params, seed and this package's code): when anything changed, old
 checkpoints are discarded instead of resumed.
 """
@@ -45,7 +46,7 @@ from . import data as D
 from . import gpu, runtime
 from .checkpoints import CheckpointStore, RunState
 from .learner import learner_for
-from .optim import Optimiser, lr_at, micro_batches
+from .optim import Optimiser, decay_window, lr_at, micro_batches
 
 log = logging.getLogger("povstim.train")
 
@@ -101,7 +102,8 @@ class Trainer:
 
     # ------------------------------------------------------------------ the loop
     def run(self) -> dict:
-        """Train until max_steps or early stopping (resuming where a killed run stopped); write the final model."""
+        """Train until max_steps, early stopping or (schedule wsd) the end of the decay after its plateau (resuming
+        where a killed run stopped); write the final model."""
         p, learner, store = self.p, self.learner, self.store
         store.out.mkdir(parents=True, exist_ok=True)
         t_run = time.perf_counter()
@@ -126,7 +128,7 @@ class Trainer:
             t_last = now
             if bar is not None:
                 bar.update(1)
-            is_eval = s.step % p.eval_every == 0 or s.step >= p.max_steps
+            is_eval = s.step % p.eval_every == 0 or s.step >= self.last_step()
             if is_eval or s.step % p.log_every == 0:
                 train_loss = float(window_loss) / window_steps
                 entry = {"step": s.step, "epoch": round(self.schedule.epoch_of(s.step), 4), "loss": train_loss,
@@ -162,7 +164,7 @@ class Trainer:
         learner, opt = self.learner, self.opt
         idx = self.schedule.batch(step)
         inputs, labels, att, ntok, n_pred = learner.train_batch(idx, step)
-        lr = lr_at(self.p, step)
+        lr = lr_at(self.p, step, self.state.decay_start)
         opt.set_lr(lr)
         learner.before_step(step)
         parts = micro_batches(learner.micro, len(idx), n_pred)  # no token count here: it would sync the GPU
@@ -192,10 +194,23 @@ class Trainer:
             with self.timed("checkpoints"):
                 self.store.save_best(s.step, self.learner.save_weights)
         if s.step - s.best_step >= p.patience:
-            s.finished, s.stop_reason = True, "early_stopping"
-        if s.step >= p.max_steps:
-            s.finished, s.stop_reason = True, "max_steps"
+            if p.schedule != "wsd":
+                s.finished, s.stop_reason = True, "early_stopping"
+            elif s.decay_start is None and s.step < decay_window(p)[0]:
+                # the plateau, reached at the constant peak lr: decay now (not stop), then stop
+                s.decay_start = s.step
+                start, end = decay_window(p, s.step)
+                log.info("plateau: dev loss not better than %.4f (step %d) for %d steps at lr %g; decaying the lr "
+                         "to 0 over steps %d-%d", s.best_loss, s.best_step, s.step - s.best_step, p.lr, start, end)
+        if s.step >= self.last_step():
+            s.finished, s.stop_reason = True, "plateau" if s.decay_start is not None else "max_steps"
         return dev
+
+    def last_step(self) -> int:
+        """The step the run ends at: max_steps, or (schedule wsd, plateau found) the end of its decay phase."""
+        if self.p.schedule == "wsd" and self.state.decay_start is not None:
+            return decay_window(self.p, self.state.decay_start)[1]
+        return self.p.max_steps
 
     # ------------------------------------------------------------ checkpoints
     def resume(self) -> bool:
@@ -242,6 +257,9 @@ class Trainer:
             # training.ordered: items in corpus (e.g. age) order rather than reshuffled every epoch
             "ordered": bool(self.p.ordered),
         }
+        if self.p.schedule == "wsd":  # where the plateau was found (None: the budget's decay ended the run)
+            summary.update(schedule="wsd", decay_start=s.decay_start,
+                           decay_end=decay_window(self.p, s.decay_start)[1] if s.decay_start is not None else None)
         if self.p.checkpoint_words is not None:
             summary.update(word_summary(self.words_seen, self.word_steps, self.p, s))
         self.store.finalize(s.best_step, self.learner.save_tokenizer, summary)

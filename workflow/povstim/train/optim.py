@@ -7,19 +7,46 @@ embeddings, not to biases or LayerNorm (as the HF Trainer does).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
 from . import gpu
 
 
-def lr_at(training, step: int) -> float:
-    """Linear warmup then linear decay to 0 at max_steps (POSH Table 6), for 0-based update ``step``."""
+def lr_at(training, step: int, decay_start: int | None = None) -> float:
+    """The learning rate of 0-based update ``step``: linear warmup, then
+
+    * ``schedule: linear`` -- linear decay to 0 at max_steps (POSH Table 6);
+    * ``schedule: wsd`` -- warmup-stable-decay: the peak lr, constant, until the decay phase
+      (:func:`decay_window`) starts at ``decay_start`` (the step early stopping's patience found the plateau;
+      the loop records it) or, when no plateau came, where the budget's own decay must start to end at max_steps.
+      A constant lr cannot make a curve flat: a plateau seen before the decay is the model's, not the schedule's.
+    """
     p = training
     if p.warmup and step < p.warmup:
         return p.lr * (step + 1) / p.warmup
+    if p.schedule == "wsd":
+        start, end = decay_window(p, decay_start)
+        if step < start:
+            return p.lr
+        return p.lr * max(0.0, (end - step) / max(1, end - start))
     span = max(1, p.max_steps - p.warmup)
     return p.lr * max(0.0, (p.max_steps - step) / span)
+
+
+def decay_window(training, decay_start: int | None = None) -> tuple[int, int]:
+    """``schedule: wsd``'s decay phase as (first step, step the run ends at): ``decay_fraction`` x the steps
+    before it, linearly to 0. ``decay_start`` None: the budget's decay, the one that ends at max_steps
+    (it starts at max_steps / (1 + decay_fraction)); a plateau found later than that start changes nothing."""
+    p = training
+    # (+1e-9: 110 / 1.1 is 99.99999 in floating point, and the budget decay of 110 steps starts at 100)
+    budget_start = max(p.warmup, math.floor(p.max_steps / (1.0 + p.decay_fraction) + 1e-9))
+    if decay_start is None or decay_start >= budget_start:
+        return budget_start, p.max_steps
+    start = max(p.warmup, int(decay_start))
+    return start, min(p.max_steps, start + max(1, math.ceil(p.decay_fraction * start)))
 
 
 def micro_batches(micro: int | None, n_rows: int, n_pred: np.ndarray) -> list[tuple[slice, float]]:

@@ -26,6 +26,8 @@ class TrainingSettings:
     context: int
     warmup: int
     max_steps: int
+    schedule: str  # linear (POSH Table 6) | wsd (warmup-stable-decay to a plateau: train/optim.py)
+    decay_fraction: float  # wsd: the decay phase's length as a share of the steps before it
     epochs: float | None  # train for this many passes (max_steps = ceil(epochs x batches per epoch), capped)
     patience: int
     eval_every: int
