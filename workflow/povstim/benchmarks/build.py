@@ -80,7 +80,8 @@ def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | No
         raise PovstimError(
             f"benchmarks.{suite}: unknown kind {kind!r}; use generated or one of {', '.join(importers.FORMATS)}"
         )
-    pairs = importers.import_suite(kind, spec["path"], suite, spec.get("columns"))
+    pairs = importers.import_suite(kind, spec["path"], suite, spec.get("columns"),
+                                   importers.suite_language(spec, f"benchmarks.{suite}"))
     if spec.get("paradigms"):
         pairs = select_paradigms(pairs, spec["paradigms"], f"benchmarks.{suite}.paradigms", spec["path"])
     return pairs, dict(spec)
