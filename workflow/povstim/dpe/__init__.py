@@ -21,3 +21,4 @@ from .registry import (  # noqa: F401
 # then the declarative library.
 from . import question_formation, binding, wanna  # noqa: E402,F401
 from ..constructions import library as _library  # noqa: E402,F401  (registers the library when it loads)
+from . import french  # noqa: E402,F401  (French question formation and binding, languages=("fr",); issue 53)
