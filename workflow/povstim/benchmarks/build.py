@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 import shutil
 from pathlib import Path
 
@@ -84,7 +85,21 @@ def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | No
                                    importers.suite_language(spec, f"benchmarks.{suite}"))
     if spec.get("paradigms"):
         pairs = select_paradigms(pairs, spec["paradigms"], f"benchmarks.{suite}.paradigms", spec["path"])
+    if spec.get("pairs_per_paradigm"):
+        pairs = sample_per_paradigm(pairs, spec["pairs_per_paradigm"], spec["seed"])
     return pairs, dict(spec)
+
+
+def sample_per_paradigm(pairs: list, k: int, seed: int) -> list:
+    """At most ``k`` pairs of each paradigm, a seeded sample kept in file order (same seed, same pairs)."""
+    by: dict[str, list[int]] = {}
+    for i, p in enumerate(pairs):
+        by.setdefault(p.paradigm, []).append(i)
+    keep: set[int] = set()
+    for paradigm, idx in by.items():
+        rng = random.Random(f"{seed}:{paradigm}")
+        keep.update(idx if len(idx) <= k else rng.sample(idx, k))
+    return [p for i, p in enumerate(pairs) if i in keep]
 
 
 def build_suite(suite: str, spec: dict, corpora: list[str], out: Path, word_stats: list[str] | None = None) -> dict:
