@@ -113,3 +113,9 @@ def test_rules_against_the_hand_labels(shared_data, tmp_path):
     tampered.write_text("\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(PovstimError, match=rf"labels.tsv, line {first + 1}: row {cells[0]} .* not the text"):
         read_labels(tampered, texts, "fr")
+
+
+def test_app_c_sanity_checks_stay_english():
+    assert dpe.sanity_names(("question_formation_fr", "binding_fr")) == []
+    english = dpe.sanity_names(("question_formation", "binding"))
+    assert "question_formation" in english and "binding" in english
