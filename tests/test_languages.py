@@ -99,3 +99,22 @@ def test_byte_premiums_are_the_published_table():
     assert languages.english_equivalent_bytes(1_173_979, "fr") == pytest.approx(1_000_000, abs=1)
     with pytest.raises(PovstimError, match="unknown language 'zz'"):
         languages.budget_bytes(1, "zz")
+
+
+def test_plan_refuses_french_sources_declared_english(tmp_path, shared_data, capsys):
+    from pathlib import Path
+
+    from povstim.cli import main
+
+    repo = Path(__file__).resolve().parents[1]
+    text = (repo / "configs" / "french-demo.yaml").read_text(encoding="utf-8")
+    text = text.replace("../shared/data", str(shared_data)).replace("language: fr", "language: en")
+    text = text.replace("rules: [question_formation_fr, binding_fr], ", "")  # the English default rules
+    # an English suite (the CLAMS-fr suites would be refused first: a suite in another language)
+    text = text[:text.index("benchmarks:")] + "benchmarks:\n  posh: {kind: generated, seed: 1}\n\n" + \
+        text[text.index("scoring:"):]
+    cfg = tmp_path / "fr-as-en.yaml"
+    cfg.write_text(text, encoding="utf-8")
+    assert main(["plan", str(cfg)]) == 1  # the issue: plan used to report English QF removals on French text
+    err = capsys.readouterr().err
+    assert "sources.cds_fr.language: the text is said to be English (en) but reads as French" in err

@@ -151,6 +151,17 @@ MIN_SHARE = 0.15
 RATIO = 2.0
 
 
+def sample_words(lines, limit: int = 50_000) -> list[str]:
+    """The first ``limit`` words of ``lines`` (cleaned sentences), lowercased, edge punctuation stripped: the
+    profile check's sample (enough to judge, cheap on a large corpus)."""
+    words: list[str] = []
+    for line in lines:
+        words += [w for w in (t.strip(".,;:!?\"()").lower() for t in line.split()) if w]
+        if len(words) >= limit:
+            break
+    return words[:limit]
+
+
 def profile_shares(words) -> dict[str, float]:
     """Share of ``words`` (lowercased tokens) that are each language's stop words, by language code."""
     counts = {code: 0 for code in LANGUAGES}

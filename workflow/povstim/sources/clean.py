@@ -220,18 +220,6 @@ def clean_lines(name: str, spec: dict, paths: list[Path], stats: CleanStats) -> 
             return
 
 
-def _sample_words(path: Path, limit: int = 50_000) -> list[str]:
-    """The first ``limit`` words of a cleaned file, lowercased, end punctuation stripped: the language check's
-    sample (enough for a stop-word profile, cheap on a large corpus)."""
-    words: list[str] = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            words += [w.strip(".,;:!?\"()").lower() for w in line.split()]
-            if len(words) >= limit:
-                break
-    return [w for w in words if w]
-
-
 def clean_source(
     name: str, spec: dict, out: Path, stats_path: Path, input_dir: Path | None = None, base_dir: Path | None = None
 ) -> dict:
@@ -254,7 +242,8 @@ def clean_source(
             f"(dropped: {dict(stats.dropped)}); check its kind/format/include settings"
         )
     try:  # English cleaning and DPE rules must never run on French text said to be English (and so on)
-        languages.check_text(_sample_words(out), lang.code, f"sources.{name}.language")
+        with open(out, encoding="utf-8") as fh:
+            languages.check_text(languages.sample_words(fh), lang.code, f"sources.{name}.language")
     except PovstimError:
         out.unlink(missing_ok=True)
         raise
