@@ -77,8 +77,8 @@ def test_fix_questions_cannot_be_switched_on_for_italian(tmp_path):
 
 
 def test_unknown_language_names_the_key(tmp_path):
-    with pytest.raises(PovstimError, match=r"config key 'sources\.it\.language': 'fr' is not one of \['en', 'it'\]"):
-        _clean(tmp_path, language="fr")
+    with pytest.raises(PovstimError, match=r"config key 'sources\.it\.language': 'xx' is not one of \['en', 'it', 'fr', 'de'\]"):
+        _clean(tmp_path, language="xx")
 
 
 @pytest.mark.parametrize("raw, expected", [

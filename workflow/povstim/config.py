@@ -9,7 +9,8 @@ from typing import Any
 
 import yaml
 
-from . import dpe, families, plan
+from . import dpe, families, languages, plan
+from .benchmarks import importers
 from .benchmarks.suite import POSH_CATEGORIES
 from .conditions import operations
 from .constructions import library as constructions
@@ -174,6 +175,10 @@ def check_references(config: dict, source: str = "config") -> None:
             plan.benchmark_vocabulary(config, suite)
         except PovstimError as exc:
             raise PovstimError(f"{source}: {exc}") from None
+    try:  # a suite in another language than the training corpora measures nothing the models learned
+        check_suite_languages(config)
+    except PovstimError as exc:
+        raise PovstimError(f"{source}: {exc}") from None
     try:  # scoring.metric: region needs a suite kind that gives regions; external models' names and corpora
         plan.check_scoring_metrics(config)
         plan.check_external_models(config)
@@ -187,6 +192,22 @@ def check_references(config: dict, source: str = "config") -> None:
         raise PovstimError(f"{source}: archs is empty: name at least one architecture")
     check_probes(config, source)
     bias_plan.check_config(config, source)  # Exp. 3 bias blocks: unknown bias, r, Dyck k, TPT parses
+
+
+def check_suite_languages(config: dict) -> None:
+    """Every suite whose language is known (importers.suite_language) is in a language the models train on."""
+    trained = sorted({lang for cond in config.get("conditions", {}).values() if cond.get("from") in
+                      config.get("corpora", {}) for lang in plan.corpus_languages(config, cond["from"])})
+    for suite, spec in config.get("benchmarks", {}).items():
+        if spec.get("kind") == "suite" and not spec.get("language"):
+            continue  # benchmark-schema items in the experiment's language (plan.benchmark_spec)
+        lang = importers.suite_language(spec, f"benchmarks.{suite}")
+        if lang is not None and trained and lang not in trained:
+            key = "language" if spec.get("language") or spec.get("kind") not in importers.FORMAT_LANGUAGE else "kind"
+            names = ", ".join(f"{languages.get(x).name} ({x})" for x in trained)
+            raise PovstimError(
+                f"benchmarks.{suite}.{key}: the suite is in {languages.get(lang).name} ({lang}), but the models "
+                f"train on {names} corpora: score a suite in the training data's language")
 
 
 def key_lines(path: str | Path) -> dict[tuple, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 from pathlib import Path
 
 from ..io import PovstimError, atomic_dir
@@ -79,10 +80,25 @@ def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | No
         raise PovstimError(
             f"benchmarks.{suite}: unknown kind {kind!r}; use generated or one of {', '.join(importers.FORMATS)}"
         )
-    pairs = importers.import_suite(kind, spec["path"], suite, spec.get("columns"))
+    pairs = importers.import_suite(kind, spec["path"], suite, spec.get("columns"),
+                                   importers.suite_language(spec, f"benchmarks.{suite}"))
     if spec.get("paradigms"):
         pairs = select_paradigms(pairs, spec["paradigms"], f"benchmarks.{suite}.paradigms", spec["path"])
+    if spec.get("pairs_per_paradigm"):
+        pairs = sample_per_paradigm(pairs, spec["pairs_per_paradigm"], spec["seed"])
     return pairs, dict(spec)
+
+
+def sample_per_paradigm(pairs: list, k: int, seed: int) -> list:
+    """At most ``k`` pairs of each paradigm, a seeded sample kept in file order (same seed, same pairs)."""
+    by: dict[str, list[int]] = {}
+    for i, p in enumerate(pairs):
+        by.setdefault(p.paradigm, []).append(i)
+    keep: set[int] = set()
+    for paradigm, idx in by.items():
+        rng = random.Random(f"{seed}:{paradigm}")
+        keep.update(idx if len(idx) <= k else rng.sample(idx, k))
+    return [p for i, p in enumerate(pairs) if i in keep]
 
 
 def build_suite(suite: str, spec: dict, corpora: list[str], out: Path, word_stats: list[str] | None = None) -> dict:

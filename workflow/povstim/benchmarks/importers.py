@@ -10,6 +10,23 @@
 - ``jsonl`` / ``csv``: generic files with named columns (``columns`` maps
   ``good, bad, paradigm, category, item_id`` to column names; ``good`` and
   ``bad`` are required, the rest optional).
+- ``clams``: CLAMS (Mueller et al. 2020) as released per language (``fr_evalset/``):
+  ``True<TAB>sentence`` then ``False<TAB>sentence`` per pair; paradigm = file name.
+- ``fit_clams``: FIT-CLAMS (Padovani et al. 2025), frequency-controlled CLAMS with one
+  vocabulary per training domain: one sentence per CSV row (quoted where it holds a
+  comma), grammatical then ungrammatical; a domain folder (``fr_/childes``) gives
+  paradigms by file name, a language folder (``fr_/``) gives ``<domain>_<file>`` for
+  each domain subfolder, so the CHILDES and Wikipedia vocabularies are separate paradigms
+  of one category.
+- ``multiblimp``: MultiBLiMP 1.0's released TSV (Jumelet et al. 2025; one file per
+  language, ``<lang>/data.tsv`` on the hub): a header row, ``sen`` (grammatical) and
+  ``wrong_sen`` (ungrammatical) required, ``phenomenon`` (SV-#, SV-P, SP-G, ...) the paradigm,
+  ``lang`` the ISO 639-3 code, every other column kept.
+
+A suite carries its language (:func:`suite_language`): the English-only formats are English,
+CLAMS, FIT-CLAMS and MultiBLiMP say theirs in ``language:`` or in their release's folder names
+(``fr_evalset``, ``de_``, ``fra``), and a suite in another language than the corpora the models
+are trained on is a config error (``config.check_references``).
 
 Categories follow POSH Table 10 for the phenomena it lists; other paradigms
 keep the suite's own grouping (BLiMP ``linguistics_term``, Zorro's phenomenon
@@ -22,12 +39,18 @@ import csv
 import json
 from pathlib import Path
 
+from .. import languages
 from ..io import PovstimError
 from .suite import Pair, category_for, iter_jsonl, posh_paradigm_name, read_suite
 from .tasks import check_region
 
-FORMATS = ("blimp", "zorro", "scamp", "posh", "jsonl", "csv")
-_DEFAULT_EXT = {"blimp": ".jsonl", "zorro": ".txt", "scamp": ".tsv", "posh": ".txt", "jsonl": ".jsonl", "csv": ".csv"}
+FORMATS = ("blimp", "zorro", "scamp", "posh", "jsonl", "csv", "clams", "fit_clams", "multiblimp")
+_DEFAULT_EXT = {"blimp": ".jsonl", "zorro": ".txt", "scamp": ".tsv", "posh": ".txt", "jsonl": ".jsonl", "csv": ".csv",
+                "clams": ".txt", "fit_clams": ".csv", "multiblimp": ".tsv"}
+# Formats whose items are written in one language (the suite generator, POSH-BENCH, writes English too).
+FORMAT_LANGUAGE = {"generated": "en", "blimp": "en", "zorro": "en", "scamp": "en", "posh": "en"}
+# Formats whose language a config must say or their release's folder names tell.
+MULTILINGUAL = ("clams", "fit_clams", "multiblimp")
 
 
 def _files(path: Path, kind: str) -> list[Path]:
@@ -177,7 +200,115 @@ def import_jsonl(path: Path, suite: str, columns: dict | None = None) -> list[Pa
     return out
 
 
-def import_suite(kind: str, path: str | Path, suite: str, columns: dict | None = None) -> list[Pair]:
+def import_clams(path: Path, suite: str) -> list[Pair]:
+    out = []
+    for f in _files(path, "clams"):
+        lines = _read_text_lines(f)
+        for n, line in enumerate(lines, 1):
+            label = line.split("\t", 1)[0]
+            if "\t" not in line or label not in ("True", "False") or not line.split("\t", 1)[1].strip():
+                raise PovstimError(f"{f}, line {n}: expected 'True<TAB>sentence' or 'False<TAB>sentence' (CLAMS)")
+            if label != ("True" if n % 2 else "False"):
+                raise PovstimError(f"{f}, line {n}: a {label} line where CLAMS pairs each True line with the "
+                                   "False line after it")
+        if len(lines) % 2:
+            raise PovstimError(f"{f}, line {len(lines)}: a True line without its False line")
+        for i in range(0, len(lines), 2):
+            out.append(Pair(suite=suite, paradigm=f.stem, category=category_for(f.stem, f.stem), item_id=str(i // 2),
+                            good=lines[i].split("\t", 1)[1], bad=lines[i + 1].split("\t", 1)[1],
+                            extra={"line": i + 1}))
+    return out
+
+
+def _fit_clams_domain(folder: Path, suite: str, prefix: str) -> list[Pair]:
+    out = []
+    for f in _files(folder, "fit_clams"):
+        try:
+            with open(f, encoding="utf-8", newline="") as fh:
+                rows = list(csv.reader(fh))
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise PovstimError(f"cannot read {f}: {exc}") from None
+        while rows and not any(c.strip() for c in rows[-1]):
+            rows.pop()
+        for n, row in enumerate(rows, 1):
+            if len(row) != 1 or not row[0].strip():
+                raise PovstimError(f"{f}, row {n}: expected one sentence per row (FIT-CLAMS), found {len(row)} "
+                                   "field(s)")
+        if len(rows) % 2:
+            raise PovstimError(f"{f}: {len(rows)} rows, an odd number; FIT-CLAMS pairs each grammatical row "
+                               "with the ungrammatical one after it")
+        paradigm = f"{prefix}{f.stem}"
+        for i in range(0, len(rows), 2):
+            out.append(Pair(suite=suite, paradigm=paradigm, category=category_for(f.stem, f.stem),
+                            item_id=str(i // 2), good=rows[i][0], bad=rows[i + 1][0],
+                            extra={"line": i + 1, **({"domain": prefix[:-1]} if prefix else {})}))
+    return out
+
+
+def import_fit_clams(path: Path, suite: str) -> list[Pair]:
+    domains = sorted(p for p in path.iterdir() if p.is_dir()) if path.is_dir() else []
+    if domains and not any(p.suffix == ".csv" for p in path.iterdir() if p.is_file()):
+        return [pair for d in domains for pair in _fit_clams_domain(d, suite, f"{d.name}_")]
+    return _fit_clams_domain(path, suite, "")
+
+
+def import_multiblimp(path: Path, suite: str, language: str | None = None) -> list[Pair]:
+    code3 = languages.get(language).chat if language else None
+    out = []
+    for f in _files(path, "multiblimp"):
+        default_paradigm = f.parent.name if f.stem == "data" else f.stem  # <lang>/data.tsv as released
+        try:
+            with open(f, encoding="utf-8", newline="") as fh:
+                reader = csv.DictReader(fh, dialect="excel-tab")
+                header = reader.fieldnames or []
+                rows = list(enumerate(reader, 2))  # row 1 is the header
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            raise PovstimError(f"cannot read {f}: {exc}") from None
+        missing = [c for c in ("sen", "wrong_sen") if c not in header]
+        if missing:
+            raise PovstimError(f"{f}, row 1: the MultiBLiMP header lacks {', '.join(missing)} "
+                               f"(found: {', '.join(header) or 'nothing'})")
+        for n, row in rows:
+            for col in ("sen", "wrong_sen"):
+                if not (row.get(col) or "").strip():
+                    raise PovstimError(f"{f}, row {n}: no value in column {col!r}")
+            if code3 and row.get("lang") and row["lang"] != code3:
+                raise PovstimError(f"{f}, row {n}: lang {row['lang']!r}, but the suite's language is {language} "
+                                   f"({code3}); set benchmarks.{suite}.language to the file's language")
+            paradigm = row.get("phenomenon") or default_paradigm
+            extra = {k: v for k, v in row.items() if k not in ("sen", "wrong_sen") and k}
+            out.append(Pair(suite=suite, paradigm=paradigm, category=category_for(paradigm, paradigm),
+                            item_id=str(n - 1), good=row["sen"], bad=row["wrong_sen"], extra=extra))
+    return out
+
+
+def suite_language(spec: dict, where: str) -> str | None:
+    """The language a suite's items are written in: its format's (English-only formats), its ``language:``,
+    or the release's folder names (CLAMS ``fr_evalset``, FIT-CLAMS ``fr_``, MultiBLiMP ``fra``); None for a
+    generic format that says none. A multilingual format whose language cannot be told is an error."""
+    kind = spec.get("kind")
+    if kind in FORMAT_LANGUAGE:
+        lang = FORMAT_LANGUAGE[kind]
+        if spec.get("language") and spec["language"] != lang:
+            raise PovstimError(f"{where}.language: {spec['language']!r}, but {kind} suites are in {lang}")
+        return lang
+    if spec.get("language"):
+        return languages.get(spec["language"], f"{where}.language").code
+    if kind in MULTILINGUAL:
+        by_chat = {lang.chat: code for code, lang in languages.LANGUAGES.items()}
+        for part in reversed(Path(str(spec.get("path", ""))).parts):
+            stem = part.split("_")[0].lower()
+            if "_" in part and stem in languages.LANGUAGES:
+                return stem
+            if part.lower() in by_chat:
+                return by_chat[part.lower()]
+        raise PovstimError(f"{where}.language: say which language the {kind} suite {spec.get('path')!r} is in "
+                           f"(known: {', '.join(sorted(languages.LANGUAGES))}); its path does not tell")
+    return None
+
+
+def import_suite(kind: str, path: str | Path, suite: str, columns: dict | None = None,
+                 language: str | None = None) -> list[Pair]:
     path = Path(path)
     if kind == "blimp":
         pairs = import_blimp(path, suite)
@@ -191,6 +322,14 @@ def import_suite(kind: str, path: str | Path, suite: str, columns: dict | None =
         pairs = import_csv(path, suite, columns)
     elif kind == "jsonl":
         pairs = import_jsonl(path, suite, columns)
+    elif kind == "clams":
+        pairs = import_clams(path, suite)
+    elif kind == "fit_clams":
+        if not path.exists():
+            raise PovstimError(f"fit_clams suite {path} does not exist")
+        pairs = import_fit_clams(path, suite)
+    elif kind == "multiblimp":
+        pairs = import_multiblimp(path, suite, language)
     else:
         raise PovstimError(f"unknown suite format {kind!r}; use one of {', '.join(FORMATS)}")
     if not pairs:

@@ -176,7 +176,7 @@ def parse_spacy(texts: Sequence[str], model: str | None = None, batch_size: int 
     nlp = nlp or load_spacy(model, language)
     docs = []
     for text in texts:
-        words, spaces = tokenize(text)
+        words, spaces = tokenize(text, language)
         docs.append(Doc(nlp.vocab, words=words or ["."], spaces=spaces or [False]))
     return [_spacy_sentence(d) for d in nlp.pipe(docs, batch_size=batch_size)]
 
@@ -275,7 +275,7 @@ def parse_stanza(texts: Sequence[str], model_dir=None, device: str = "auto", bat
     nlp = nlp or load_stanza(model_dir, device, batch_size, language)
     out: list[Sentence] = []
     for start in range(0, len(texts), batch_size * 8):
-        chunk = [tokenize(t)[0] or ["."] for t in texts[start : start + batch_size * 8]]
+        chunk = [tokenize(t, language)[0] or ["."] for t in texts[start : start + batch_size * 8]]
         doc = nlp(chunk)
         if len(doc.sentences) != len(chunk):  # pretokenized input must keep sentence boundaries
             raise PovstimError(f"stanza returned {len(doc.sentences)} sentences for {len(chunk)} inputs")
@@ -283,9 +283,9 @@ def parse_stanza(texts: Sequence[str], model_dir=None, device: str = "auto", bat
     return out
 
 
-def with_space_after(sent: Sentence, text: str) -> Sentence:
+def with_space_after(sent: Sentence, text: str, language: str = "en") -> Sentence:
     """Mark SpaceAfter=No on tokens glued to the next one in ``text`` (CoNLL-U convention)."""
-    _, spaces = tokenize(text)
+    _, spaces = tokenize(text, language)
     if len(spaces) == len(sent.tokens):
         for tok, sp in zip(sent.tokens[:-1], spaces[:-1]):
             if not sp and "SpaceAfter=No" not in tok.misc:

@@ -168,7 +168,7 @@ def parse_texts(
             if fallback_note:
                 s.meta["parser"] = fallback_note
             if settings.backend == "stanza":
-                backends.with_space_after(s, todo[i])
+                backends.with_space_after(s, todo[i], language)
             out.append(s)
         cache_stats["n_spared_checked"] = len(check)
     t_parse = time.perf_counter() - t1

@@ -15,7 +15,10 @@ whole (en_core_web_sm keeps them whole).
 
 from __future__ import annotations
 
+import functools
 import re
+
+from .. import languages
 
 # Leading/trailing punctuation peeled off a whitespace-separated chunk.
 _LEAD = re.compile(r"^([\"'“‘(\[{«]+)")
@@ -44,8 +47,36 @@ def _split_word(word: str) -> list[str]:
     return [word]
 
 
-def tokenize(text: str) -> tuple[list[str], list[bool]]:
-    """Split ``text`` into tokens; return (words, space_after) as spaCy's ``Doc`` wants them."""
+@functools.cache
+def _other_splitter(code: str):
+    """A word -> its tokens for a language with elisions or hyphenated clitics (the registry's data), as
+    spaCy's French tokenizer splits them: "qu'est" -> "qu'" "est", "veut-il" -> "veut" "-il",
+    "mange-t-elle" -> "mange" "-t-elle", "est-ce" -> "est" "-ce"."""
+    lang = languages.get(code)
+    elision = re.compile(r"^(\w+')(?=\w)", re.IGNORECASE)
+    clitics = "|".join(sorted(lang.hyphen_clitics, key=len, reverse=True))
+    clitic = re.compile(rf"^(\w.*?)(-(?:t-)?(?:{clitics}))$", re.IGNORECASE) if clitics else None
+
+    def split(word: str) -> list[str]:
+        out = []
+        m = elision.match(word)
+        while m and m.group(1)[:-1].lower() in lang.elisions:
+            out.append(m.group(1))
+            word = word[m.end():]
+            m = elision.match(word)
+        m = clitic.match(word) if clitic else None
+        out += [m.group(1), m.group(2)] if m else [word]
+        return out
+
+    return split
+
+
+def tokenize(text: str, language: str = "en") -> tuple[list[str], list[bool]]:
+    """Split ``text`` into tokens; return (words, space_after) as spaCy's ``Doc`` wants them.
+
+    English (the default) splits as spaCy's English tokenizer; another language with elisions or hyphenated
+    clitics in its registry entry (French) also splits those, as spaCy's tokenizer of that language does."""
+    split_word = _split_word if language == "en" else _other_splitter(language)
     words: list[str] = []
     spaces: list[bool] = []
     chunks = text.split()
@@ -62,7 +93,7 @@ def tokenize(text: str) -> tuple[list[str], list[bool]]:
             trail = m.group(1)
             chunk = chunk[: -len(trail)]
         parts: list[str] = list(lead) if lead else []
-        parts.extend(_split_word(chunk) if chunk else [])
+        parts.extend(split_word(chunk) if chunk else [])
         parts.extend(_split_trail(trail))
         for i, p in enumerate(parts):
             words.append(p)

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[3]
 def run(args) -> int:
     # deferred: config pulls jsonschema and the plan every registry, which --help does not need
     from .. import config as cfg
-    from .. import plan
+    from .. import languages, plan
     from ..sources.clean import check_columns
 
     for path in args.configs:
@@ -52,4 +52,15 @@ def run(args) -> int:
               f"results/{config['experiment']}/")
         for w in warnings:
             print(w)
+        # a language no filter rule covers gets no BABY-F (issue 53): say so before anything runs
+        covered = plan.rule_languages(config)
+        uncovered = sorted({c for corpus in config["corpora"] for c in plan.corpus_languages(config, corpus)
+                            if c not in covered})
+        if uncovered:
+            asked = [n for n in config["conditions"] if plan.filter_note(config, n)]
+            print(f"{path}: note: {', '.join(languages.get(c).name for c in uncovered)} has no DPE filter here "
+                  f"(filter.rules cover: {', '.join(sorted(covered)) or 'none'}): "
+                  + (f"{', '.join(f'conditions.{n}' for n in asked)} asks for filter: true and is built unfiltered "
+                     "(condition.json, log and report say so)" if asked else
+                     "no BABY-F can be built; a filter: true condition would be built unfiltered"))
     return 0

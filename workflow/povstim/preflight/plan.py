@@ -31,6 +31,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import languages
 from .. import plan as dag_plan
 from ..benchmarks.posh import generator_report
 from ..benchmarks.words import build_lexicon
@@ -100,6 +101,8 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
             why = f"dropped: {out.dropped}" if out.dropped else "no text in it"
             out.status = "empty"
             out.note = f"{key}: {', '.join(map(str, paths))}: cleaning keeps no lines ({why})"
+    if kind != "synthetic" and out.lines:  # as `povstim clean` would fail: text in another language (issue 53)
+        languages.check_text(languages.sample_words(out.lines), spec.get("language"), f"sources.{name}.language")
     out.sentences = len(out.lines)
     out.words = sum(len(line.split()) for line in out.lines)
     return out
@@ -188,7 +191,7 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         if not used:
             continue
         log.info("counting source %s ...", name)
-        counts[name] = count_source(name, spec, base_dir, downloads)
+        counts[name] = count_source(name, dag_plan.source_spec(config, name), base_dir, downloads)
     sizes = size_table(config, counts)
     result = {
         "experiment": config["experiment"],

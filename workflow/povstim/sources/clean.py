@@ -244,6 +244,12 @@ def clean_source(
             f"source '{name}': cleaning kept no lines from {', '.join(map(str, paths))} "
             f"(dropped: {dict(stats.dropped)}); check its kind/format/include settings"
         )
+    try:  # English cleaning and DPE rules must never run on French text said to be English (and so on)
+        with open(out, encoding="utf-8") as fh:
+            languages.check_text(languages.sample_words(fh), lang.code, f"sources.{name}.language")
+    except PovstimError:
+        out.unlink(missing_ok=True)
+        raise
     result = stats.to_dict()
     result.update(
         {

@@ -1,8 +1,12 @@
 """Per-language normalisation, casing and sentence splitting for the cleaners.
 
 English keeps the cleaners' original code path byte for byte (normalize.py);
-another language goes through here. The splitting helpers both paths share (``squash``,
-``join_sentence_pieces``) live here too, below normalize.py, which dispatches to this module. Italian (``it``):
+another language goes through here, with the conventions its registry entry holds as data
+(``povstim.languages``: elisions, hyphenated clitics, abbreviations). The splitting helpers both paths
+share (``squash``, ``join_sentence_pieces``) live here too, below normalize.py, which dispatches to this
+module. French (``fr``) elides like Italian ("qu' est" -> "qu'est", "l' enfant" -> "l'enfant") and closes up
+a spaced hyphen before a subject clitic ("veut - il" -> "veut-il", "mange -t- elle" -> "mange-t-elle",
+"est -ce" -> "est-ce"); "est ce que" without a hyphen stays as written. Italian (``it``):
 
 * Unicode NFC, so an accent typed as a combining mark ("e" + U+0300) and the
   precomposed letter ("è") are one character, and one token for the tokenizer;
@@ -23,6 +27,7 @@ another language goes through here. The splitting helpers both paths share (``sq
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -31,19 +36,9 @@ from .. import languages
 _SPACE_RE = re.compile(r"\s+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
-# Words that end in an elision apostrophe and attach to the next word (Italian).
-IT_ELISIONS = frozenset(
-    "l un dell all dall nell sull coll pell quell quest bell sant buon nessun ciascun "
-    "c m t s v n d gl dev dov com cos anch senz tutt mezz grand ch qual".split()
-)
-IT_ABBREVIATIONS = frozenset(
-    "sig sigg sig.ra sig.na dott dott.ssa prof prof.ssa avv ing arch geom rag on sen dr ecc pag pagg "
-    "cap art fig vol es p.es nr tel ca c.a s.p.a s.r.l ss segg gen feb mar apr mag giu lug ago sett ott "
-    "nov dic"
-    .split()
-)
-_IT_ELISION_GAP_RE = re.compile(r"(?<![\w'])(\w+)' +(?=\w)")
-_IT_SENT_SPLIT_RE = re.compile(
+# "l' acqua": a word, an apostrophe, a space, a word (the registry says which words are elisions)
+_ELISION_GAP_RE = re.compile(r"(?<![\w'])(\w+)' +(?=\w)")
+_SENT_SPLIT_RE = re.compile(
     r"(?<=[.!?\u2026])([\"'\u201d\u2019\u00bb)\]]*)\s+"
     r"(?=[\"'\u201c\u2018\u00ab(\[\u2013\u2014-]?\s?[0-9A-Z\u00c0-\u00d6\u00d8-\u00de])"
 )
@@ -73,12 +68,25 @@ def join_sentence_pieces(pieces: list[str], abbreviations: frozenset, not_initia
 
 
 def normalise(text: str, language: str) -> str:
-    """Per-language cleanup before a line is finished (non-English languages only)."""
+    """Per-language cleanup before a line is finished (non-English languages only): the registry's
+    conventions (``languages.Language``: elisions, hyphenated clitics)."""
+    lang = languages.get(language)
     text = unicodedata.normalize("NFC", text).translate(_APOSTROPHES)
-    if language == "it":
-        text = _IT_ELISION_GAP_RE.sub(lambda m: f"{m.group(1)}'" if m.group(1).lower() in IT_ELISIONS
-                                      else m.group(0), text)
+    if lang.elisions:
+        text = _ELISION_GAP_RE.sub(lambda m: f"{m.group(1)}'" if m.group(1).lower() in lang.elisions
+                                   else m.group(0), text)
+    if lang.hyphen_clitics:
+        text = _clitic_re(lang.code).sub(lambda m: f"{m.group(1)}-{m.group(2) + '-' if m.group(2) else ''}"
+                                         f"{m.group(3)}", text)
     return text
+
+
+@functools.cache
+def _clitic_re(code: str) -> re.Pattern:
+    """ "veut - il", "mange -t- elle", "est -ce": a word, a spaced hyphen (and a euphonic t), a clitic of the
+    registry's list; only where the transcriber wrote the hyphen."""
+    clitics = "|".join(sorted(languages.get(code).hyphen_clitics, key=len, reverse=True))
+    return re.compile(rf"(\w) *- *(?:(t) *- *)?({clitics})\b", re.IGNORECASE)
 
 
 def capitalise(text: str) -> str:
@@ -97,6 +105,6 @@ def split_sentences(paragraph: str, language: str) -> list[str]:
     paragraph = squash(unicodedata.normalize("NFC", paragraph))
     if not paragraph:
         return []
-    abbreviations = IT_ABBREVIATIONS if language == "it" else frozenset()
+    abbreviations = languages.get(language).abbreviations
     # "sig. Rossi", "ecc. Poi", single initials "G. Verdi": not a sentence end
-    return join_sentence_pieces(_IT_SENT_SPLIT_RE.split(paragraph), abbreviations, frozenset())
+    return join_sentence_pieces(_SENT_SPLIT_RE.split(paragraph), abbreviations, frozenset())

