@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow"))
 
 from povstim import dpe  # noqa: E402
+from povstim.constructions import library  # noqa: E402
 from povstim.parse.conllu import read_file  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data" / "ud_childes"
@@ -73,7 +74,13 @@ def main(argv=None) -> int:
     ap.add_argument("--list", help="print the gold matches of this phenomenon (literal rule)")
     ap.add_argument("--list-mode", default="posh")
     ap.add_argument("--out", help="JSON of the counts")
+    ap.add_argument("--fict-published", action="store_true",
+                    help="also register FiCT's filters as published (constructions/published/fict.yaml, BLiMP "
+                         "vocabulary from ../shared/data/blimp/data)")
     a = ap.parse_args(argv)
+    if a.fict_published:
+        library.use({"constructions": "workflow/povstim/constructions/published/fict.yaml",
+                     "blimp_vocabulary": str(ROOT.parent / "shared" / "data" / "blimp" / "data")})
     sets = ({"custom": [Path(p) for p in a.treebank]} if a.treebank else
             {"gold_train": sorted((SHARED / "gold_train").glob("*.conllu")),
              "dev": [SHARED / "en_childes-ud-dev.conllu"]})

@@ -126,3 +126,90 @@ CASES = [
 def test_definition_on_gold_trees(sid, name, found, mode):
     got = dpe.find_dpe(SENTS[sid], mode, [name])
     assert bool(got) == found, (sid, name, mode, [m.rule for m in got])
+
+
+# ----------------------------------------------------------------------------- FiCT as published
+
+from povstim.constructions import blimp_vocab, library  # noqa: E402
+from povstim.io import PovstimError  # noqa: E402
+
+PUBLISHED = "workflow/povstim/constructions/published/fict.yaml"
+
+
+@pytest.fixture
+def registry_restored():
+    saved = dict(dpe.PHENOMENA), dict(library.CONSTRUCTIONS), dict(library._USER)
+    yield
+    for d, old in zip((dpe.PHENOMENA, library.CONSTRUCTIONS, library._USER), saved):
+        d.clear()
+        d.update(old)
+
+
+def test_blimp_vocabulary_is_read_from_the_items(shared_data):
+    """Gold answers read off BLiMP's own items by hand (passive_1 pair 0, determiner_noun_agreement_1 pair 2,
+    irregular_plural_subject_verb_agreement_1 pair 0, existential_there_quantifiers_1 pair 0)."""
+    folder = shared_data / "blimp" / "data"
+    parts = blimp_vocab.vocabulary("passive_participles", folder, "k")
+    assert {"confused", "communicated"} <= set(parts) and "by" not in parts and "about" not in parts
+    nouns = blimp_vocab.vocabulary("det_noun_nouns", folder, "k")
+    assert {"children", "child", "store", "stores"} <= set(nouns) and "grocery" not in nouns
+    assert "radii" in blimp_vocab.vocabulary("sv_agreement_nouns", folder, "k")
+    quants = blimp_vocab.vocabulary("existential_quantifiers", folder, "k")
+    assert {"a", "each", "every", "all", "most", "no"} <= set(quants) and "there" not in quants
+
+
+def test_a_missing_blimp_folder_or_file_is_an_error_naming_it(tmp_path, registry_restored):
+    with pytest.raises(PovstimError, match=r"published/fict.yaml:\d+: constructions\[0\]\.words\.participles\.blimp: "
+                                           r"filter.blimp_vocabulary: the BLiMP folder .*nowhere does not exist"):
+        library.use({"constructions": PUBLISHED, "blimp_vocabulary": str(tmp_path / "nowhere")})
+    (tmp_path / "passive_1.jsonl").write_text('{"sentence_good": "It was seen.", "sentence_bad": "It was gone."}\n')
+    with pytest.raises(PovstimError, match=r"passive_2.jsonl does not exist"):
+        library.use({"constructions": PUBLISHED, "blimp_vocabulary": str(tmp_path)})
+    with pytest.raises(PovstimError, match=r"needs filter.blimp_vocabulary"):
+        library.use({"constructions": PUBLISHED, "blimp_vocabulary": None})
+
+
+FICT_TREES = """# sent_id = adjpart-1
+# text = The door is closed.
+1	The	the	DET	DT	_	2	det	_	_
+2	door	door	NOUN	NN	_	4	nsubj	_	_
+3	is	be	AUX	VBZ	_	4	cop	_	_
+4	closed	closed	ADJ	JJ	_	0	root	_	SpaceAfter=No
+5	.	.	PUNCT	.	_	4	punct	_	_
+
+# sent_id = det-1
+# text = I like this dog.
+1	I	I	PRON	PRP	_	2	nsubj	_	_
+2	like	like	VERB	VBP	_	0	root	_	_
+3	this	this	DET	DT	_	4	det	_	_
+4	dog	dog	NOUN	NN	_	2	obj	_	SpaceAfter=No
+5	.	.	PUNCT	.	_	2	punct	_	_
+
+"""
+
+
+def test_fict_definitions_take_the_blimp_words_only(tmp_path, registry_restored):
+    """A two-item BLiMP folder: only its words count (closed is a passive participle there, dog is not a noun)."""
+    items = {
+        "passive_1": ("The door is closed.", "The door is slept."), "passive_2": ("It was seen.", "It was gone."),
+        "determiner_noun_agreement_1": None, "determiner_noun_agreement_irregular_1": None,
+        "determiner_noun_agreement_2": None, "determiner_noun_agreement_irregular_2": None,
+        "regular_plural_subject_verb_agreement_1": None, "irregular_plural_subject_verb_agreement_1": None,
+        "regular_plural_subject_verb_agreement_2": None, "irregular_plural_subject_verb_agreement_2": None,
+        "existential_there_quantifiers_1": ("There is a cat.", "There is every cat."),
+        "existential_there_quantifiers_2": ("Every cat is there.", "There is every cat."),
+    }
+    import json as _json
+    for uid, pair in items.items():
+        rec = ({"sentence_good": pair[0], "sentence_bad": pair[1]} if pair else
+               {"sentence_good": "x", "sentence_bad": "y", "one_prefix_word_good": "cat", "one_prefix_word_bad": "cats",
+                "two_prefix_word": "cats", "one_prefix_prefix": "The cat", "two_prefix_prefix_good": "The cat",
+                "two_prefix_prefix_bad": "The cats"})
+        (tmp_path / f"{uid}.jsonl").write_text(_json.dumps(rec) + "\n")
+    library.use({"constructions": PUBLISHED, "blimp_vocabulary": str(tmp_path)})
+    trees = {s.sent_id: s for s in read(io.StringIO(FICT_TREES))}
+    assert [m.rule for m in dpe.find_dpe(trees["adjpart-1"], "posh", ["fict_passive"])] == [
+        "fict_passive:copula_adjectival_participle"]
+    assert not dpe.find_dpe(trees["adjpart-1"], "posh", ["passive"])  # povstim's broader passive: no passive here
+    assert not dpe.find_dpe(trees["det-1"], "posh", ["fict_det_noun"])  # dog is not among this folder's nouns
+    assert dpe.find_dpe(trees["det-1"], "posh", ["det_noun"])  # povstim's det_noun: any noun

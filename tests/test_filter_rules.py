@@ -189,7 +189,7 @@ def test_conservative_cues_name_themselves_in_the_rule_column():
     got = {sid: [(m.rule, m.tokens_str()) for m in find_dpe(by_id[sid], cons)]
            for sid in ("cleft-1", "cleft-2", "extra-1", "where-1", "when-1")}
     assert got == {
-        "cleft-1": [("qf_conservative_cleft", "2:is|3:it|4:you|5:are")],
+        "cleft-1": [("qf_conservative_cleft", "2:was|3:it|4:you|5:were")],
         "cleft-2": [("qf_conservative_cleft", "1:It|2:'s|3:you|5:broke")],
         "extra-1": [("qf_conservative_extraposed", "1:What|5:that|6:was")],
         "where-1": [("qf_conservative_wh_clause", "5:where|6:it|7:goes")],
