@@ -74,6 +74,7 @@ def main(argv=None) -> int:
     ap.add_argument("--list", help="print the gold matches of this phenomenon (literal rule)")
     ap.add_argument("--list-mode", default="posh")
     ap.add_argument("--out", help="JSON of the counts")
+    ap.add_argument("--modes", nargs="+", default=["conservative"], help="filter modes measured on the parses")
     ap.add_argument("--fict-published", action="store_true",
                     help="also register FiCT's filters as published (constructions/published/fict.yaml, BLiMP "
                          "vocabulary from ../shared/data/blimp/data)")
@@ -100,16 +101,17 @@ def main(argv=None) -> int:
             Path(a.cache).mkdir(parents=True, exist_ok=True)
             tag = "all" if a.all_speakers else "adults"
             parsed = parses([s.text for s in gold], Path(a.cache) / f"{name}-{tag}.pickle")
-            got = decide(parsed, "conservative", rules)
-            scores = {}
-            for r in rules:
-                tp = sum(1 for x, y in zip(ref, got) if r in x and r in y)
-                fp = sum(1 for x, y in zip(ref, got) if r not in x and r in y)
-                fn = sum(1 for x, y in zip(ref, got) if r in x and r not in y)
-                scores[r] = {"tp": tp, "fp": fp, "fn": fn,
-                             "recall": round(tp / (tp + fn), 3) if tp + fn else None,
-                             "precision": round(tp / (tp + fp), 3) if tp + fp else None}
-            row["conservative_on_spacy_vs_posh_on_gold"] = scores
+            for mode in a.modes:
+                got = decide(parsed, mode, rules)
+                scores = {}
+                for r in rules:
+                    tp = sum(1 for x, y in zip(ref, got) if r in x and r in y)
+                    fp = sum(1 for x, y in zip(ref, got) if r not in x and r in y)
+                    fn = sum(1 for x, y in zip(ref, got) if r in x and r not in y)
+                    scores[r] = {"tp": tp, "fp": fp, "fn": fn,
+                                 "recall": round(tp / (tp + fn), 3) if tp + fn else None,
+                                 "precision": round(tp / (tp + fp), 3) if tp + fp else None}
+                row[f"{mode}_on_spacy_vs_posh_on_gold"] = scores
         result[name] = row
     text = json.dumps(result, indent=1, sort_keys=True)
     if a.out:
