@@ -72,7 +72,7 @@ def test_plan_prints_the_residual_beside_the_removals():
                                        False)}
     text = "\n".join(evidence.render({"rows": [row], "reinsert": [], "notes": [], "residual_source": "the table"}))
     assert "still in BABY-F (expected DPE sentences, 95%): passive ~20 [" in text
-    assert "recall 0.90 [" in text and "100 positives), out of sample" in text
+    assert "recall 0.90 [" in text and "100 positives), out of sample" in text and "of of" not in text
     assert "recall from the table" in text
 
 

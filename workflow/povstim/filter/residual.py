@@ -135,8 +135,9 @@ def residual_rows(removals: dict[str, int], recalls: dict[str, dict], exact: boo
             rc = recalls[phen]
             row = residual(int(n), rc["tp"], rc["positives"])
             row["sample"] = rc.get("sample")
-            if rc.get("sample") in ("in", "out"):
-                row["text"] += f", {rc['sample']} of sample"
+            label = {"in": "in sample", "out": "out of sample"}.get(rc.get("sample"))
+            if label and row["status"] == "ok":
+                row["text"] += f", {label}"
             out[phen] = row
         else:
             out[phen] = {"status": "not measured", "text": "recall not measured"}
