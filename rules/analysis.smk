@@ -294,7 +294,11 @@ rule guardrails:
             for s in plan.condition_sizes(config, c)
         ),
         out_dir=lambda wc, output: os.path.dirname(output.json),
-        code=stage_code("guardrails"),
+        # the conditions page's residual evidence (issue 52): the recall of the configured parser and mode,
+        # from this run's filter_validation output when the config has one (else povstim's shipped table)
+        residual=as_json({"backend": config["parser"]["backend"], "mode": config["filter"]["mode"],
+                          "validation": f"{RESULTS}/filter/validation.json" if VALIDATION else None}),
+        code=stage_code("guardrails", "filter/measured_recall.yaml"),
     log:
         f"{LOGS}/analyze/guardrails.log",
     benchmark:
@@ -304,4 +308,4 @@ rule guardrails:
     shell:
         "{POVSTIM} guardrails --items {input.tidy} --chisq {input.chisq} --benchmarks {params.suites}"
         " --models {params.models} --conditions {params.conditions} --conditions-page {output.conditions}"
-        " --params {params.guardrails:q} --out-dir {params.out_dir} > {log} 2>&1"
+        " --params {params.guardrails:q} --residual {params.residual:q} --out-dir {params.out_dir} > {log} 2>&1"

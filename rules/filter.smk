@@ -73,7 +73,8 @@ rule filter:
         filter=as_json(FILTER_SECTION),
         audit_dir=subpath(output.summary, parent=True),
         # a construction's YAML entry and word lists are data: their resolved definitions are hashed
-        code=stage_code("filter") + constructions.spec_hash(DPE_RULES),
+        # (question_formation reads constructions/words/wh_clause_heads.txt too)
+        code=stage_code("filter", "constructions/words/wh_clause_heads.txt") + constructions.spec_hash(DPE_RULES),
     # the rules run in forked processes (same outputs for any number; Snakemake scales this down to --cores)
     threads: 4
     log:
@@ -125,7 +126,7 @@ if VALIDATION:
             constructions=constructions.spec_hash(DPE_RULES),
             # the path travels as the input; the rest of the section as params
             validation=as_json({k: v for k, v in VALIDATION.items() if k != "treebank"}),
-            code=stage_code("filter-validation"),
+            code=stage_code("filter-validation", "constructions/words/wh_clause_heads.txt"),
         log:
             f"{LOGS}/filter/validation.log",
         benchmark:

@@ -185,6 +185,16 @@ def test_conservative_cues_name_themselves_in_the_rule_column():
         "inv-1": [("qf_conservative_relcl", "2:who|3:'s")],
         "bind-1": [("binding_conservative_self_after_two_nominals", "6:themselves|2:Lala|4:Po")],
     }
+    # issue 52: it-clefts on a pronoun, extraposed relatives, free relatives of place and time
+    got = {sid: [(m.rule, m.tokens_str()) for m in find_dpe(by_id[sid], cons)]
+           for sid in ("cleft-1", "cleft-2", "extra-1", "where-1", "when-1")}
+    assert got == {
+        "cleft-1": [("qf_conservative_cleft", "2:was|3:it|4:you|5:were")],
+        "cleft-2": [("qf_conservative_cleft", "1:It|2:'s|3:you|5:broke")],
+        "extra-1": [("qf_conservative_extraposed", "1:What|5:that|6:was")],
+        "where-1": [("qf_conservative_wh_clause", "5:where|6:it|7:goes")],
+        "when-1": [("qf_conservative_wh_clause", "7:when|8:you|9:were")],
+    }
     # App. C's own relcl analysis, kept: the conservative mode names it qf_conservative_relcl
     (m,) = find_dpe(by_text("Is the boy who is smiling happy?"), cons)
     assert (m.rule, m.tokens_str()) == ("qf_conservative_relcl", "3:boy|6:smiling")

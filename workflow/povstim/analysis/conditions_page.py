@@ -20,6 +20,7 @@ import json
 import logging
 from pathlib import Path
 
+from ..filter.residual import residual_rows
 from ..io import PovstimError, atomic_write, parse_size
 
 log = logging.getLogger("povstim.guardrails")
@@ -88,12 +89,16 @@ def size_sentence(stats: list[dict], tolerance: float) -> str:
     return text
 
 
-def write_page(stats: list[dict], out: str | Path, tolerance: float) -> None:
+def write_page(stats: list[dict], out: str | Path, tolerance: float, residual: tuple | None = None) -> None:
     """``stats``: condition.json contents with ``condition`` and ``size`` (guardrails.read_condition);
-    ``tolerance``: guardrails.size_label (a condition whose words differ more from its size label is flagged)."""
+    ``tolerance``: guardrails.size_label (a condition whose words differ more from its size label is flagged);
+    ``residual``: ``filter.residual.recall_source``'s (recalls, source, exact): a column with the expected
+    direct-evidence sentences still in each filtered condition, per phenomenon (issue 52)."""
     gaps = {(r["condition"], r["size"]): r for r in size_gaps(stats, tolerance)}
     phens = sorted({p for s in stats for p in list(s.get("dpe_rate", {})) + list(s.get("reinsert_config", {}))})
     head = ["condition", "size", "words", "words vs label", "sentences", "removed (DPE)", "put back"]  # put back: docs' term for n_replaced
+    if residual is not None:
+        head.append("still in it (expected DPE, 95%)")
     for p in phens:
         head += [f"{p}: configured", f"{p}: measured", f"{p}: targeted", f"{p}: shortfall"]
     parts = [("<!DOCTYPE html><html><head><meta charset='utf-8'><style>body{font-family:sans-serif;font-size:13px}"
@@ -116,6 +121,8 @@ def write_page(stats: list[dict], out: str | Path, tolerance: float) -> None:
         gap = gaps[(s["condition"], s["size"])]
         cells = [s["condition"], s["size"], f"{s.get('n_words', 0):,}", _gap_text(gap), f"{s.get('n_sentences', 0):,}",
                  f"{s.get('n_dpe_removed', '')}", f"{s.get('n_replaced', '')}"]
+        if residual is not None:
+            cells.append(residual_text(s, residual))
         short_cells = {3} if gap["off"] else set()
         for p in phens:
             short = s.get("reinsert_shortfall", {}).get(p)
@@ -133,6 +140,12 @@ def write_page(stats: list[dict], out: str | Path, tolerance: float) -> None:
             for i, c in enumerate(cells)) + "</tr>")
     if stats:
         parts.append("</table>")
+    if residual is not None and stats:
+        parts.append("<p><b>still in it</b>: the direct-evidence sentences the filter's rules are expected to have "
+                     "missed, per phenomenon: removals &times; (1 &minus; recall) / recall, with the Wilson 95% "
+                     "interval of the recall; recall from " + html.escape(residual[1]) + ". A recall measured on "
+                     "fewer than 20 positives is not measurable, and none measured is said so, never a number "
+                     "(docs/filter.md, &ldquo;The residual evidence&rdquo;).</p>")
     off = [r for r in gaps.values() if r["off"]]
     if off:
         parts.append("<p class='short'>SIZE LABELS: " + "; ".join(
@@ -159,6 +172,15 @@ def write_page(stats: list[dict], out: str | Path, tolerance: float) -> None:
     parts.append("</body></html>\n")
     with atomic_write(out) as fh:
         fh.write("".join(parts))
+
+
+def residual_text(s: dict, residual: tuple) -> str:
+    """The residual cell of a condition: per phenomenon it removed, the expected sentences left (filter.residual)."""
+    removed = s.get("dpe_removed") or {}
+    if not s.get("filtered") or not removed:
+        return ""
+    rows = residual_rows(removed, residual[0], residual[2])
+    return "; ".join(f"{p}: {x['text']}" for p, x in rows.items())
 
 
 # ---- what BABY really got back (issue 42) ------------------------------------------------------------

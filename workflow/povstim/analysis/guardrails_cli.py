@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 
 from ..benchmarks.suite import read_suite
-from ..io import json_object_arg
+from ..filter.residual import recall_source
+from ..io import PovstimError, json_object_arg
 from ..settings import build
 from .conditions_page import write_page
 
@@ -33,6 +34,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="also write the report's conditions table (words, removed and reinserted evidence, rates of "
                    "every --conditions file) here")
     p.add_argument("--params", help="the config's guardrails section as JSON")
+    p.add_argument("--residual", metavar="JSON",
+                   help='{"backend": parser.backend, "mode": filter.mode, "validation": the filter_validation output or '
+                   'null}: the conditions page adds the expected direct evidence left in each filtered condition')
     p.add_argument("--out-dir", required=True, help="output folder")
 
 
@@ -65,5 +69,11 @@ def run(args) -> int:
     result = G.run_checks(runs, items, pairs, chisq, settings, manifests, conditions)
     G.write_outputs(result, args.out_dir)
     if args.conditions_page:
-        write_page(conditions, args.conditions_page, settings.size_label)
+        residual = None
+        if args.residual:
+            spec = json_object_arg(args.residual, "--residual")
+            if not {"backend", "mode"} <= set(spec):
+                raise PovstimError('--residual: give {"backend": ..., "mode": ..., "validation": ...}')
+            residual = recall_source(spec["backend"], spec["mode"], spec.get("validation"))
+        write_page(conditions, args.conditions_page, settings.size_label, residual)
     return 0

@@ -122,17 +122,22 @@ def register_library() -> None:
         add(read_file(path))
 
 
-def user_constructions(value, where: str = "filter.constructions", base_dir: Path = REPO) -> list[Construction]:
+def user_constructions(value, where: str = "filter.constructions", base_dir: Path = REPO,
+                       blimp: str | None = None) -> list[Construction]:
     """The constructions of ``filter.constructions``: a list of entries, or the path of a YAML file
-    (relative to the repository) holding ``constructions:``."""
+    (relative to the repository) holding ``constructions:``; ``blimp``: ``filter.blimp_vocabulary``, the BLiMP
+    folder a ``{blimp: name}`` word list is read from (relative to the repository)."""
     if value in (None, [], (), ""):
         return []
+    if blimp:
+        b = Path(blimp)
+        blimp = str(b if b.is_absolute() else base_dir / b)
     if isinstance(value, tuple):
         value = list(value)
     if isinstance(value, str):
         p = Path(value)
-        return read_file(p if p.is_absolute() else base_dir / p)
-    return parse_entries(value, Where(where, None), (where,), base_dir)
+        return read_file(p if p.is_absolute() else base_dir / p, blimp=blimp)
+    return parse_entries(value, Where(where, None), (where,), base_dir, blimp=blimp)
 
 
 def use(filter_section: dict | None, where: str = "filter.constructions") -> list[str]:
@@ -140,7 +145,7 @@ def use(filter_section: dict | None, where: str = "filter.constructions") -> lis
     name already taken by another definition is an error). Returns their names."""
     if not filter_section:
         return []
-    cs = user_constructions(filter_section.get("constructions"), where)
+    cs = user_constructions(filter_section.get("constructions"), where, blimp=filter_section.get("blimp_vocabulary"))
     for c in cs:
         fp = match.fingerprint(c)
         if c.name in PHENOMENA and _USER.get(c.name) != fp:

@@ -43,6 +43,7 @@ import yaml
 
 from ..io import PovstimError
 from ..parse.conllu import UD1_TO_UD2
+from .blimp_vocab import vocabulary
 
 log = logging.getLogger("povstim.constructions")
 
@@ -224,7 +225,7 @@ def load_yaml_lines(path: Path) -> tuple[object, dict[tuple, int]]:
     return data, lines
 
 
-def read_file(path: str | Path) -> list[Construction]:
+def read_file(path: str | Path, blimp: str | Path | None = None) -> list[Construction]:
     path = Path(path)
     data, lines = load_yaml_lines(path)
     where = Where(str(path), lines)
@@ -233,16 +234,20 @@ def read_file(path: str | Path) -> list[Construction]:
     unknown = set(data) - {"constructions"}
     if unknown:
         raise PovstimError(f"{where((sorted(unknown)[0],))}: unknown key (a construction file holds 'constructions:')")
-    return parse_entries(data["constructions"], where, ("constructions",), path.parent, path.read_text("utf-8"))
+    return parse_entries(data["constructions"], where, ("constructions",), path.parent, path.read_text("utf-8"),
+                         blimp=blimp)
 
 
-def parse_entries(entries, where: Where, path: tuple, base_dir: Path, text: str = "") -> list[Construction]:
+def parse_entries(entries, where: Where, path: tuple, base_dir: Path, text: str = "",
+                  blimp: str | Path | None = None) -> list[Construction]:
+    """The entries' constructions; ``blimp`` is the BLiMP data folder a ``{blimp: name}`` word list reads
+    (``filter.blimp_vocabulary``; constructions/blimp_vocab.py)."""
     if not isinstance(entries, list):
         raise PovstimError(f"{where(path)}: expected a list of constructions")
     out: list[Construction] = []
     seen: dict[str, str] = {}
     for i, e in enumerate(entries):
-        c = parse_entry(e, where, path + (i,), base_dir)
+        c = parse_entry(e, where, path + (i,), base_dir, blimp)
         if c.name in seen:
             raise PovstimError(f"{where(path + (i, 'name'))}: a construction named {c.name!r} is already defined "
                                f"({seen[c.name]}): construction names must be unique")
@@ -415,7 +420,7 @@ def spanning_order(pat: Pattern, where=None, path=()) -> tuple[list, list]:
     return edges, rest
 
 
-def parse_entry(e, where: Where, path: tuple, base_dir: Path) -> Construction:
+def parse_entry(e, where: Where, path: tuple, base_dir: Path, blimp: str | Path | None = None) -> Construction:
     if not isinstance(e, dict):
         raise PovstimError(f"{where(path)}: a construction is a mapping ({', '.join(ENTRY_KEYS)})")
     _unknown(e, ENTRY_KEYS, where, path, "construction key")
@@ -424,6 +429,10 @@ def parse_entry(e, where: Where, path: tuple, base_dir: Path) -> Construction:
         raise PovstimError(f"{where(path + ('name',))}: a construction needs a name (letters, digits, _ and -)")
     words: dict = {}
     for k, v in (e.get("words") or {}).items():
+        if isinstance(v, dict) and "blimp" in v:  # a list of BLiMP's vocabulary, read from the BLiMP data
+            _unknown(v, ("blimp",), where, path + ("words", k), "word-list key")
+            words[str(k)] = [norm(x) for x in vocabulary(str(v["blimp"]), blimp, where(path + ("words", k, "blimp")))]
+            continue
         words[str(k)] = [norm(x) for x in _values(v, where, path + ("words", k), {}, base_dir)]
     default = None
     if "patterns" in e:

@@ -15,7 +15,7 @@ Three modes:
   complement clause, an adverbial clause or nothing, so App. C's literal test
   on its parse misses them. This mode keeps App. C's interrogative test (by
   word form) and replaces "an ``nsubj`` before an ``acl:relcl``" by the union
-  of four analyses, each named in ``dpe.tsv``'s ``rule`` column:
+  of six analyses, each named in ``dpe.tsv``'s ``rule`` column:
 
   ``qf_conservative_relcl``        App. C's literal test on the parse (so the
                                    mode removes everything ``posh`` removes);
@@ -27,7 +27,19 @@ Three modes:
   ``qf_conservative_zero_relative``  a noun phrase followed directly by a clause
                                    with a pronoun subject;
   ``qf_conservative_relativizer``  a noun phrase followed by *that/who/which/
-                                   whom/whose* and a verb.
+                                   whom/whose* and a verb;
+  ``qf_conservative_cleft``        an it-cleft whose relative hangs on a pronoun:
+                                   a form of *be* with *it/that/this* and a zero or
+                                   *that* relative (a wh-question's cleft), or *it* +
+                                   *be* + a pronoun + a relative;
+  ``qf_conservative_extraposed``   a relative extraposed after the verb of a
+                                   wh-question: *that/who/which* right after a verb
+                                   or adverb, as the relative's own subject (a
+                                   finite verb after it, and a predicate after that).
+
+  ``qf_conservative_wh_clause`` also takes the free relatives of place and time: *where*
+  after a verb that does not embed questions (``constructions/words/wh_clause_heads.txt``),
+  *when/where* after a preposition.
 
   Every cue is a general pattern over closed word classes and tags: none names
   a sentence and none has a part fitted to data (tests/test_dpe_no_dev_sentences.py
@@ -40,7 +52,7 @@ from __future__ import annotations
 from .registry import Context, Hit, Phenomenon, register
 from .surface import ends_with_question_mark, lower_words, norm
 from .tree import base_rel, children, has_rel, is_aux, low, subtree, word_tokens
-from .words import AUX_FORMS, WH_WORDS
+from .words import AUX_FORMS, WH_WORDS, read_word_file
 from ..parse.conllu import Sentence, Token
 from ..parse.tokenize import words_only
 
@@ -161,6 +173,17 @@ RELATIVIZERS = frozenset("that who which whom whose".split())
 FREE_WH = frozenset("what whatever who whoever whom where wherever why".split())
 # Wh-words that can be a free relative's own subject ("what happens", "whoever wins").
 SUBJECT_WH = frozenset("what whatever who whoever".split())
+# Free relatives of place and time: UD annotates "go where it goes" and "from when you were small" as
+# acl:relcl on the wh-word; "know where it is" (a verb that embeds questions) is a complement (ccomp).
+PLACE_TIME_WH = frozenset("where wherever when whenever".split())
+# The verbs that embed a wh-clause (the one list, shared with the constructions' binding patterns; its path
+# is in the filter rule's code hash).
+EMBEDDING_VERBS = frozenset(read_word_file("wh_clause_heads.txt")) - {"be"}
+# Forms of "be" that open a cleft ("is it ... that", "it was ... who").
+BE_FORMS = frozenset("is 's was were are 're am 'm be".split())
+# The pronouns a cleft focuses ("it's you that ...") and the cleft's own it/that/this ("what is it you ...").
+CLEFT_SUBJECTS = frozenset("it that this".split())
+FOCUS_PRONOUNS = frozenset("me you him her us them it i he she we they this that".split())
 # Verbs of a final parenthetical ("..., you know", "..., I guess"): a pronoun + one of these ending
 # the utterance is a comment clause, not a relative.
 PARENTHETICALS = frozenset("know think guess wonder see mean bet suppose say".split())
@@ -252,13 +275,16 @@ def qf_conservative_wh_clause(sent: Sentence) -> tuple[Token, ...] | None:
     ws = word_tokens(sent)
     question = ends_with_question_mark(sent.text)
     for i, t in enumerate(ws):
-        if low(t) not in FREE_WH or _inverted_after(ws, i):
+        if (low(t) not in FREE_WH and low(t) not in PLACE_TIME_WH) or _inverted_after(ws, i):
             continue
         if question and all(low(w) == low(t) or w.upos == "INTJ" for w in ws[:i]):
             continue  # the question's own wh-word (after interjections or a repetition of itself)
         prev = ws[i - 1] if i else None
-        if prev is not None and (prev.upos == "VERB" or (prev.upos == "PRON" and i >= 2 and ws[i - 2].upos == "VERB")):
-            continue
+        if low(t) not in FREE_WH and not _place_time_relative(ws, i):
+            continue  # when: an adverbial clause (UD advcl), unless a preposition makes it a free relative
+        if prev is not None and (prev.upos == "VERB" or (prev.upos == "PRON" and i >= 2 and ws[i - 2].upos == "VERB")) \
+                and not (low(t) in PLACE_TIME_WH and _place_time_relative(ws, i)):
+            continue  # a verb's embedded question, unless where follows a verb that embeds none
         c = _clause_at(ws, i + 1)
         if c is not None:
             return Hit((t, ws[c[0]], ws[c[1]]), "qf_conservative_wh_clause")
@@ -267,6 +293,22 @@ def qf_conservative_wh_clause(sent: Sentence) -> tuple[Token, ...] | None:
         if (low(t) in SUBJECT_WH and i + 1 < len(ws) and _finite(ws[i + 1]) and not _opening(ws, i)):
             return Hit((t, ws[i + 1]), "qf_conservative_wh_clause")
     return None
+
+
+def _place_time_relative(ws: list[Token], i: int) -> bool:
+    """*where/when* at ``ws[i]`` opens a free relative of place or time, not an embedded question nor an
+    adverbial clause: *where* after a verb that embeds no question (or after that verb's pronoun object),
+    *when/where* after a preposition."""
+    prev = ws[i - 1] if i else None
+    if prev is None:
+        return False
+    if prev.upos == "ADP" or prev.xpos == "IN":
+        return True
+    if low(ws[i]) not in ("where", "wherever"):
+        return False
+    verb = ws[i - 2] if prev.upos == "PRON" and i >= 2 else prev
+    return verb.upos == "VERB" and (verb.lemma or "").lower() not in EMBEDDING_VERBS \
+        and low(verb) not in EMBEDDING_VERBS
 
 
 def _opening(ws: list[Token], i: int) -> bool:
@@ -322,6 +364,80 @@ def qf_conservative_relativizer(sent: Sentence) -> tuple[Token, ...] | None:
     return None
 
 
+def _relative_after(ws: list[Token], j: int, zero: bool) -> tuple[int, ...] | None:
+    """A relative clause starting at ``ws[j]``: *that/who/which* then a clause or a verb, or (``zero``) a
+    clause with a subject and a finite verb right away (not a final comment clause such as "..., I think").
+    Returns the indices of its cue words."""
+    if j >= len(ws):
+        return None
+    if low(ws[j]) in ("that", "who", "which"):
+        c = _clause_at(ws, j + 1)
+        if c is not None:
+            return (j, c[0], c[1])
+        if j + 1 < len(ws) and _verbal(ws[j + 1]):
+            return (j, j + 1)
+        return None
+    c = _clause_at(ws, j) if zero else None
+    if c is None or not _finite(ws[c[1]]):
+        return None
+    v = c[1]
+    if v == len(ws) - 1 and low(ws[v]) in PARENTHETICALS:
+        return None
+    k = v + 1
+    while k < len(ws) and low(ws[k]) in ("not", "n't"):
+        k += 1
+    if ws[v].upos == "AUX" and k == len(ws) - 1 and ws[k].upos == "PRON":
+        return None  # a tag question (..., isn't it): an auxiliary and a pronoun closing the utterance
+    if ws[v].upos == "AUX" and (v + 1 >= len(ws) or not (_verbal(ws[v + 1]) or ws[v + 1].upos in ("ADV", "PART"))):
+        return None  # a copula and its predicate, or a tag question's inverted auxiliary: a main clause
+    return c
+
+
+def qf_conservative_cleft(sent: Sentence) -> Hit | None:
+    """An it-cleft whose relative clause hangs on a pronoun (UD: the pronoun + ``acl:relcl``), which a parser
+    reads as a complement clause: a form of *be* and *it/that/this* (either order) followed by a zero or a
+    *that/who* relative, or *it* + *be* (+ *not*) + a pronoun + a relative."""
+    ws = word_tokens(sent)
+    for i in range(len(ws) - 2):
+        a, b = low(ws[i]), low(ws[i + 1])
+        if (a in BE_FORMS and b in CLEFT_SUBJECTS) or (a in CLEFT_SUBJECTS and b in BE_FORMS):
+            j = i + 2
+            while j < len(ws) and low(ws[j]) in ("not", "n't"):
+                j += 1
+            got = _relative_after(ws, j, zero=True)
+            if got is not None:
+                return Hit(tuple(ws[k] for k in (i, i + 1) + got), "qf_conservative_cleft")
+            # it + be + a focused pronoun + a relative ("it's you that ...")
+            if a == "it" and j < len(ws) and low(ws[j]) in FOCUS_PRONOUNS:
+                got = _relative_after(ws, j + 1, zero=True)
+                if got is not None:
+                    return Hit(tuple(ws[k] for k in (i, j) + got), "qf_conservative_cleft")
+    return None
+
+
+def qf_conservative_extraposed(sent: Sentence) -> Hit | None:
+    """A relative clause extraposed after the verb of a wh-question (its antecedent the wh-word): the
+    utterance opens with *what/who* (after interjections, conjunctions or adverbs), and later *that/who/
+    which*, right after a verb, particle or adverb, is the relative's own subject: a finite verb follows it,
+    and a predicate follows that verb. Not after a verb of saying or thinking (a complement clause)."""
+    ws = word_tokens(sent)
+    w = next((k for k, t in enumerate(ws) if t.upos not in ("INTJ", "CCONJ", "ADV")), None)
+    if w is None or low(ws[w]) not in ("what", "who", "whatever", "whoever"):
+        return None
+    for i in range(w + 3, len(ws) - 2):
+        if low(ws[i]) not in ("that", "who", "which"):
+            continue
+        prev = ws[i - 1]
+        if not (_verbal(prev) or prev.upos in ("ADV", "PART", "ADP")):
+            continue
+        verb = next((ws[k] for k in range(i - 1, w, -1) if _verbal(ws[k])), None)
+        if verb is not None and ((verb.lemma or "").lower() in PARENTHETICALS or low(verb) in PARENTHETICALS):
+            continue
+        if _finite(ws[i + 1]) or low(ws[i + 1]) in AUX_FORMS:
+            return Hit((ws[w], ws[i], ws[i + 1]), "qf_conservative_extraposed")
+    return None
+
+
 def conservative_interrogative(sent: Sentence) -> bool:
     """App. C (ii) by form: final "?", a wh-word anywhere, or an auxiliary form among the first two
     words whatever the tagger calls it (the surface pre-test's own condition)."""
@@ -331,11 +447,11 @@ def conservative_interrogative(sent: Sentence) -> bool:
 
 
 CONSERVATIVE_CUES = (qf_conservative_relcl, qf_conservative_wh_clause, qf_conservative_zero_relative,
-                     qf_conservative_relativizer)
+                     qf_conservative_relativizer, qf_conservative_cleft, qf_conservative_extraposed)
 
 
 def qf_conservative(sent: Sentence, ctx: Context):
-    """App. C's interrogative test AND a relative clause found by any of four analyses (module docstring)."""
+    """App. C's interrogative test AND a relative clause found by any of six analyses (module docstring)."""
     if len(word_tokens(sent)) < 3 or not conservative_interrogative(sent):
         return None
     for cue in CONSERVATIVE_CUES:

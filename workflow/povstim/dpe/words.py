@@ -8,6 +8,22 @@ surface condition.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+# The word lists the declarative constructions share (constructions/words/): a DPE rule that needs one reads
+# the same file, so each list has one place (the filter rule's code hash names the files the rules read).
+WORD_FILES = Path(__file__).resolve().parents[1] / "constructions" / "words"
+
+
+def read_word_file(name: str) -> list[str]:
+    """The words of ``constructions/words/<name>`` (one a line, ``#`` comments), lowercased."""
+    out = []
+    for line in (WORD_FILES / name).read_text(encoding="utf-8").splitlines():
+        w = line.split("#", 1)[0].strip().lower()
+        if w:
+            out.append(w)
+    return out
+
 # App. C: "a wh-word". Interrogative and relative uses look alike on the surface.
 WH_WORDS = frozenset(
     "who whom whose what which where when why how whoever whomever whatever whichever wherever whenever".split()

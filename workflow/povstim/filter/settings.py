@@ -15,6 +15,7 @@ class FilterSettings:
     mode: str
     rules: tuple[str, ...]
     constructions: tuple | str
+    blimp_vocabulary: str | None
     animate_nouns: tuple[str, ...] | None
     audit_sample: int
     seed: int
@@ -22,7 +23,7 @@ class FilterSettings:
 
     def __post_init__(self):
         # the user's constructions join the registry before the names are checked
-        use({"constructions": self.constructions})
+        use({"constructions": self.constructions, "blimp_vocabulary": self.blimp_vocabulary})
         dpe.check_rules(self.rules)
         warn_untargeted(self.rules)
 

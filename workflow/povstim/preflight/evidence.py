@@ -36,6 +36,7 @@ from ..corpus.assemble import assemble
 from ..dpe import audit
 from ..filter.run import no_match as filter_no_match
 from ..filter.run import run_filter
+from ..filter.residual import config_recall, residual_rows
 from ..filter.settings import (
     condition_phenomena,
     filter_rules,
@@ -170,8 +171,14 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
                              "per_phenomenon": {p: round(k * scale) for p, k in c["per_phenomenon"].items()},
                              "combos": {p: round(k * scale) for p, k in c["combos"].items()},
                              "pool": pool, "pool_high": pool_high, "mode": c["mode"], "backend": c["backend"]})
+    # the residual evidence: what the removals imply is left in BABY-F at the measured recall (issue 52)
+    source = None
+    if rows:
+        recalls, source, exact = config_recall(config, backend, rows[0]["mode"])
+        for r in rows:
+            r["residual"] = residual_rows(r["per_phenomenon"], recalls, exact)
     chains = dose_outlook.chain_outlook(config, rows)
-    return {"rows": rows, "reinsert": reinsert_outlook(config, rows) + chains,
+    return {"residual_source": source, "rows": rows, "reinsert": reinsert_outlook(config, rows) + chains,
             "dose": dose_outlook.dose_outlook(config, rows, chains), "notes": notes, "no_match": no_match(rows),
             "unchanged": unchanged_operations(config, rows)}
 
@@ -267,10 +274,16 @@ def render(ev: dict) -> list[str]:
         approx = "~" if r["sample"] is not None else ""
         lines.append(f"  {r['corpus']:<10} {r['size']:>6}  {r['sentences']:>9,} sentences; removes {approx}"
                      f"{r['removed']:,} ({share:.1%}: {per}); targeted pool {approx}{pool}")
+        if r.get("residual"):
+            lines.append("  " + " " * 18 + "still in BABY-F (expected DPE sentences, 95%): " + "; ".join(
+                f"{p} {x['text']}" for p, x in r["residual"].items()))
         if "sample_counts" in r and (r["corpus"], r["size"]) == next(
                 (x["corpus"], x["size"]) for x in rows if x["corpus"] == r["corpus"]):
             parsed.append(f"  ({r['corpus']}: parsed {r['method']}, seeded)")
     lines += parsed
+    if rows and ev.get("residual_source"):
+        lines.append(f"  (still in BABY-F: removals x (1 - recall) / recall, recall from {ev['residual_source']}; "
+                     "docs/filter.md, \"The residual evidence\")")
     for note in ev.get("notes", []):
         lines.append(f"  note: {note}")
     for u in ev.get("unchanged", []):
