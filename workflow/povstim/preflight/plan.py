@@ -205,7 +205,8 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
 
 def power_summary(config: dict, base_dir: Path) -> dict:
     """``povstim power``'s table (analysis/power.py) and the fewer-than-3-seeds warning, for plan's summary
-    line; a power that cannot be computed yet (an imported suite not built) is a note, a bad power: key an error."""
+    line; a power that cannot be computed (a single seed, an imported suite not built yet) is a note, a bad key of
+    the config's own power: section an error."""
     # deferred: scipy, only when the plan runs
     from ..analysis import power
 
@@ -213,9 +214,9 @@ def power_summary(config: dict, base_dir: Path) -> dict:
     try:
         out["line"] = power.plan_line(power.analyse(config, base_dir / "results" / config["experiment"]))
     except PovstimError as exc:
-        if str(exc).startswith(("power.", "seeds:")):
+        if str(exc).startswith("power.") and config.get("power"):  # a bad power: section the user wrote
             raise
-        out["line"] = f"Power: not computed ({exc})"
+        out["line"] = f"Power: not computed: {exc}"
     return out
 
 
