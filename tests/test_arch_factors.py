@@ -30,11 +30,10 @@ ORDERED = {"gpt2-nano": {"bias": "vanilla"}, "gpt2-nano-ordered": {"bias": "vani
 def test_arch_meta_marks_the_archs_that_train_in_order():
     cfg = {"training": {"ordered": False}, "archs": {"a": {"family": "gpt2"},
                                                      "b": {"family": "gpt2", "training": {"ordered": True}}}}
-    assert biases.arch_meta(cfg) == {"a": {"bias": "vanilla", "family": "gpt2"},
-                                     "b": {"bias": "vanilla", "family": "gpt2", "ordered": True}}
+    assert biases.arch_meta(cfg) == {"a": {"bias": "vanilla"}, "b": {"bias": "vanilla", "ordered": True}}
     # the section's own setting counts for every arch that does not override it
     assert biases.arch_meta({"training": {"ordered": True}, "archs": {"a": {"family": "gpt2"}}}) == {
-        "a": {"bias": "vanilla", "family": "gpt2", "ordered": True}}
+        "a": {"bias": "vanilla", "ordered": True}}
 
 
 def test_train_summary_and_log_record_the_order(corpus, tmp_path, caplog):  # noqa: F811

@@ -111,10 +111,8 @@ def test_one_dyck_checkpoint_for_every_seed_and_arch_that_asks_for_it():
 def test_labels_and_arch_meta():
     c = config_with(plain=PICO, both={**PICO, "bias": {"recency": {"r": 0.6}, "dyck": {"k": 4}}},
                     tpt={**PICO, "bias": {"tpt": {}}})
-    # family: the learner the analysis fits on its own (analysis.pool_learners); a bias keeps its family's
-    assert biases.arch_meta(c) == {"plain": {"bias": "vanilla", "family": "gpt2"},
-                                   "both": {"bias": "dyck+recency", "family": "gpt2"},
-                                   "tpt": {"bias": "tpt", "family": "gpt2"}}
+    assert biases.arch_meta(c) == {"plain": {"bias": "vanilla"}, "both": {"bias": "dyck+recency"},
+                                   "tpt": {"bias": "tpt"}}
     assert effective_arch(c["archs"]["both"])["family"] == "gpt2-recency"
 
 

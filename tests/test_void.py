@@ -188,8 +188,12 @@ def test_model_groups_per_suite_and_learner():
     frames = [simulate_scores(conditions=META, sizes=("1k",), seeds=(1,), items=3, steps=(10,), arch=arch,
                               suite=suite) for arch in ("gpt2-a", "lstm-a", "ngram") for suite in ("posh", "blimp")]
     items = tidy.final_items(tidy.normalise(pd.concat(frames, ignore_index=True), "sim"))
-    arch_meta = {"gpt2-a": {"bias": "vanilla", "family": "gpt2"}, "lstm-a": {"bias": "vanilla", "family": "lstm"},
-                 "ngram": {"bias": "vanilla", "family": "kneser-ney"}}
+    from povstim.plan import analysis_archs
+
+    config = {"archs": {"gpt2-a": {"family": "gpt2"}, "lstm-a": {"family": "lstm"}, "ngram": {"family": "kneser-ney"}}}
+    arch_meta = analysis_archs(config, {a: {"bias": "vanilla"} for a in config["archs"]})
+    assert arch_meta["ngram"] == {"bias": "vanilla", "family": "kneser-ney", "scale": "corpus model"}
+    assert arch_meta["lstm-a"]["scale"] == arch_meta["gpt2-a"]["scale"] == "causal"
     groups = model_groups(items, analysis_settings({}), META, arch_meta)
     assert [(s, f) for s, f, _ in groups] == [("posh", "gpt2"), ("posh", "kneser-ney"), ("posh", "lstm"),
                                               ("blimp", "gpt2"), ("blimp", "kneser-ney"), ("blimp", "lstm")]

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import families
 from ..io import PovstimError, atomic_path, atomic_write, write_json
 from ..settings import build
 from . import age, archs, bayes, sensitivity, void
@@ -156,7 +155,8 @@ FILTERING_TITLE = "Filtering and training source (three-level model contrasts)"
 
 
 def learner_of(arch_meta: dict | None) -> dict[str, str]:
-    """arch -> its learner family (families.py: gpt2, roberta, lstm, kneser-ney), from the --archs metadata."""
+    """arch -> its learner family (families.py: gpt2, roberta, lstm, kneser-ney), from the --archs metadata
+    (plan.analysis_archs)."""
     return {a: str(m["family"]) for a, m in (arch_meta or {}).items() if m.get("family")}
 
 
@@ -175,7 +175,7 @@ def model_groups(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict |
         fams = sorted({learners.get(str(a), "") for a in modelled["arch"]})
         if settings.pool_learners or len(fams) <= 1:
             if settings.pool_learners and len(fams) > 1:
-                check_poolable(fams)
+                check_poolable(arch_meta, set(modelled["arch"].astype(str)))
             out.append((suite, "+".join(f for f in fams if f) or None, modelled))
             continue
         for fam in fams:
@@ -185,9 +185,10 @@ def model_groups(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict |
     return out
 
 
-def check_poolable(fams: list[str]) -> None:
-    """Learners pooled in one model (analysis.pool_learners) must give scores on one scale."""
-    kinds = {f: ("corpus model" if families.get(f).corpus_model else families.get(f).kind) for f in fams if f}
+def check_poolable(arch_meta: dict, archs) -> None:
+    """Learners pooled in one model (analysis.pool_learners) must give scores on one scale (``scale`` of the
+    --archs metadata, plan.analysis_archs: causal, masked or a corpus model)."""
+    kinds = {str(arch_meta[a]["family"]): str(arch_meta[a].get("scale")) for a in archs if a in arch_meta}
     if len(set(kinds.values())) > 1:
         raise PovstimError("analysis.pool_learners: true pools learners whose scores are not on one scale ("
                            + ", ".join(f"{f}: {k}" for f, k in sorted(kinds.items()))

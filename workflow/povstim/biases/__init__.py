@@ -47,7 +47,7 @@ def arch_meta(config: dict) -> dict[str, dict]:
     false, so a config without ordered training passes what it always did; povstim.analysis.archs)."""
     out = {}
     for name, spec in config.get("archs", {}).items():
-        out[name] = {"bias": label(spec), "family": (spec or {}).get("family")}  # the learner (analysis groups)
+        out[name] = {"bias": label(spec)}
         if {**(config.get("training") or {}), **((spec or {}).get("training") or {})}.get("ordered"):
             out[name]["ordered"] = True
     return out
