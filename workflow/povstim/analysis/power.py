@@ -35,7 +35,7 @@ from .. import plan as dag_plan
 from ..benchmarks.suite import POSH_CATEGORIES
 from ..benchmarks.tasks import iter_jsonl
 from ..io import PovstimError
-from ..settings import build
+from ..settings import build, section
 
 Z = float(stats.norm.ppf(0.975))  # the 95% interval's half-width in SEs
 
@@ -124,7 +124,7 @@ def power_suite(config: dict, settings: PowerSettings) -> str:
     suites = list(config.get("benchmarks") or {})
     if not suites:
         raise PovstimError("benchmarks: no suite to compute the power for")
-    analysis_suite = config["analysis"]["suite"]
+    analysis_suite = section("analysis", config.get("analysis") or {}, "analysis")["suite"]
     suite = settings.suite or analysis_suite or ("posh" if "posh" in suites else suites[0])
     if suite not in suites:
         key = "power.suite" if settings.suite else "analysis.suite"
@@ -230,7 +230,7 @@ def recommend(config: dict, settings: PowerSettings, items: dict, by_arch: dict,
 def seed_warning(config: dict) -> str:
     """Fewer seeds than analysis.min_groups: the three-level model drops (1|seed) (plan's warning)."""
     k = len(config["seeds"])
-    min_groups = int(config["analysis"]["min_groups"])  # a loaded config is filled
+    min_groups = int(section("analysis", config.get("analysis") or {}, "analysis")["min_groups"])
     if k >= min_groups:
         return ""
     return (f"WARNING: {k} seed(s) (seeds), fewer than analysis.min_groups {min_groups}: the Bayesian models drop "
