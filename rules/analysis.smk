@@ -52,7 +52,8 @@ rule analyze:
     params:
         analysis=as_json(config["analysis"]),
         conditions=as_json(plan.condition_meta(config)),
-        archs=as_json(bias_plan.arch_meta(config)),
+        # + each arch's learner family and score scale: the Bayesian models are fitted per learner
+        archs=as_json(plan.analysis_archs(config, bias_plan.arch_meta(config))),
         out_dir=lambda wc, output: os.path.dirname(output.accuracy),
         suite_dirs=lambda wc, input: f"--suite-dirs {' '.join(input.suites)}" if input.suites else "",
         external=lambda wc, input: f"--external-scores {' '.join(input.external)}" if input.external else "",

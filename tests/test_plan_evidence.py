@@ -39,8 +39,9 @@ def test_reinsert_outlook_by_hand():
              "pool": {"question_formation": 6, "binding": 30}, "pool_high": {"question_formation": 6, "binding": 30}}]
     out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
     assert out["question_formation"] == {"condition": "baby", "size": "150k", "phenomenon": "question_formation",
-                                         "rate": 0.002, "needed": 43, "pool": 6, "pool_high": 6,
-                                         "status": "cannot be met", "expected_rate": round(6 / 21_500, 6)}
+                                         "rate": 0.002, "needed": 43, "pool": 6, "pool_high": 6, "pool_low": 6,
+                                         "status": "cannot be met", "expected": 6, "expected_low": 6,
+                                         "expected_rate": round(6 / 21_500, 6)}
     assert out["binding"]["needed"] == 15 and out["binding"]["status"] == "ok"
     # from a sample: an estimate of 40 with a 95% upper end of 60 may fall short of 43; an upper end of 42
     # cannot reach it
@@ -48,6 +49,13 @@ def test_reinsert_outlook_by_hand():
                    pool_high={"question_formation": 60, "binding": 50})
     out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
     assert out["question_formation"]["status"] == "may fall short"
+    # issue 51: an estimate that fills the rate is "ok" only when the pool's 95% lower end fills it too
+    rows[0].update(pool={"question_formation": 45, "binding": 30}, pool_low={"question_formation": 20, "binding": 30})
+    out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
+    assert out["question_formation"]["status"] == "may fall short" and out["binding"]["status"] == "ok"
+    rows[0]["pool_low"]["question_formation"] = 43
+    assert evidence.reinsert_outlook(_config(), rows)[1]["status"] == "ok"
+    rows[0].update(pool={"question_formation": 40, "binding": 30}, pool_low={"question_formation": 20, "binding": 30})
     rows[0]["pool_high"]["question_formation"] = 42
     out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
     assert out["question_formation"]["status"] == "cannot be met"

@@ -19,6 +19,7 @@ from povstim import schema
 from povstim.analysis.acquisition import AcquisitionSettings
 from povstim.analysis.guardrails import GuardrailSettings
 from povstim.analysis.pipeline import AnalysisSettings
+from povstim.analysis.power import PowerSettings
 from povstim.analysis.released import ReleaseSettings
 from povstim.conditions.build import SplitSettings
 from povstim.devices.sharing import GpuSettings
@@ -39,6 +40,7 @@ SETTINGS = {
     AcquisitionSettings: "acquisition",
     AnalysisSettings: "analysis",
     GuardrailSettings: "guardrails",
+    PowerSettings: "power",
     ReleaseSettings: "release",
     SplitSettings: "split",
     FilterSettings: "filter",

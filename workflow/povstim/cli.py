@@ -24,6 +24,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "plan": ("povstim.preflight.plan_cli", "words per source after cleaning, largest sizes, benchmark word pools "
              "(thin-pool warnings), the filter's removals and BABY's targeted pool with reinsertion/dose "
              "shortfalls, casing check"),
+    "power": ("povstim.preflight.power_cli", "the power of the three-level model's condition contrasts for the "
+              "configured seeds, sizes and pairs at POSH Table 12's effects, minimal detectable effects, seeds needed"),
     "report": ("povstim.preflight.report_cli", "build the HTML report of an experiment from the config that made it"),
     "synth": ("povstim.synth.cli", "generate a synthetic corpus with gold CoNLL-U and DPE labels"),
     "download": ("povstim.sources.download_cli", "download a source's files (checksummed, resumable)"),

@@ -237,6 +237,17 @@ def condition_meta(config: dict) -> dict[str, dict]:
     return meta
 
 
+def analysis_archs(config: dict, arch_meta: dict) -> dict[str, dict]:
+    """The analyze rule's ``--archs``: ``biases.arch_meta`` plus each arch's learner, its ``family`` and the
+    ``scale`` its scores are on (causal, masked, or a corpus model), for the analysis' fits per learner
+    (analysis.pool_learners; the analysis reads no family registry itself)."""
+    out = {}
+    for name, meta in arch_meta.items():
+        fam = families.get(config["archs"][name]["family"], where=f"archs.{name}.family")
+        out[name] = {**meta, "family": fam.name, "scale": "corpus model" if fam.corpus_model else fam.kind}
+    return out
+
+
 def suites(config: dict) -> list[str]:
     return list(config.get("benchmarks", {}))
 

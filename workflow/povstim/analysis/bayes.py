@@ -716,10 +716,13 @@ def contrasts_table(contrasts: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat: str = "") -> list[str]:
+def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat: str = "", void=(),
+                        seed_note: str = "") -> list[str]:
     """What the report says about filtering and training source, from the three-level contrasts only.
     ``caveat``: appended to the BABY-F vs. BABY sentence (BABY got less evidence back than configured:
-    conditions_page.shortfall_caveat), or its own paragraph when that contrast is absent."""
+    conditions_page.shortfall_caveat), or its own paragraph when that contrast is absent. ``void``: the
+    sentences of void contrasts (analysis/void.py: no estimate), first. ``seed_note``: appended to every
+    conclusion (fewer seeds than analysis.min_groups: the intervals leave out run-to-run variance)."""
     def verdict(r, better, worse):
         est = f"{r['median']:+.2f} [{r['lower']:.2f}, {r['upper']:.2f}] log-odds, P(> 0) = {r['p_gt0']:.2f}"
         if r["lower"] > 0:
@@ -728,7 +731,7 @@ def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat:
             return f"{worse} ({est})"
         return f"no credible difference ({est})"
 
-    out = []
+    out = list(void)
     if not converged:
         out.append("CONVERGENCE PROBLEM: the three-level model did not converge; do not interpret the "
                    "sentences below (see three_level_diagnostics.json).")
@@ -749,5 +752,7 @@ def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat:
         if caveat and (a, b) == ("BABY-F", "BABY"):
             text += " " + caveat
             caveat = ""
+        if seed_note:
+            text += " " + seed_note
         out.append(text)
     return out + ([caveat] if caveat else [])

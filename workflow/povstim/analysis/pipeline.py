@@ -15,7 +15,7 @@ import pandas as pd
 
 from ..io import PovstimError, atomic_path, atomic_write, write_json
 from ..settings import build
-from . import age, archs, bayes, sensitivity
+from . import age, archs, bayes, sensitivity, void
 from . import formula as fml
 from .conditions_page import size_sentence
 from .curves import curve_table
@@ -47,6 +47,8 @@ class AnalysisSettings:
     min_groups: int
     suite: str | None
     priors: dict
+    void_evidence: int
+    pool_learners: bool
 
 
 def analysis_settings(given: dict | None = None, where: str = "--params", **overrides) -> AnalysisSettings:
@@ -105,8 +107,13 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
     shown = items if external is None else tidy.normalise(
         pd.concat([items, tidy.final_items(external)], ignore_index=True), "item scores")
     acc = archs.with_ordered(tables.accuracy_table(shown), arch_meta)  # `ordered`: a label, not a table key
+    voids = void_contrasts(sizes[0] if sizes else [], settings, meta)
+    void_note = "".join(f" {r['duplicate'].upper()} is {r['kept'].upper()} at {', '.join(r['sizes'])} (void: "
+                        f"{'identical training text' if all(r['identical'].values()) else 'no evidence apart'})."
+                        for r in voids)
     chisq = write_tables(acc, settings, out, n_seeds=int(items["seed"].nunique()),
-                         notes=lambda suite: caption_notes(items, suite, meta) + (size_sentence(*sizes) if sizes else ""))
+                         notes=lambda suite: caption_notes(items, suite, meta) + (size_sentence(*sizes) if sizes else "")
+                         + void_note)
     curves = curve_table(scores if external is None else tidy.normalise(
         pd.concat([scores, external], ignore_index=True), "item scores"))
     write_csv(archs.with_ordered(curves, arch_meta), out / "accuracy_by_step.csv")
@@ -119,18 +126,109 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
              items.groupby(["arch", "condition", "size", "seed"]).ngroups, items["suite"].nunique(), out)
     if not fit_model:
         return
-    suite, modelled = model_items(items, settings, meta, arch_meta)
-    fit_models(modelled, settings, out / "bayes", family=settings.family, cores=cores, suite=suite, caveat=caveat,
-               as_written=as_written)
+    groups = model_groups(items, settings, meta, arch_meta)
+    pages = []
+    for i, (suite, learner, modelled) in enumerate(groups):
+        # the first group (analysis.suite or posh, the first learner) keeps bayes/ itself (Table 12, the figures);
+        # every other suite x learner its own folder
+        where = out / "bayes" if i == 0 else out / "bayes" / "by" / suite / (learner or "all")
+        try:
+            sentences = fit_models(drop_void(modelled, voids), settings, where, family=settings.family, cores=cores,
+                                   suite=suite, caveat=caveat, void=voids,
+                                   as_written=as_written)
+        except PovstimError as exc:
+            if i == 0:
+                raise
+            log.warning("%s, %s: no Bayesian model (%s)", suite, learner, exc)
+            sentences = [f"No model fitted ({exc})."]
+        pages.append((suite, learner, sentences))
+    if "three_level" not in settings.models:
+        return
+    if len(pages) > 1:  # every suite x learner's conclusions on the report's one page, each sentence naming both
+        write_text_page(out / "bayes" / "filtering", FILTERING_TITLE,
+                        [f"On {suite}, {learner or 'all learners'}: {x}" for suite, learner, sentences in pages
+                         for x in sentences])
+    elif pages[0][2]:  # one suite and one learner: the page's title names them
+        suite, learner, sentences = pages[0]
+        write_text_page(out / "bayes" / "filtering", f"{FILTERING_TITLE}: {suite}, {learner or 'all learners'}",
+                        sentences)
+
+
+FILTERING_TITLE = "Filtering and training source (three-level model contrasts)"
+
+
+def learner_of(arch_meta: dict | None) -> dict[str, str]:
+    """arch -> its learner family (families.py: gpt2, roberta, lstm, kneser-ney), from the --archs metadata
+    (plan.analysis_archs)."""
+    return {a: str(m["family"]) for a, m in (arch_meta or {}).items() if m.get("family")}
+
+
+def model_groups(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict | None,
+                 arch_meta: dict | None) -> list[tuple[str, str | None, pd.DataFrame]]:
+    """(suite, learner, its modelled items) for every suite of the experiment (``analysis.suite``: that one only)
+    and every learner family, the primary suite (posh, else the first) and first learner first; with
+    ``analysis.pool_learners`` one group of all learners per suite, which must score on one scale (the same
+    family kind and no corpus model beside a neural one: else an error naming the key)."""
+    primary = model_suite(settings, items["suite"])
+    suites = [primary] + ([] if settings.suite else sorted(set(items["suite"]) - {primary}))
+    learners = learner_of(arch_meta)
+    out = []
+    for suite in suites:
+        _, modelled = model_items(items, settings, meta, arch_meta, suite=suite)
+        fams = sorted({learners.get(str(a), "") for a in modelled["arch"]})
+        if settings.pool_learners or len(fams) <= 1:
+            if settings.pool_learners and len(fams) > 1:
+                check_poolable(arch_meta, set(modelled["arch"].astype(str)))
+            out.append((suite, "+".join(f for f in fams if f) or None, modelled))
+            continue
+        for fam in fams:
+            archs_of = {a for a, f in learners.items() if f == fam}
+            out.append((suite, fam or None, modelled[modelled["arch"].astype(str).isin(archs_of)]
+                        .reset_index(drop=True)))
+    return out
+
+
+def check_poolable(arch_meta: dict, archs) -> None:
+    """Learners pooled in one model (analysis.pool_learners) must give scores on one scale (``scale`` of the
+    --archs metadata, plan.analysis_archs: causal, masked or a corpus model)."""
+    kinds = {str(arch_meta[a]["family"]): str(arch_meta[a].get("scale")) for a in archs if a in arch_meta}
+    if len(set(kinds.values())) > 1:
+        raise PovstimError("analysis.pool_learners: true pools learners whose scores are not on one scale ("
+                           + ", ".join(f"{f}: {k}" for f, k in sorted(kinds.items()))
+                           + "); set it to false to fit each learner on its own")
+
+
+def void_contrasts(stats: list[dict], settings: "AnalysisSettings", meta: dict | None) -> list[dict]:
+    """The void pairs of conditions (analysis/void.py) with the report's sentence about each."""
+    sizes_of: dict[str, list[str]] = {}
+    for s in stats:
+        sizes_of.setdefault(s["condition"], []).append(s["size"])
+    rows = void.summarise(void.void_pairs(stats, settings.void_evidence, list(meta or {})), sizes_of)
+    level_of = {c: bayes.derive(pd.DataFrame([{"source": m["source"], "filtered": m["filtered"]}]))
+                ["source_filter"].iloc[0] for c, m in (meta or {}).items()}
+    for r in rows:
+        r["sentence"] = void.describe(r, settings.void_evidence, level_of)
+        log.warning("VOID %s", r["sentence"])
+    return rows
+
+
+def drop_void(df: pd.DataFrame, voids: list[dict]) -> pd.DataFrame:
+    """The rows the Bayesian models are fitted on, less each void duplicate's cells at its void sizes."""
+    if not voids:
+        return df
+    gone = {(r["duplicate"], s) for r in voids for s in r["sizes"]}
+    keep = [(c, str(z)) not in gone for c, z in zip(df["condition"], df["size"])]
+    return df[keep].reset_index(drop=True)
 
 
 def model_items(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict | None,
-                arch_meta: dict | None) -> tuple[str, pd.DataFrame]:
+                arch_meta: dict | None, suite: str | None = None) -> tuple[str, pd.DataFrame]:
     """(suite, its final items with the condition and arch predictors): what the Bayesian models are fitted
-    on (also what ``povstim analyze-prewarm`` compiles them for, analysis/prewarm.py)."""
+    on (also what ``povstim analyze-prewarm`` compiles them for, analysis/prewarm.py); ``suite``: default the
+    primary one (:func:`model_suite`)."""
     from . import exp3, tidy
 
-    suite = model_suite(settings, items["suite"])
+    suite = suite or model_suite(settings, items["suite"])
     modelled = exp3.attach_archs(tidy.attach_conditions(items[items["suite"] == suite], meta), arch_meta)
     return suite, archs.with_ordered(modelled, arch_meta)
 
@@ -235,27 +333,43 @@ def model_design(df: pd.DataFrame, settings: "AnalysisSettings", family: str, fo
 
 
 def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
-               suite=None, by_arch: bool = True, caveat: str = "", as_written: frozenset = frozenset()) -> None:
+               suite=None, by_arch: bool = True, caveat: str = "", as_written: frozenset = frozenset(),
+               void: list[dict] = ()) -> list[str]:
     """Every model of ``settings.models``: table12 -> bayes/{summary.csv, table12.*, ...} (POSH Table 12 as
     printed, ``settings.formula``); three_level -> bayes/three_level_* and the pairwise contrasts of
     BABY-F, BABY and WIKI (POSH's released analysis, ``settings.three_level_formula``). ``by_arch``: each
-    formula gets the arch terms the data need (:func:`model_spec`), but those in ``as_written``."""
+    formula gets the arch terms the data need (:func:`model_spec`), but those in ``as_written``. ``void``: void contrasts (:func:`void_contrasts`,
+    their cells already left out of ``df``): said in both models' captions and the filtering page."""
+    note = " ".join(r["sentence"] for r in void)
+    sentences: list[str] = []  # the three-level model's conclusions (the report's filtering page)
+    if void:
+        out.mkdir(parents=True, exist_ok=True)
+        write_csv(pd.DataFrame([{"kept": r["kept"], "duplicate": r["duplicate"], "sizes": ",".join(r["sizes"]),
+                                 "all_sizes": r["all_sizes"], "evidence": ",".join(str(r["evidence"][z]) for z in r["sizes"]),
+                                 "identical": ",".join(str(r["identical"][z]) for z in r["sizes"])} for r in void]),
+                  out / "void_contrasts.csv")
     for name in settings.models:
         spec = model_spec(name, settings, df if by_arch else None, as_written)  # an unknown name stops here
         if name == "table12":
-            fit_and_write(df, settings, out, family=family, cores=cores, suite=suite, **spec)
+            fit_and_write(df, settings, out, family=family, cores=cores, suite=suite, note=note, **spec)
         else:
-            fit_three_level(df, settings, out, family=family, cores=cores, suite=suite, spec=spec, caveat=caveat)
+            sentences = fit_three_level(df, settings, out, family=family, cores=cores, suite=suite, spec=spec,
+                                        caveat=caveat, void=[r["sentence"] for r in void], note=note)
+    return sentences
 
 
 def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
-                    suite=None, spec: dict | None = None, caveat: str = "") -> None:
+                    suite=None, spec: dict | None = None, caveat: str = "", void=(), note: str = "") -> list[str]:
     design, res, diag = fit_and_write(
         df, settings, out, family=family, cores=cores, suite=suite, prefix="three_level_", table="three_level",
-        title="Three-level model of POSH's released analysis", **(spec or model_spec("three_level", settings)))
+        title="Three-level model of POSH's released analysis", note=note,
+        **(spec or model_spec("three_level", settings)))
+    title = FILTERING_TITLE
     if "source_filter" not in design.codes:
         log.warning("three-level model: source_filter has a single level or was dropped: no contrasts")
-        return
+        if void:  # the void contrasts are still the report's answer
+            write_text_page(out / "filtering", title, list(void))
+        return list(void)
     by = "category" if "category" in design.codes else None
     contrasts = bayes.pairwise_contrasts(res.idata.posterior, design, by=by or "")
     write_csv(_rounded(contrasts), out / "three_level_contrasts.csv")
@@ -268,8 +382,21 @@ def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, f
                                            + "; ".join(diag["problems"]))
     write_table(bayes.contrasts_table(contrasts), out / "three_level_contrasts_table", cap,
                 "tab:three-level-contrasts", banner=banner)
-    sentences = bayes.filtering_sentences(contrasts, diag["converged"], caveat)
-    write_text_page(out / "filtering", "Filtering and training source (three-level model contrasts)", sentences)
+    sentences = bayes.filtering_sentences(contrasts, diag["converged"], caveat, void=void,
+                                          seed_note=seed_note(design, df, settings))
+    write_text_page(out / "filtering", title, sentences)
+    return sentences
+
+
+def seed_note(design, df: pd.DataFrame, settings: "AnalysisSettings") -> str:
+    """Said beside each conclusion when the model dropped (1|seed) (fewer seeds than analysis.min_groups)."""
+    dropped = [t for t in design.dropped if t.startswith("(") and t.endswith("|seed)")]
+    if not dropped:
+        return ""
+    n = int(df["seed"].nunique()) if "seed" in df.columns else 0
+    return (f"(With {n} seed(s), fewer than analysis.min_groups {settings.min_groups}, the model dropped "
+            f"{', '.join(dropped)}: this interval leaves out run-to-run (seed) variance and overstates certainty; "
+            "povstim power says how many seeds the contrast needs.)")
 
 
 def _rounded(df: pd.DataFrame) -> pd.DataFrame:
@@ -325,7 +452,8 @@ def age_tables(items: pd.DataFrame, suite_dirs, out: Path) -> None:
 
 def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
                   suite=None, formula: str | None = None, prefix: str = "", table: str = "table12",
-                  title: str = "Bayesian mixed-effects logistic regression", coding_of: dict | None = None):
+                  title: str = "Bayesian mixed-effects logistic regression", coding_of: dict | None = None,
+                  note: str = ""):
     """Fit one model (``formula``, default settings.formula) and write {prefix}posterior.nc,
     {prefix}summary.csv, {prefix}diagnostics.json, {prefix}data.csv and {table}.* to ``out``."""
     design = model_design(df, settings, family, formula, coding_of)
@@ -356,6 +484,8 @@ def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, fam
             cap += f" {var} is {kind}-coded against {design.coding[var]['reference']} (not sum-coded)."
     if design.dropped:
         cap += f" Dropped (not estimable in this design): {', '.join(design.dropped)}."
+    if note:  # void contrasts: the duplicate condition's cells are not in this fit
+        cap += " " + note
     write_table(bayes.table12(res.summary), out / table, cap, f"tab:{table.replace('_', '-')}", banner=banner)
     log.info("posterior summary written to %s (%.1f s sampling)", out / f"{prefix}summary.csv",
              diag["sampling_seconds"])

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from ..io import PovstimError
 from ..settings import build as build_settings
-from .operations import WORD_TOLERANCE, match_words
+from .operations import WORD_TOLERANCE, match_words, pool_phenomenon, sentences_for
 
 log = logging.getLogger("povstim.condition")
 
@@ -89,11 +89,11 @@ def build(
     for i in sorted(dpe):
         if len(dpe[i]) == 1:
             phen = dpe[i][0]
-            (first if phen in targeted.get(i, ()) else rest)[phen].append(i)
+            (first if pool_phenomenon(dpe[i], targeted.get(i, ())) else rest)[phen].append(i)
     cond.pool = {p: {"targeted": len(first.get(p, [])), "other": len(rest.get(p, []))} for p in rates}
     chosen: dict[str, list[int]] = {}
     for phen, rate in rates.items():
-        need = int(round(rate * n))
+        need = sentences_for(rate, n)
         a = first.get(phen, [])
         if need > len(a):
             cond.shortfall[phen] = {"needed": need, "available": len(a)}
@@ -197,4 +197,18 @@ def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict
         "dpe_rate": {p: _rate(present.get(p, 0), n) for p in sorted(set(removed) | set(reinsert))},
         # The measured rate of *disambiguating* evidence (removals the strict rule flags) in this condition.
         "dpe_rate_targeted": {p: _rate(targeted_present.get(p, 0), n) for p in sorted(set(removed) | set(reinsert))},
+        # ... and its count: two conditions of one base whose counts differ by fewer sentences than
+        # analysis.void_evidence make a void contrast (analysis/void.py)
+        "dpe_count_targeted": {p: targeted_present.get(p, 0) for p in sorted(set(removed) | set(reinsert))},
     }
+
+
+def corpus_hash(train_lines, dev_lines) -> str:
+    """sha256 of a condition's training text as written (train, then dev): two conditions with the same hash
+    train the same models (condition.json ``corpus_sha256``; analysis/void.py)."""
+    h = hashlib.sha256()
+    for part in (train_lines, dev_lines):
+        for line in part:
+            h.update(line.encode("utf-8") + b"\n")
+        h.update(b"\0")
+    return h.hexdigest()

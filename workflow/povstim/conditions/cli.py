@@ -7,7 +7,7 @@ import logging
 from ..dpe import audit
 from ..io import PovstimError, json_object_arg, read_sentences, write_json, write_lines
 from ..settings import section
-from .build import build, condition_stats, split, split_settings
+from .build import build, condition_stats, corpus_hash, split, split_settings
 from . import opsrun
 from .table import write_table
 
@@ -72,6 +72,7 @@ def run(args) -> int:
     write_lines(args.out_train, (lines[i] for i in train))
     write_lines(args.out_dev, (lines[i] for i in dev))
     stats = condition_stats(str(args.base), lines, cond, reinsert, train, dev, sp, rows is not None)
+    stats["corpus_sha256"] = corpus_hash((lines[i] for i in train), (lines[i] for i in dev))
     if args.not_filtered:  # say so, never silently
         stats["not_filtered"] = args.not_filtered
         log.warning("%s: %s", args.out_train, args.not_filtered)
@@ -107,6 +108,8 @@ def run_operations(args) -> int:
     write_lines(args.out_train, (state.text.get(i, lines[i]) for i in train))
     write_lines(args.out_dev, (state.text.get(i, lines[i]) for i in dev))
     stats = opsrun.stats(str(args.base), lines, state, ops, train, dev, sp)
+    stats["corpus_sha256"] = corpus_hash((state.text.get(i, lines[i]) for i in train),
+                                         (state.text.get(i, lines[i]) for i in dev))
     write_json(args.stats, stats)
     if args.out_audit:
         opsrun.write_audit(args.out_audit, state.audit)

@@ -222,6 +222,20 @@ register(Op("random_remove", _check_random_remove, _apply_random_remove))
 
 # --- reinsert
 
+def sentences_for(rate, n: int) -> int:
+    """Sentences a reinsert rate asks for in a corpus of ``n`` sentences: one rounding for ``conditions.build``,
+    this operation and ``povstim plan``'s forecast (preflight/evidence.py, dose_outlook.py)."""
+    return int(round(float(rate) * n))
+
+
+def pool_phenomenon(phenomena, targeted) -> str | None:
+    """The phenomenon a removed sentence can be put back for: removed for it alone and targeted (strict-rule)
+    evidence of it; None when it is not in any reinsert pool. The one definition of the pool for
+    ``conditions.build``, this operation and ``povstim plan``."""
+    phenomena = list(phenomena)
+    return phenomena[0] if len(phenomena) == 1 and phenomena[0] in targeted else None
+
+
 def _check_reinsert(spec, where, conditions):
     for c, r in (spec.get("rates") or {}).items():
         if not 0 <= float(r) < 1:
@@ -231,8 +245,9 @@ def _check_reinsert(spec, where, conditions):
 def _single(state: State, c: str, targeted_only: bool) -> list[int]:
     """Ids a remove of this chain took for ``c`` alone (targeted evidence only if asked), not back yet."""
     present = set(state.ids)
-    return [i for i in state.removed.get(c, []) if state.dpe_of[i] == [c] and i not in present
-            and (not targeted_only or c in state.targeted_of.get(i, ()))]
+    return [i for i in state.removed.get(c, []) if i not in present and (
+        pool_phenomenon(state.dpe_of[i], state.targeted_of.get(i, ())) == c if targeted_only
+        else state.dpe_of[i] == [c])]
 
 
 def _apply_reinsert(state: State, spec: dict, step: int) -> None:
@@ -240,7 +255,7 @@ def _apply_reinsert(state: State, spec: dict, step: int) -> None:
     back: dict[str, list[int]] = {}
     for c, rate in sorted(spec["rates"].items()):
         pool = _single(state, c, targeted_only=True)
-        need = int(round(float(rate) * n))
+        need = sentences_for(rate, n)
         if need > len(pool):
             state.notes.setdefault("shortfall", {})[c] = {"needed": need, "available": len(pool)}
             log.warning("SHORTFALL conditions.%s reinsert %s=%s: needs %d targeted sentences, %d were removed; "

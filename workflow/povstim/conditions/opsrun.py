@@ -78,6 +78,7 @@ def stats(base: str, lines: list[str], state: State, ops: list[dict], train: lis
         "dpe_count": dict(sorted(present.items())),
         "dpe_rate": {c: _rate(present.get(c, 0), n) for c in cons},
         "dpe_rate_targeted": {c: _rate(targeted.get(c, 0), n) for c in cons},
+        "dpe_count_targeted": {c: targeted.get(c, 0) for c in cons},
         "reinsert_config": {c: r for o in ops if o["op"] == "reinsert" for c, r in sorted(o["rates"].items())},
         "reinsert_shortfall": state.notes.get("shortfall", {}),
         "random_remove": state.notes.get("random_remove", []),

@@ -22,14 +22,15 @@ FLAGS = {"ok": "ok", "may fall short": "MAY FALL SHORT", "cannot be met": "CANNO
          "rounds to 0": "ROUNDS TO 0 SENTENCES"}
 
 
-def status(need: int, pool: int, high: int, sampled: bool) -> str:
-    """A rate's fate: met, may fall short (a sample's estimate is short, its 95% upper end is not), cannot be
-    met, or asks for no sentence at all in a corpus this small."""
+def status(need: int, pool: int, high: int, sampled: bool, low: int | None = None) -> str:
+    """A rate's fate: met (from a sample: even the pool's 95% lower end ``low`` fills it), may fall short (a
+    sample's estimate or its 95% upper end fills it, its lower end does not), cannot be met, or asks for no
+    sentence at all in a corpus this small."""
     if need == 0:
         return "rounds to 0"
-    if pool >= need:
+    if pool >= need and (not sampled or low is None or low >= need):
         return "ok"
-    return "may fall short" if sampled and high >= need else "cannot be met"
+    return "may fall short" if sampled and max(pool, high) >= need else "cannot be met"
 
 
 def removed_for(row: dict, cons) -> int:
@@ -73,13 +74,15 @@ def _chain(name: str, size: str, ops: list[dict], r: dict, series: str | None) -
             kept = r["sentences"] - removed_for(r, removed) - taken
             for c, rate in sorted(o["rates"].items()):
                 rate = float(rate)
-                need = round(rate * kept)
+                need = operations.sentences_for(rate, kept)
                 pool = max(0, r["pool"].get(c, 0) - back[c])
                 high = max(0, r["pool_high"].get(c, 0) - back[c])
+                low = max(0, r.get("pool_low", r["pool"]).get(c, 0) - back[c])
                 got = min(pool, need)
                 back[c] += got
                 out.append({"condition": name, "size": size, "phenomenon": c, "rate": rate, "needed": need,
-                            "pool": pool, "pool_high": high, "status": status(need, pool, high, r["sample"] is not None),
+                            "pool": pool, "pool_high": high,
+                            "status": status(need, pool, high, r["sample"] is not None, low),
                             "expected_rate": round(got / kept, 6) if kept else None, "step": step,
                             **({"series": series} if series else {})})
     return out

@@ -32,6 +32,8 @@ from pathlib import Path
 from scipy import stats
 
 from .. import plan as dag_plan
+from ..conditions.build import build as build_condition
+from ..conditions.operations import pool_phenomenon, sentences_for
 from ..corpus.assemble import assemble
 from ..dpe import audit
 from ..filter.run import no_match as filter_no_match
@@ -45,6 +47,7 @@ from ..filter.settings import (
 )
 from ..io import PovstimError, parse_size
 from ..parse.run import parse_texts, parser_settings
+from ..settings import section
 from . import dose_outlook
 
 log = logging.getLogger("povstim.plan")
@@ -89,10 +92,11 @@ def count_filter(lines: list[str], config: dict, corpus: str, gold: list[str] | 
     for i, phens in removed.items():
         for p in set(phens):
             per_phen[p] = per_phen.get(p, 0) + 1
-        if len(phens) == 1 and phens[0] in targeted.get(i, ()):  # what conditions.build may put back
-            pool[phens[0]] = pool.get(phens[0], 0) + 1
+        phen = pool_phenomenon(phens, targeted.get(i, ()))  # what conditions.build may put back: its definition
+        if phen:
+            pool[phen] = pool.get(phen, 0) + 1
     return {"n": len(lines), "removed": len(removed), "per_phenomenon": per_phen, "pool": pool, "combos": combos,
-            "mode": fs.mode, "backend": ps.backend}
+            "mode": fs.mode, "backend": ps.backend, "audit": (removed, targeted)}
 
 
 def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAULT_SAMPLE,
@@ -107,6 +111,7 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
         return {}
     backend = parser_settings(config.get("parser"), where="parser").backend
     rows, notes = [], []
+    exact: dict[tuple[str, str], tuple] = {}  # (corpus, size) -> (base lines, removed, targeted): every sentence counted
     with tempfile.TemporaryDirectory(prefix="povstim-plan-") as tmp:
         gold_paths: dict[str, str] = {}
         if backend == "gold":  # one CoNLL-U per synthetic source, as `povstim synth` writes it
@@ -140,8 +145,9 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
                         continue
                     rows.append({"corpus": corpus, "size": size, "sentences": c["n"], "method": "all (gold trees)",
                                  "sample": None, "removed": c["removed"], "per_phenomenon": c["per_phenomenon"],
-                                 "combos": c["combos"], "pool": c["pool"], "pool_high": dict(c["pool"]), "mode": c["mode"],
-                                 "backend": c["backend"]})
+                                 "combos": c["combos"], "pool": c["pool"], "pool_high": dict(c["pool"]),
+                                 "pool_low": dict(c["pool"]), "mode": c["mode"], "backend": c["backend"]})
+                    exact[(corpus, size)] = (bases[size], *c["audit"])
                 continue
             largest = corpus_sizes[-1]
             base = bases[largest]
@@ -151,36 +157,56 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
                      corpus, largest, backend)
             try:
                 c = count_filter([base[i] for i in picked], config, corpus, None)
+                # a smaller size whose whole corpus fits in the sample is counted, not scaled from the largest
+                small = {size: count_filter(bases[size], config, corpus, None) for size in corpus_sizes[:-1]
+                         if len(bases[size]) <= sample}
             except (PovstimError, ImportError, OSError) as exc:  # no parser installed here: plan the rest
                 notes.append(f"{corpus}: no estimate of the DPE filter: the {backend} parser did not run "
                              f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})")
                 continue
+            sample_audit = c.pop("audit")
+            for size, sc in small.items():
+                rows.append({"corpus": corpus, "size": size, "sentences": sc["n"],
+                             "method": f"all {sc['n']:,} sentences at {size}", "sample": None,
+                             "sample_counts": {k: v for k, v in sc.items() if k != "audit"},
+                             "removed": sc["removed"], "per_phenomenon": sc["per_phenomenon"], "combos": sc["combos"],
+                             "pool": sc["pool"], "pool_high": dict(sc["pool"]), "pool_low": dict(sc["pool"]),
+                             "mode": sc["mode"], "backend": sc["backend"]})
+                exact[(corpus, size)] = (bases[size], *sc["audit"])
             for size in corpus_sizes:
+                if size in small:
+                    continue
                 total = len(bases[size])
                 scale = total / n
                 pool = {p: round(k * scale) for p, k in c["pool"].items()}
                 pool_high = {p: math.ceil(_interval(k, n)[1] * total) for p, k in c["pool"].items()}
-                exact = size == largest and n == len(base)  # the "sample" is the whole corpus: counted
-                if exact:
-                    pool_high = dict(pool)
+                # the 95% interval's lower end: "ok" only when even it fills a rate (issue 51: an estimate of
+                # 3 at a smaller size, scaled from a sample, was "ok"; the run found 0)
+                pool_low = {p: math.floor(_interval(k, n)[0] * total) for p, k in c["pool"].items()}
+                counted = size == largest and n == len(base)  # the "sample" is the whole corpus: counted
+                if counted:
+                    pool_high = pool_low = dict(pool)
+                    exact[(corpus, size)] = (base, *sample_audit)
                 rows.append({"corpus": corpus, "size": size, "sentences": total,
                              "method": (f"all {n:,} sentences at {largest}" if n == len(base) else
                                         f"a sample of {n:,} of the {len(base):,} sentences at {largest}"),
-                             "sample": None if exact else n, "sample_counts": c,
+                             "sample": None if counted else n, "sample_counts": c,
                              "removed": round(c["removed"] * scale),
                              "per_phenomenon": {p: round(k * scale) for p, k in c["per_phenomenon"].items()},
                              "combos": {p: round(k * scale) for p, k in c["combos"].items()},
-                             "pool": pool, "pool_high": pool_high, "mode": c["mode"], "backend": c["backend"]})
+                             "pool": pool, "pool_high": pool_high, "pool_low": pool_low, "mode": c["mode"],
+                             "backend": c["backend"]})
     # the residual evidence: what the removals imply is left in BABY-F at the measured recall (issue 52)
     source = None
     if rows:
-        recalls, source, exact = config_recall(config, backend, rows[0]["mode"])
+        recalls, source, recall_exact = config_recall(config, backend, rows[0]["mode"])
         for r in rows:
-            r["residual"] = residual_rows(r["per_phenomenon"], recalls, exact)
+            r["residual"] = residual_rows(r["per_phenomenon"], recalls, recall_exact)
     chains = dose_outlook.chain_outlook(config, rows)
-    return {"residual_source": source, "rows": rows, "reinsert": reinsert_outlook(config, rows) + chains,
-            "dose": dose_outlook.dose_outlook(config, rows, chains), "notes": notes, "no_match": no_match(rows),
-            "unchanged": unchanged_operations(config, rows)}
+    reinsert = reinsert_outlook(config, rows, exact)
+    return {"residual_source": source, "rows": rows, "reinsert": reinsert + chains,
+            "void": void_outlook(config, reinsert), "dose": dose_outlook.dose_outlook(config, rows, chains),
+            "notes": notes, "no_match": no_match(rows), "unchanged": unchanged_operations(config, rows)}
 
 
 def unchanged_operations(config: dict, rows: list[dict]) -> list[str]:
@@ -226,31 +252,93 @@ def no_match(rows: list[dict]) -> list[dict]:
     return out
 
 
-def reinsert_outlook(config: dict, rows: list[dict]) -> list[dict]:
-    """Per condition with reinsert rates x size x phenomenon: sentences needed against the targeted pool."""
+def reinsert_outlook(config: dict, rows: list[dict], exact: dict | None = None) -> list[dict]:
+    """Per condition with reinsert rates x size x phenomenon: sentences needed against the targeted pool. Where
+    every sentence was counted (``exact``: the gold parser, or a corpus no larger than the sample) the condition
+    stage's own ``conditions.build.build`` runs on the plan's audit, so "ok" and the sentences put back are what
+    the run will find; from a sample, "ok" needs the pool's 95% lower end to fill the rate."""
     by = {(r["corpus"], r["size"]): r for r in rows}
+    exact = exact or {}
     out = []
     for name, spec in config["conditions"].items():
         rates = {p: float(v) for p, v in sorted((spec.get("reinsert") or {}).items()) if float(v) > 0}
         if not rates or not dag_plan.filter_applies(config, name):
             continue
+        phens = condition_phenomena(config, spec)
         for size in dag_plan.condition_sizes(config, name):
             r = by.get((spec["from"], size))
             if r is None:
                 continue
             # BABY-F's sentences: the corpus less what the condition removes (its filter list, or filter: true's)
-            kept = r["sentences"] - dose_outlook.removed_for(
-                r, condition_phenomena(config, spec) or removal_rules(config))
+            kept = r["sentences"] - dose_outlook.removed_for(r, phens or removal_rules(config))
+            built = None
+            if (spec["from"], size) in exact:  # the condition stage's code on the plan's audit
+                lines, removed, targeted = exact[(spec["from"], size)]
+                if phens:  # --phenomena: the rows of the condition's constructions only
+                    removed = {i: [p for p in v if p in phens] for i, v in removed.items()}
+                    removed = {i: v for i, v in removed.items() if v}
+                built = build_condition(len(lines), removed, rates, int(config["split"]["seed"]), targeted,
+                                        words=[len(x.split()) for x in lines])
             for phen, rate in rates.items():
-                need = int(round(rate * kept))
+                need = sentences_for(rate, kept)
                 pool, high = r["pool"].get(phen, 0), r["pool_high"].get(phen, 0)
-                # "rounds to 0": the corpus is too small for the rate, BABY gets none of it
-                status = dose_outlook.status(need, pool, high, r["sample"] is not None)
-                got = min(pool, need)
+                low = r.get("pool_low", r["pool"]).get(phen, 0)
+                if built is not None:
+                    got = built.reinserted_targeted.get(phen, 0)
+                    status = dose_outlook.status(need, got if phen in built.shortfall else need, high, False)
+                else:
+                    got = min(pool, need)
+                    # "rounds to 0": the corpus is too small for the rate, BABY gets none of it
+                    status = dose_outlook.status(need, pool, high, r["sample"] is not None, low)
                 out.append({"condition": name, "size": size, "phenomenon": phen, "rate": rate, "needed": need,
-                            "pool": pool, "pool_high": high, "status": status,
+                            "pool": pool, "pool_high": high, "pool_low": low, "status": status,
+                            "expected": got, "expected_low": got if built is not None else min(low, need),
                             "expected_rate": round(got / kept, 6) if kept else None})
     return out
+
+
+def void_outlook(config: dict, reinsert: list[dict]) -> list[dict]:
+    """Per condition with reinsert rates x size: the evidence sentences it is expected to get back, against
+    ``analysis.void_evidence``: fewer makes its contrast with its filtered sibling (a condition of the same corpus
+    and removals with nothing put back: BABY-F) void, as the analysis will find (analysis/void.py)."""
+    threshold = int(section("analysis", config.get("analysis") or {}, "analysis")["void_evidence"])
+    conds = config["conditions"]
+    out = []
+    for name, spec in conds.items():
+        rows = [o for o in reinsert if o["condition"] == name]
+        if not rows:
+            continue
+        sibling = next((c for c, s in conds.items() if c != name and s["from"] == spec["from"]
+                        and dag_plan.filter_applies(config, c) and not s.get("reinsert") and not s.get("operations")
+                        and condition_phenomena(config, s) == condition_phenomena(config, spec)), None)
+        if sibling is None:
+            continue
+        for size in dict.fromkeys(o["size"] for o in rows):
+            at = [o for o in rows if o["size"] == size]
+            expected, low = sum(o["expected"] for o in at), sum(o["expected_low"] for o in at)
+            status = "void" if expected < threshold else ("may be void" if low < threshold else "ok")
+            out.append({"condition": name, "sibling": sibling, "size": size, "expected": expected, "low": low,
+                        "threshold": threshold, "status": status})
+    return out
+
+
+def render_void(voids: list[dict]) -> list[str]:
+    bad = [v for v in voids if v["status"] != "ok"]
+    if not bad:
+        return []
+    lines = [f"Void contrasts (evidence put back vs. analysis.void_evidence = {bad[0]['threshold']}):"]
+    for v in bad:
+        got = (f"{v['expected']:,}" if v["low"] == v["expected"] else f"~{v['expected']:,} (95% low {v['low']:,})")
+        lines.append(f"  {v['condition']:<10} {v['size']:>6}  gets back {got} evidence sentence(s): "
+                     + ("VOID" if v["status"] == "void" else "MAY BE VOID")
+                     + f": its corpus is {v['sibling']}'s in evidence")
+    every = {v["condition"] for v in bad if v["status"] == "void"} - {
+        v["condition"] for v in voids if v["status"] != "void"}
+    lines.append("  -> WARNING: the analysis leaves a void condition's cells out of the Bayesian models and reports "
+                 "its contrast as VOID, with no estimate" + (f" ({', '.join(sorted(every))}: at every size)" if every
+                                                             else "") +
+                 ". Add child-directed text with the evidence, or use larger sizes, before training.")
+    return lines
 
 
 def render(ev: dict) -> list[str]:
@@ -311,4 +399,4 @@ def render(ev: dict) -> list[str]:
                      "BABY would hold less evidence than configured (its SHORTFALL, conditions.tsv and the "
                      "reinsert_shortfall guardrail). Use more or larger child-directed sources, a lower rate, or "
                      "another filter mode (docs/filter.md).")
-    return lines + dose_outlook.render(ev.get("dose") or [])
+    return lines + render_void(ev.get("void") or []) + dose_outlook.render(ev.get("dose") or [])

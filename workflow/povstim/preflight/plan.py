@@ -17,7 +17,9 @@ pipeline's own code, in memory, in seconds to minutes:
 4. for each corpus x size a filtered condition draws from, what the DPE filter removes and the targeted
    pool BABY can put back, and whether each ``reinsert`` rate can be met (``preflight.evidence``: exact
    with the gold parser, from a parsed sample with spaCy/stanza);
-5. the casing of every source against every benchmark suite's items (``preflight.casing``): a warning when
+5. the power of the three-level model's contrasts at POSH Table 12's effects (``analysis.power``, the
+   summary of ``povstim power``) and a warning with fewer than 3 seeds (``(1|seed)`` is dropped);
+6. the casing of every source against every benchmark suite's items (``preflight.casing``): a warning when
    they disagree and ``tokenizer.lowercase`` is false; and their final punctuation, attached or spaced
    (``preflight.punctuation``): a warning with the cleaning style that matches the items.
 """
@@ -203,6 +205,7 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         "punctuation": punctuation.check(config, {n: c.lines for n, c in counts.items() if c.status == "ok"},
                                          base_dir),
     }
+    result["power"] = power_summary(config, base_dir)
     sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
     result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
                                                                          if c.gold}) if sample else {}
@@ -215,6 +218,23 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
                                                 Path(forecast_cache or forecast.cache_dir(base_dir)), recalibrate)
                               if ok else {"notes": ["not forecast: a source is not available yet"], "jobs": []})
     return result
+
+
+def power_summary(config: dict, base_dir: Path) -> dict:
+    """``povstim power``'s table (analysis/power.py) and the fewer-than-3-seeds warning, for plan's summary
+    line; a power that cannot be computed (a single seed, an imported suite not built yet) is a note, a bad key of
+    the config's own power: section an error."""
+    # deferred: scipy, only when the plan runs
+    from ..analysis import power
+
+    out = {"warning": power.seed_warning(config)}
+    try:
+        out["line"] = power.plan_line(power.analyse(config, base_dir / "results" / config["experiment"]))
+    except PovstimError as exc:
+        if str(exc).startswith("power.") and config.get("power"):  # a bad power: section the user wrote
+            raise
+        out["line"] = f"Power: not computed: {exc}"
+    return out
 
 
 def thin_pools(rep: dict) -> list[str]:
@@ -272,6 +292,9 @@ def render(result: dict) -> str:
             lines.append(f"  -> WARNING: {len(thin)} class(es) with only 1-2 words ({', '.join(thin)}): every item of "
                          "their templates reuses the same word, so a paradigm may measure that word, not the structure"
                          + (f"; top_k_words {k5:,} gives each at least 5" if k5 else "; larger corpora give more"))
+    pw = result.get("power") or {}
+    if pw:
+        lines += ["", pw["line"]] + ([pw["warning"]] if pw["warning"] else [])
     lines += render_filter(result.get("filter") or {})
     lines += casing.render(result.get("casing") or {})
     lines += punctuation.render(result.get("punctuation") or {})

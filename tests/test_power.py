@@ -1,0 +1,142 @@
+"""Power before training (povstim/analysis/power.py): the closed-form normal approximation against brute-force
+binomial simulations of the three-level design (parameter recovery), its MDE against scipy's normal quantiles,
+the recommendation, and bad input naming the config key."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import expit, logit
+
+from povstim import config as cfg
+from povstim.analysis import power
+from povstim.io import PovstimError
+
+REPO = Path(__file__).resolve().parents[1]
+ITEMS = {"A": [60, 60], "B": [60]}  # two categories: two paradigms and one, 60 pairs each
+P = 0.65
+
+
+def simulate(effect: float, run_sd: float, models: int, reps: int, seed: int):
+    """Brute force: binomial counts of every model x category x paradigm of two conditions, a per-model
+    run deviation shared by its categories, the contrast a - b planted on every category. Returns per replicate
+    (estimate, Wald SE) of the overall contrast from the saturated binomial GLM's MLE per (model, category)
+    cell: log-odds logit(k / N) with variance 1 / (N p_hat (1 - p_hat)), averaged over categories and models."""
+    rng = np.random.default_rng(seed)
+    cats = list(ITEMS)
+    est, se = np.empty(reps), np.empty(reps)
+    for r in range(reps):
+        cond_mean, cond_var = [], []
+        for shift in (effect / 2, -effect / 2):
+            dev = rng.normal(0.0, run_sd, size=models)  # one trained model's deviation, all categories
+            per_model, var_model = [], []
+            for m in range(models):
+                eta, var = [], []
+                for c in cats:
+                    n = sum(ITEMS[c])
+                    k = rng.binomial(n, expit(logit(P) + shift + dev[m]))
+                    ph = k / n
+                    eta.append(logit(ph))
+                    var.append(1.0 / (n * ph * (1 - ph)))
+                per_model.append(np.mean(eta))
+                var_model.append(np.sum(var) / len(cats) ** 2)
+            cond_mean.append(np.mean(per_model))
+            cond_var.append(np.sum(var_model) / models ** 2)
+        est[r] = cond_mean[0] - cond_mean[1]
+        se[r] = np.sqrt(cond_var[0] + cond_var[1])
+    return est, se
+
+
+def test_binomial_power_recovered_by_brute_force():
+    """No run variance: the share of simulated experiments whose Wald interval excludes 0 is the closed form's
+    power (+- 3 binomial SEs), at an effect planted where power is near 1/2 (most sensitive) and at 0 (5%)."""
+    models, reps = 3, 600
+    se = power.contrast_se(power.binomial_variance(ITEMS, P), 0.0, models, models)
+    for effect in (2.0 * se, 0.0):
+        want = power.power(effect, se)
+        est, wald = simulate(effect, 0.0, models, reps, seed=7)
+        got = float(np.mean(np.abs(est) > power.Z * wald))
+        assert abs(got - want) < 3 * np.sqrt(want * (1 - want) / reps), (effect, got, want)
+        # the SE it assumes is the estimator's spread (relative SE of an SD: 1 / sqrt(2 reps))
+        assert abs(est.std(ddof=1) / se - 1) < 3 / np.sqrt(2 * reps)
+
+
+def test_run_variance_is_shared_by_categories():
+    """Run-to-run variance dominating: the estimator's spread and the detection rate at the closed form's SE
+    match it; dividing run_sd^2 by the categories (as if each category had its own run) would not."""
+    models, reps, run_sd = 3, 600, 0.3
+    se = power.contrast_se(power.binomial_variance(ITEMS, P), run_sd, models, models)
+    effect = 2.0 * se
+    est, _ = simulate(effect, run_sd, models, reps, seed=11)
+    assert abs(est.std(ddof=1) / se - 1) < 3 / np.sqrt(2 * reps)
+    wrong = power.contrast_se(power.binomial_variance(ITEMS, P), run_sd / np.sqrt(len(ITEMS)), models, models)
+    assert abs(est.std(ddof=1) / wrong - 1) > 3 / np.sqrt(2 * reps)
+    want = power.power(effect, se)
+    got = float(np.mean(np.abs(est) > power.Z * se))
+    assert abs(got - want) < 3 * np.sqrt(want * (1 - want) / reps)
+
+
+def test_mde_is_the_normal_quantile_sum():
+    """At 80% power the MDE is (z_.975 + z_.80) SE, up to the other tail's share (< 1e-4 here)."""
+    for se in (0.01, 0.07, 0.5):
+        d = power.mde(se, 0.8)
+        assert abs(power.power(d, se) - 0.8) < 1e-8
+        assert d / se == pytest.approx(stats.norm.ppf(0.975) + stats.norm.ppf(0.8), abs=1e-3)
+
+
+def _demo():
+    return cfg.load(REPO / "config.yaml")
+
+
+def test_demo_config_power_and_recommendation():
+    """config.yaml: 2 seeds x 2 sizes, POSH's 9 paradigms x 100 pairs; the recommended seeds reach the target
+    and one fewer does not."""
+    config = _demo()
+    rep = power.analyse(config, None)
+    over = {r["contrast"]: r for r in rep["rows"] if r["scope"] == "overall"}
+    assert set(over) == {"BABY-F vs. BABY", "BABY vs. WIKI", "BABY-F vs. WIKI"}
+    assert over["BABY-F vs. BABY"]["models"] == [4, 4]
+    # hand-computed: categories Island 3, QF 3, Binding 2, Wanna 1 paradigms of 100 at p = 0.643
+    q = 100 * 0.643 * 0.357
+    v = (1 / (3 * q) + 1 / (3 * q) + 1 / (2 * q) + 1 / q) / 16
+    assert over["BABY-F vs. BABY"]["se"] == pytest.approx(np.sqrt((v + 0.06 ** 2) * 0.5), rel=1e-9)
+    k = rep["recommend"]["seeds"]
+    assert k is not None and k > 2
+    for seeds, ok in ((k, True), (k - 1, False)):
+        c = copy.deepcopy(config)
+        c["seeds"] = list(range(1, seeds + 1))
+        worst = min(r["power"] for r in power.analyse(c, None)["rows"]
+                    if r["scope"] == "overall" and r["power"] is not None)
+        assert (worst >= 0.8) is ok
+    pairs = rep["recommend"]["pairs_per_paradigm"]
+    c = copy.deepcopy(config)
+    c["benchmarks"]["posh"]["pairs_per_paradigm"] = pairs
+    assert min(r["power"] for r in power.analyse(c, None)["rows"] if r["scope"] == "overall") >= 0.8
+    assert "3 seeds" in power.plan_line(rep) or f"{k} seeds" in power.plan_line(rep)
+
+
+def test_bad_input_names_the_key():
+    config = _demo()
+    one = copy.deepcopy(config)
+    one["seeds"] = [1]
+    with pytest.raises(PovstimError, match=r"^seeds: a single seed"):
+        power.analyse(one, None)
+    one["power"] = {"run_sd": 0.0}  # no run variance: one seed is defined
+    assert power.analyse(one, None)["rows"]
+    bad = copy.deepcopy(config)
+    bad["power"] = {"effects": {"BABY vs. ADULT": 0.2}}
+    with pytest.raises(PovstimError, match=r"power\.effects: contrast\(s\) BABY vs\. ADULT"):
+        power.analyse(bad, None)
+    for given in ({"accuracy": 1.0}, {"run_sd": -0.1}, {"target": 0.01}):
+        with pytest.raises(PovstimError, match=f"power.*{list(given)[0]}"):
+            power.power_settings(given)
+    with pytest.raises(PovstimError, match="undefined"):
+        power.power(0.1, 0.0)
+    assert "fewer than analysis.min_groups 3" in power.seed_warning(config)
+    three = copy.deepcopy(config)
+    three["seeds"] = [1, 2, 3]
+    assert power.seed_warning(three) == ""
