@@ -7,6 +7,7 @@ print keeps them distinct. Saving strips timestamps so reruns give identical fil
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -85,3 +86,29 @@ def shared_legend(fig, axes, y: float) -> None:
                 handles.append(h)
                 labels.append(lab)
     fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, y), frameon=False)
+
+
+# A 1.7-inch panel holds about 22 characters of an 8-pt title; longer ones (BLiMP's paradigm names) are wrapped so
+# that neighbouring titles never run into each other (issue 54)
+TITLE_CHARS = 20
+
+
+def panel_title(name: str, chars: int = TITLE_CHARS) -> str:
+    """A paradigm's or category's name as a panel title: underscores as spaces, wrapped at ``chars`` characters."""
+    return textwrap.fill(name.replace("_", " "), chars, break_long_words=False)
+
+
+def curve(ax, x, y, sd, st: dict, label: str, markersize: float = 3, band: float = 0.15) -> bool:
+    """A condition's curve over training with its ± SD band; one point is drawn as a marker alone (no line, no
+    band: one checkpoint is not a curve, issue 54). True when it was a single point."""
+    import numpy as np
+
+    x, y, sd = (np.asarray(v, float) for v in (x, y, sd))
+    single = len(x) < 2
+    ax.plot(x, y, color=st["color"], marker=st["marker"], linestyle="none" if single else st["linestyle"],
+            label=label, markersize=markersize + (1.5 if single else 0))
+    if single:
+        ax.errorbar(x, y, yerr=sd, color=st["color"], linestyle="none", capsize=2, linewidth=0.8)
+    else:
+        ax.fill_between(x, y - sd, y + sd, color=st["color"], alpha=band, linewidth=0)
+    return single
