@@ -152,6 +152,39 @@ def word_points(curves: pd.DataFrame, min_checkpoints: int) -> tuple[pd.DataFram
     return points, list(dict.fromkeys(notes))
 
 
+NOT_IDENTIFIED = "not identified"
+
+
+def displayed(points: pd.DataFrame) -> pd.DataFrame:
+    """The word points as the md/html/tex tables show them: a point that is not identified reads "not identified"
+    (point and x0), never a number."""
+    if points.empty:
+        return points
+    out = points.copy()
+    unid = out["acquisition"] == "not_identified"
+    for col in ("point_words", "log10_point", "x0"):
+        out[col] = out[col].astype(object)
+        out.loc[unid, col] = NOT_IDENTIFIED
+    return out
+
+
+def per_word(points: pd.DataFrame) -> pd.DataFrame:
+    """One row per arch x size x condition x word over seeds: ``acquisition`` acquired when any seed's point is
+    (``log10_point``: the acquired seeds' mean), else the seeds' most frequent category (no point)."""
+    rows = []
+    for key, g in points.groupby(["arch", "size", "condition", "word"], sort=True):
+        acq = g[g["acquisition"] == "acquired"]
+        if len(acq):
+            cat, point = "acquired", float(acq["log10_point"].mean())
+        else:
+            cat, point = g["acquisition"].value_counts().sort_index().idxmax(), math.nan
+        rows.append({**dict(zip(["arch", "size", "condition", "word"], key)), "acquisition": cat,
+                     "log10_point": point, "n_seeds": len(g), "n_acquired": len(acq),
+                     "first_words": float(g["first_words"].min()), "budget_words": float(g["budget_words"].max()),
+                     "per_million": float(g["per_million"].iloc[0])})
+    return pd.DataFrame(rows)
+
+
 def regression(points: pd.DataFrame, kids: pd.DataFrame, age: str = "age_first_months") -> tuple[pd.DataFrame,
                                                                                                   list[str]]:
     """OLS of the models' log10 acquisition points on children's age (months) + log10 frequency per million, per

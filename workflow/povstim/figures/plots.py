@@ -181,22 +181,13 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
                 ax.set_ylabel(f"{size}{chr(10) + arch_label if arch_label else ''}\naccuracy (%)")
             if r == len(rows) - 1:
                 ax.set_xlabel("words seen" if words else "training step")
-    handles, labels = [], []
-    for ax in axes.flat:
-        h, lab = ax.get_legend_handles_labels()
-        for hh, ll in zip(h, lab):
-            if ll not in labels:
-                handles.append(hh)
-                labels.append(ll)
-    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, -0.02),
-               frameon=False)
     title = f"{suite}: accuracy over training (mean ± SD over seeds)"
     if singles:
         title += ("\nonly one scored point per model: markers, not curves (score checkpoints: "
                   "scoring.checkpoints)" if singles == drawn else
                   f"\n{singles} panel curve(s) with one scored point: drawn as a marker, not a curve")
-    fig.suptitle(title, fontsize=8, color="#b00000" if singles else "black")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.suptitle(style.wrapped_for(fig, title, 8), fontsize=8, color="#b00000" if singles else "black")
+    style.legend_below(fig, axes)
     return fig
 
 
@@ -343,8 +334,8 @@ def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"
         ax.set_xlabel("words of input")
         if c == 0:
             ax.set_ylabel("accuracy (%)")
-    style.shared_legend(fig, axes, -0.03)
     title = "Children (POSH Table 7, at the input sizes POSH aligns their ages with) vs. models"
-    fig.suptitle(title + (f"\n{note}" if note else ""), fontsize=7, color="#b00000" if note else "black")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.suptitle(style.wrapped_for(fig, title + (f"\n{note}" if note else ""), 7), fontsize=7,
+                 color="#b00000" if note else "black")
+    style.legend_below(fig, axes)
     return fig
