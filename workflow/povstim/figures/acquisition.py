@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.acquisition import fitted_curve
+from ..analysis.word_learning import per_word
 from ..analysis.tidy import size_words
 from . import style
 
@@ -142,8 +143,6 @@ def word_learning(points: pd.DataFrame, kids: pd.DataFrame | None = None):
     there, else against the word's log10 frequency per million. A word not acquired within the budget is a '^' at
     the budget, one acquired before the first checkpoint a 'v' there; a word whose point is not identified has no
     point to draw: the panel lists it below its axis (analysis/word_learning.py)."""
-    from ..analysis.word_learning import per_word
-
     d = per_word(points)
     d["size"] = d["size"].astype(str)
     ages = kids is not None and not kids.empty
