@@ -163,7 +163,8 @@ def word_learning(points: pd.DataFrame, kids: pd.DataFrame | None = None):
             sub = d[(d["arch"] == arch) & (d["size"] == size) & (d["condition"] == cond)]
             placed = sub[sub[xcol].notna()] if ages else sub
             got = placed[placed["acquisition"] == "acquired"]
-            ax.plot(got[xcol], got["log10_point"], linestyle="none", marker=st["marker"], color=st["color"],
+            # filled circles for points, hollow triangles for bounds: a condition's own marker could be one of them
+            ax.plot(got[xcol], got["log10_point"], linestyle="none", marker="o", color=st["color"],
                     markersize=3.5, label="acquired (seeds' mean)" if r == c == 0 else None)
             late = placed[placed["acquisition"] == "not_acquired"]
             ax.plot(late[xcol], np.log10(late["budget_words"]), linestyle="none", marker="^", color=st["color"],
@@ -176,11 +177,11 @@ def word_learning(points: pd.DataFrame, kids: pd.DataFrame | None = None):
             counts = f"{len(got)} acquired, {len(late)} not, {len(early)} early"
             if ages:
                 counts += f" ({len(sub) - len(placed)} not said by children)"
-            ax.set_title(f"{style.label(cond)}\n{counts}", fontsize=7)
-            if unid:
-                shown = ", ".join(unid[:6]) + (f" +{len(unid) - 6}" if len(unid) > 6 else "")
-                ax.text(0.02, 0.02, f"not identified: {shown}", transform=ax.transAxes, fontsize=5.5,
-                        color="#b00000", va="bottom", wrap=True, gid="not_identified")
+            title = f"{style.label(cond)}\n{counts}"
+            if unid:  # in the title, not over the points: these words have no point to draw
+                shown = ", ".join(unid[:4]) + (f" +{len(unid) - 4} more" if len(unid) > 4 else "")
+                title += f"\nnot identified ({len(unid)}, no point): {shown}"
+            ax.set_title(title, fontsize=6.5)
             if c == 0:
                 ax.set_ylabel(f"{arch} {size}\nacquisition point,\nlog10 words seen")
             if r == len(rows) - 1:

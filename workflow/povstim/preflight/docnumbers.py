@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..conditions.order import condition_order
 from ..io import PovstimError, atomic_write
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout: workflow/povstim/preflight/ -> .
@@ -175,7 +176,10 @@ def acquisition_demo(results: Path) -> dict:
             "log10_lo": _num(r.get("log10_lo")), "log10_hi": _num(r.get("log10_hi")),
             "p_not_acquired": _num(r.get("p_not_acquired"))}
     out = {"points": dict(sorted(points.items())),
-           "fit": {k: notes.get(k) for k in ("divergences", "max_r_hat", "min_ess_bulk") if k in notes}}
+           "fit": {"divergences": notes.get("divergences"), "not_converged": notes.get("not_converged"),
+                   "max_r_hat": round(notes["max_r_hat"], 3) if _num(notes.get("max_r_hat")) else None,
+                   "min_ess_bulk": round(notes["min_ess_bulk"]) if _num(notes.get("min_ess_bulk")) else None,
+                   "groups": len(summary)}}
     pair = [r for r in _csv(adir / "contrasts.csv") if r["level"] == "paradigm" and r["condition_a"] == "baby-f"
             and r["condition_b"] == "baby"]
     out["baby_f_vs_baby"] = {}
@@ -203,11 +207,16 @@ def acquisition_demo(results: Path) -> dict:
     return out
 
 
+def _ordered(d: dict) -> list[tuple[str, object]]:
+    """A dict keyed by condition in the conditions' order (BABY-F, BABY, WIKI), not the snapshot's sorted one."""
+    return [(c, d[c]) for c in condition_order(list(d))]
+
+
 def render_acquisition(summary: dict) -> str:
     parts = []
     for par, conds in summary["points"].items():
         said = []
-        for cond, r in conds.items():
+        for cond, r in _ordered(conds):
             if r["acquisition"] == "acquired" and r["log10_point"] is not None:
                 said.append(f"{r['log10_point']:.2f} [{r['log10_lo']:.2f}, {r['log10_hi']:.2f}] {cond.upper()}")
             elif r["acquisition"] == "not_acquired":
@@ -225,11 +234,12 @@ def render_acquisition(summary: dict) -> str:
     fit = summary.get("fit") or {}
     if fit:
         text += (f" The fit: {fit.get('divergences')} divergences, worst R-hat {fit.get('max_r_hat')}, smallest "
-                 f"bulk ESS {fit.get('min_ess_bulk')}.")
+                 f"bulk ESS {fit.get('min_ess_bulk')}; {fit.get('not_converged') or 0} of {fit.get('groups')} groups "
+                 "not converged (named in notes.json).")
     if "word_points" in summary:
         text += " Word learning (word_points.csv, per model): " + "; ".join(
             f"{c.upper()} " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in v.items())
-            for c, v in summary["word_points"].items()) + "."
+            for c, v in _ordered(summary["word_points"])) + "."
     if "children" in summary:
         ch = summary["children"]
         text += (f" Children's ages (children.csv): {ch['words']} of the words produced by a target child, first at "
@@ -237,7 +247,7 @@ def render_acquisition(summary: dict) -> str:
     if "regression" in summary:
         ages = {k.split("|")[0]: v for k, v in summary["regression"].items() if "age" in k.split("|")[1]}
         text += " Regression of the models' points on the children's age (log10 words per month): " + "; ".join(
-            f"{c.upper()} {v['estimate']:+.3f} ± {v['se']:.3f} ({v['n_words']} words)" for c, v in ages.items()) + "."
+            f"{c.upper()} {v['estimate']:+.3f} ± {v['se']:.3f} ({v['n_words']} words)" for c, v in _ordered(ages)) + "."
     return "\n".join(_wrap(text)) + "\n"
 
 
@@ -305,9 +315,10 @@ def check(root: Path = ROOT) -> list[str]:
 
 def update(experiment: str, results: Path, root: Path = ROOT) -> list[str]:
     """Snapshot ``results/<experiment>`` and rewrite its blocks in the docs; the docs changed."""
-    summary = EXPERIMENTS[experiment](results / experiment)
+    text = json.dumps(EXPERIMENTS[experiment](results / experiment), indent=1, sort_keys=True, ensure_ascii=False)
+    summary = json.loads(text)  # rendered as --check will render it: from the snapshot, keys sorted
     with atomic_write(root / SNAPSHOTS / f"{experiment}.json") as fh:
-        fh.write(json.dumps(summary, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+        fh.write(text + "\n")
     changed = []
     for name, block in BLOCKS.items():
         if not name.startswith(experiment + "/"):
