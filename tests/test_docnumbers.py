@@ -2,7 +2,7 @@
 (povstim/preflight/docnumbers.py), and a doc edited by hand, or a block gone, fails here.
 
 The default suite checks the docs against the committed snapshots (docs/demo-numbers/*.json, summaries of the last
-demo runs) and the summarisers on hand-written result files; the heavy test reruns the dose demo's two
+demo runs) and the summarisers on hand-written result files; the slow test (~30 s) reruns the dose demo's two
 counterfactual conditions (synth, parse, filter, condition: no training) and compares their numbers with the
 snapshot."""
 
@@ -122,7 +122,6 @@ def test_the_command_line(capsys):
 
 
 @pytest.mark.slow
-@pytest.mark.heavy
 def test_a_rerun_of_the_dose_demos_counterfactuals_gives_the_snapshot(tmp_path):
     """synth -> parse (gold) -> filter -> the two replace conditions of configs/dose-demo.yaml, in a copy of the
     workflow: the rewrite counts the docs quote are what the code makes now."""
