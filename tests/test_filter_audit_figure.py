@@ -120,5 +120,43 @@ def test_labels_titles_and_legend_do_not_overlap(crowded):
     legend = fig.legends[0].get_window_extent(renderer)
     assert all(not legend.overlaps(b) for b in boxes)
     assert all(not legend.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes)
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["8k", "16k", "290k", "removed by the rule",
-                                                                    "of which targeted"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        f"{size}: {what}" for size in ("8k", "16k", "290k") for what in ("removed by the rule", "of which targeted")]
+
+
+def _look(patch) -> tuple:
+    """What tells a bar (or a legend key) apart: face colour with its alpha, edge colour, hatch."""
+    return (tuple(round(v, 4) for v in patch.get_facecolor()), tuple(round(v, 4) for v in patch.get_edgecolor()),
+            patch.get_hatch())
+
+
+@pytest.mark.parametrize("styled", [False, True])
+def test_legend_keys_look_like_the_bars_they_name(crowded, styled):
+    """Issue 54: the legend showed solid size swatches and grey "removed"/"targeted" keys that no bar looked
+    like. Each key must be drawn as its bars are, and every kind of bar drawn must have a key."""
+    import matplotlib
+    from povstim.figures import style
+
+    with matplotlib.rc_context():
+        if styled:
+            style.apply()
+        fig = filter_audit.draw(crowded)
+    legend = fig.legends[0]
+    keys = {t.get_text(): _look(h) for t, h in zip(legend.get_texts(), legend.legend_handles)}
+    assert len(keys) == len(legend.legend_handles) == 3 * 2
+    bars = {}
+    for ax in fig.axes:
+        for size_index, container in enumerate(ax.containers):
+            for p in container.patches:
+                bars.setdefault(_look(p), set()).add(p.get_gid())
+    # every bar style has exactly one key, and every key is a style some bar has
+    assert set(keys.values()) == set(bars)
+    assert len(set(keys.values())) == len(keys)
+    for text, look in keys.items():
+        want = "targeted" if text.endswith("of which targeted") else "removed"
+        assert bars[look] == {want}, (text, bars[look])
+    # a size's two keys share its colour; the targeted one is hatched and opaque, the removed one pale
+    for size in ("8k", "16k", "290k"):
+        removed, targeted = keys[f"{size}: removed by the rule"], keys[f"{size}: of which targeted"]
+        assert removed[0][:3] == targeted[0][:3] and removed[0][3] < 1 and targeted[0][3] == 1
+        assert targeted[2] == "//" and not removed[2]

@@ -144,6 +144,32 @@ def test_linear_rule_variant():
     assert isinstance(variants.linear_rule(tree(no_aux)), variants.Skip)
 
 
+DO_QF = """# sent_id = 2
+# text = Does the boy who is smiling like cats?
+1	Does	do	AUX	_	_	7	aux	_	_
+2	the	the	DET	_	_	3	det	_	_
+3	boy	boy	NOUN	_	Animacy=Anim|Number=Sing	7	nsubj	_	_
+4	who	who	PRON	_	PronType=Rel	6	nsubj	_	_
+5	is	be	AUX	_	_	6	aux	_	_
+6	smiling	smile	VERB	_	_	3	acl:relcl	_	_
+7	like	like	VERB	_	_	0	root	_	_
+8	cats	cat	NOUN	_	Number=Plur	7	obj	_	SpaceAfter=No
+9	?	?	PUNCT	_	_	7	punct	_	_
+
+"""
+
+
+@pytest.mark.parametrize("lemma", ["do", "_"])  # a parser with lemmas, and gold trees without (the form decides)
+def test_linear_rule_skips_do_support(lemma):
+    """docs/manipulations.md: a do-support question has no linear-rule variant (its declarative, "The boy who is
+    smiling likes cats.", has no main auxiliary): not "Is the boy who smiling does like cats?"."""
+    got = variants.linear_rule(tree(DO_QF.replace("Does\tdo\t", f"Does\t{lemma}\t")))
+    assert isinstance(got, variants.Skip) and "do-support" in got.reason
+    # the same question with a modal is rewritten
+    modal = DO_QF.replace("Does\tdo\t", "Can\tcan\t").replace("Does the", "Can the")
+    assert variants.linear_rule(tree(modal)) == "Is the boy who smiling can like cats?"
+
+
 def test_reflexive_swap_variant():
     assert variants.wrong_antecedent(tree(REFL)) == "The girl said that the boy hurt herself."
     same = REFL.replace("girl", "man")

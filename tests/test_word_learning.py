@@ -39,6 +39,33 @@ def test_word_categories():
     assert WL.categorise_word(early) == ("before_first", pytest.approx(1e4))
 
 
+def test_an_unidentified_crossing_is_not_a_point():
+    """Issue 54: word points with standard errors of ~20 decades were reported as points. A surprisal curve that
+    zigzags between baseline and floor has a fitted crossing inside the checkpoints whose SE is far over a decade:
+    not identified, no number; so is a crossing the data never pass (all surprisals on one side of halfway)."""
+    zigzag = WL.fit_word(WORDS, np.array([14, 8, 13, 7, 14, 8, 13, 7, 14, 8.0]), 14.0)
+    assert zigzag["x0_se"] > WL.MAX_SE and math.log10(WORDS[0]) <= zigzag["x0"] <= math.log10(WORDS[-1])
+    category, words = WL.categorise_word(zigzag)
+    assert category == "not_identified" and math.isnan(words)
+    # hand-made fits: the same crossing is a point with a small SE, not identified with a large or infinite one,
+    # or when the surprisals never pass the halfway line
+    fit = {"baseline": 14.0, "floor": 6.0, "x0": 5.5, "first_words": 1e4, "budget_words": 1e7, "crosses": True}
+    assert WL.categorise_word({**fit, "x0_se": 0.3}) == ("acquired", pytest.approx(10 ** 5.5))
+    for se in (1.5, 20.0, math.inf, math.nan):
+        assert WL.categorise_word({**fit, "x0_se": se})[0] == "not_identified"
+    assert WL.categorise_word({**fit, "x0_se": 0.3, "crosses": False})[0] == "not_identified"
+    # in the table: no point, a note naming the word; the regression leaves it out
+    rows = [{"arch": "gpt2", "condition": "baby", "size": "1M", "seed": 1, "word": w, "step": k,
+             "words_seen": int(x), "surprisal": s, "unigram_bits": 14.0, "per_million": 3.0}
+            for w, ys in (("dog", simulate(5.5, noise=0.05)), ("hat", [14, 8, 13, 7, 14, 8, 13, 7, 14, 8.0]))
+            for k, (x, s) in enumerate(zip(WORDS, ys))]
+    points, notes = WL.word_points(pd.DataFrame(rows), 4)
+    by = points.set_index("word")
+    assert by.loc["dog", "acquisition"] == "acquired" and by.loc["hat", "acquisition"] == "not_identified"
+    assert math.isnan(by.loc["hat", "point_words"]) and math.isnan(by.loc["hat", "log10_point"])
+    assert any("not identified" in n and "hat" in n for n in notes)
+
+
 def test_a_model_worse_than_unigram_frequencies_has_not_acquired_the_word():
     fit = WL.fit_word(WORDS, np.linspace(18, 16, len(WORDS)), 14.0)  # above the baseline throughout
     assert WL.categorise_word(fit)[0] == "not_acquired"

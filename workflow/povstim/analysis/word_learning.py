@@ -15,7 +15,11 @@ that follow when children first say it?
    s(x) = b - (b - m) logistic(k (x - x0)), least squares; the word's acquisition point is the halfway crossing
    between b and m, 10**x0 (Chang & Bergen 2022's rule). Categories as for paradigms: ``not_acquired`` when the
    floor is less than ``min_drop`` bits below the baseline or the crossing lies after the last checkpoint (its
-   words: the budget), ``before_first``, ``acquired``.
+   words: the budget), ``before_first``, ``acquired``, and ``not_identified``: a crossing inside the checkpoints
+   that the data do not pin down -- x0's standard error over ``MAX_SE`` decades (the demo had words at 20
+   decades), or a curve whose surprisals never pass its own halfway line (all above it, or all below: the
+   crossing is the sigmoid's guess, not a measurement). Such a word has no point (NaN), never a number, in the
+   tables, the figure and the regression.
 4. **Regression** (:func:`regression`): per arch x condition x size, the models' log10 acquisition points (the
    seeds' mean, acquired words only) on the children's age of first production (months; ``children.py``) with
    log10 frequency per million as covariate, ordinary least squares with standard errors and R^2.
@@ -33,6 +37,9 @@ import pandas as pd
 from ..io import iter_sentences
 
 MIN_DROP = 0.5  # bits: a floor less far below the unigram baseline is not acquired
+# decades: a crossing whose standard error is wider is not identified (the checkpoints of a run span 1-3 decades,
+# so an SE of more than one leaves the point anywhere in them and beyond)
+MAX_SE = 1.0
 PUNCT = ".,?!;:\"'()"
 
 
@@ -95,15 +102,21 @@ def fit_word(words, surprisal, baseline: float) -> dict:
         se = float(math.sqrt(cov[2, 2])) if cov[2, 2] > 0 else math.inf
     except np.linalg.LinAlgError:
         se = math.inf
+    half = (b + float(m)) / 2  # the halfway line the acquisition point is defined by
     return {"floor": float(m), "baseline": b, "slope": math.exp(lk), "x0": float(x0), "x0_se": se,
-            "first_words": float(10 ** x.min()), "budget_words": float(10 ** x.max()), "n_checkpoints": len(x)}
+            "first_words": float(10 ** x.min()), "budget_words": float(10 ** x.max()), "n_checkpoints": len(x),
+            "crosses": bool(y.max() >= half >= y.min())}
 
 
-def categorise_word(fit: dict, min_drop: float = MIN_DROP) -> tuple[str, float]:
+def categorise_word(fit: dict, min_drop: float = MIN_DROP, max_se: float = MAX_SE) -> tuple[str, float]:
+    """(category, words): the point's words, a bound (first checkpoint, budget), or NaN when not identified."""
     if fit["baseline"] - fit["floor"] < min_drop or fit["x0"] > math.log10(fit["budget_words"]):
         return "not_acquired", fit["budget_words"]
     if fit["x0"] < math.log10(fit["first_words"]):
         return "before_first", fit["first_words"]
+    se = fit["x0_se"]
+    if not fit.get("crosses", True) or not (se == se and se <= max_se):  # NaN and inf SEs are not identified
+        return "not_identified", math.nan
     return "acquired", float(10 ** fit["x0"])
 
 
@@ -127,8 +140,49 @@ def word_points(curves: pd.DataFrame, min_checkpoints: int) -> tuple[pd.DataFram
         fit = fit_word(g["words_seen"], g["surprisal"], base)
         category, words = categorise_word(fit)
         rows.append({**meta, **fit, "acquisition": category, "point_words": words,
-                     "log10_point": math.log10(words), "per_million": float(g["per_million"].iloc[0])})
-    return pd.DataFrame(rows), list(dict.fromkeys(notes))
+                     "log10_point": math.log10(words) if words == words else math.nan,
+                     "per_million": float(g["per_million"].iloc[0])})
+    points = pd.DataFrame(rows)
+    if len(points) and (points["acquisition"] == "not_identified").any():
+        unid = points[points["acquisition"] == "not_identified"]
+        for key, g in unid.groupby(["arch", "condition", "size"], sort=False):
+            notes.append(f"{'/'.join(map(str, key))}: {len(g)} word point(s) not identified (standard error over "
+                         f"{MAX_SE:g} decade, or the surprisals never pass the halfway line): "
+                         f"{', '.join(sorted(set(g['word']))[:10])} -- reported without a point")
+    return points, list(dict.fromkeys(notes))
+
+
+NOT_IDENTIFIED = "not identified"
+
+
+def displayed(points: pd.DataFrame) -> pd.DataFrame:
+    """The word points as the md/html/tex tables show them: a point that is not identified reads "not identified"
+    (point and x0), never a number."""
+    if points.empty:
+        return points
+    out = points.copy()
+    unid = out["acquisition"] == "not_identified"
+    for col in ("point_words", "log10_point", "x0"):
+        out[col] = out[col].astype(object)
+        out.loc[unid, col] = NOT_IDENTIFIED
+    return out
+
+
+def per_word(points: pd.DataFrame) -> pd.DataFrame:
+    """One row per arch x size x condition x word over seeds: ``acquisition`` acquired when any seed's point is
+    (``log10_point``: the acquired seeds' mean), else the seeds' most frequent category (no point)."""
+    rows = []
+    for key, g in points.groupby(["arch", "size", "condition", "word"], sort=True):
+        acq = g[g["acquisition"] == "acquired"]
+        if len(acq):
+            cat, point = "acquired", float(acq["log10_point"].mean())
+        else:
+            cat, point = g["acquisition"].value_counts().sort_index().idxmax(), math.nan
+        rows.append({**dict(zip(["arch", "size", "condition", "word"], key)), "acquisition": cat,
+                     "log10_point": point, "n_seeds": len(g), "n_acquired": len(acq),
+                     "first_words": float(g["first_words"].min()), "budget_words": float(g["budget_words"].max()),
+                     "per_million": float(g["per_million"].iloc[0])})
+    return pd.DataFrame(rows)
 
 
 def regression(points: pd.DataFrame, kids: pd.DataFrame, age: str = "age_first_months") -> tuple[pd.DataFrame,

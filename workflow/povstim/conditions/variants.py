@@ -90,6 +90,9 @@ def _cap(form: str, first: bool, tok: Token) -> str:
     return form[:1].lower() + form[1:]
 
 
+_DO = ("do", "does", "did")
+
+
 @register("question_formation", "linear_rule", default=True)
 def linear_rule(sent: Sentence) -> str | Skip:
     toks = [t for t in sent.tokens]
@@ -106,6 +109,10 @@ def linear_rule(sent: Sentence) -> str | Skip:
     main = by_id.get(span[0] - 1)
     if main is None or main.head != root.id or main.deprel not in ("aux", "cop", "aux:pass"):
         return Skip("no fronted main-clause auxiliary before the subject")
+    if main.deprel == "aux" and (main.lemma.lower() == "do" or main.form.lower() in _DO):
+        # do-support: the declarative ("The boy who is smiling likes cats.") has no main auxiliary to put back,
+        # so moving "does" behind the subject is not the linear rule's question (docs/manipulations.md)
+        return Skip("do-support: the declarative has no main-clause auxiliary")
     first = next((by_id[i] for i in span if by_id[i].upos == "AUX"), None)
     if first is None:
         return Skip("no auxiliary inside the subject: the linear rule fronts the main one too")

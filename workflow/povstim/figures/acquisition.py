@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis.acquisition import fitted_curve
+from ..analysis.word_learning import per_word
 from ..analysis.tidy import size_words
 from . import style
 
@@ -79,10 +80,9 @@ def acquisition_curves(curves: pd.DataFrame, points: pd.DataFrame, summ: pd.Data
                 ax.set_ylabel(f"{arch} {size}\naccuracy (%)")
             if r == len(rows) - 1:
                 ax.set_xlabel("words seen")
-    style.shared_legend(fig, axes, -0.02)
-    fig.suptitle(f"{suite}: accuracy over words seen, fitted sigmoids, acquisition points (dotted; "
-                 "> = not acquired within the budget)", fontsize=8)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.suptitle(style.wrapped_for(fig, f"{suite}: accuracy over words seen, fitted sigmoids, acquisition points "
+                                        "(dotted; > = not acquired within the budget)", 8), fontsize=8)
+    style.legend_below(fig, axes)
     return fig
 
 
@@ -130,8 +130,65 @@ def acquisition_points(summ: pd.DataFrame, contrasts: pd.DataFrame, suite: str):
                 title += (f"\n{style.label(conds[0])} - {style.label(conds[1])}: mean delay "
                           f"{pair['delta'].mean():+.2f} decades over {int(pair['delta'].notna().sum())} paradigm(s)")
         ax.set_title(title, fontsize=7)
-    style.shared_legend(fig, axes, -0.04)
-    fig.suptitle(f"{suite}: acquisition points per condition (over seeds, with their interval; "
-                 "> = not acquired within the budget, < = before the first checkpoint)", fontsize=8)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.suptitle(style.wrapped_for(fig, f"{suite}: acquisition points per condition (over seeds, with their "
+                                        "interval; > = not acquired within the budget, < = before the first "
+                                        "checkpoint)", 8), fontsize=8)
+    style.legend_below(fig, axes)
+    return fig
+
+
+def word_learning(points: pd.DataFrame, kids: pd.DataFrame | None = None):
+    """Word learning for models: one panel per condition (rows: arch x size), each word's acquisition point
+    (log10 words seen, the seeds' mean) against the children's age of first production (months) when the ages are
+    there, else against the word's log10 frequency per million. A word not acquired within the budget is a '^' at
+    the budget, one acquired before the first checkpoint a 'v' there; a word whose point is not identified has no
+    point to draw: the panel lists it below its axis (analysis/word_learning.py)."""
+    d = per_word(points)
+    d["size"] = d["size"].astype(str)
+    ages = kids is not None and not kids.empty
+    if ages:
+        d = d.merge(kids[["word", "age_first_months"]], on="word", how="left")
+        xcol, xlabel = "age_first_months", "children's age of first production (months)"
+    else:
+        d["log10_per_million"] = np.log10(d["per_million"].clip(lower=1e-9))
+        xcol, xlabel = "log10_per_million", "log10 frequency per million words"
+    rows = _rows(d)
+    conds = style.condition_order(d["condition"].unique())
+    fig, axes = plt.subplots(len(rows), len(conds), figsize=(2.5 * len(conds) + 0.6, 2.3 * len(rows) + 0.9),
+                             squeeze=False, sharey=True, sharex=True)
+    for r, (arch, size) in enumerate(rows):
+        for c, cond in enumerate(conds):
+            ax = axes[r][c]
+            st = style.condition_style(cond, conds)
+            sub = d[(d["arch"] == arch) & (d["size"] == size) & (d["condition"] == cond)]
+            placed = sub[sub[xcol].notna()] if ages else sub
+            got = placed[placed["acquisition"] == "acquired"]
+            # filled circles for points, hollow triangles for bounds: a condition's own marker could be one of them
+            ax.plot(got[xcol], got["log10_point"], linestyle="none", marker="o", color=st["color"],
+                    markersize=3.5, label="acquired (seeds' mean)" if r == c == 0 else None)
+            late = placed[placed["acquisition"] == "not_acquired"]
+            ax.plot(late[xcol], np.log10(late["budget_words"]), linestyle="none", marker="^", color=st["color"],
+                    markerfacecolor="none", markersize=4, label="not acquired (at the budget)" if r == c == 0 else None)
+            early = placed[placed["acquisition"] == "before_first"]
+            ax.plot(early[xcol], np.log10(early["first_words"]), linestyle="none", marker="v", color=st["color"],
+                    markerfacecolor="none", markersize=4,
+                    label="before the first checkpoint" if r == c == 0 else None)
+            unid = sorted(sub.loc[sub["acquisition"] == "not_identified", "word"])
+            counts = f"{len(got)} acquired, {len(late)} not, {len(early)} early"
+            if ages:
+                counts += f" ({len(sub) - len(placed)} not said by children)"
+            title = f"{style.label(cond)}\n{counts}"
+            if unid:  # in the title, not over the points: these words have no point to draw
+                shown = ", ".join(unid[:4]) + (f" +{len(unid) - 4} more" if len(unid) > 4 else "")
+                title += f"\nnot identified ({len(unid)}, no point): {shown}"
+            ax.set_title(title, fontsize=6.5)
+            if c == 0:
+                ax.set_ylabel(f"{arch} {size}\nacquisition point,\nlog10 words seen")
+            if r == len(rows) - 1:
+                ax.set_xlabel(xlabel)
+    fig.suptitle(style.wrapped_for(fig, "Word learning: each word's acquisition point (halfway between its "
+                                        "unigram surprisal and the fitted floor)" + (
+                                            "" if ages else "\nno children's ages (acquisition.childes): against "
+                                            "frequency"), 7), fontsize=7)
+    style.legend_below(fig, axes)
     return fig

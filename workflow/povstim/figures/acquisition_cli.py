@@ -10,6 +10,8 @@ with words seen) -> ``--out-dir``:
   children.{csv,html,md,tex}  with acquisition.childes: children's age of first production per word
   word_points.{csv,html,...}  with --word-curves (acquisition.word_learning): each word's acquisition point per model
   word_regression.{csv,html,...}  the models' word points on children's ages + log frequency (analysis/word_learning.py)
+  word_learning.{png,pdf}     each word's acquisition point per condition against the children's age of first
+                              production (or its frequency without ages); not identified words listed, not drawn
   acquisition_curves_{suite}.png/.pdf, acquisition_points_{suite}.png/.pdf
   notes.json                  what was skipped and why (too few checkpoints, no words seen, no ages ...)
 
@@ -111,11 +113,16 @@ def acquisition(curves, settings, out: Path, word_curves=None) -> dict:
 def _word_learning(word_curves, kids, settings, out: Path) -> list[str]:
     """word_points and, with the children's ages, word_regression; their notes."""
     from ..analysis import word_learning as WL
-    from ..analysis.pipeline import write_table
+    from ..analysis.pipeline import write_csv, write_table
+    from . import acquisition as figs
+    from . import style
 
     points, notes = WL.word_points(word_curves, settings.min_checkpoints)
-    write_table(points, out / "word_points", "Word learning for models: each word's acquisition point (halfway "
-                "between its unigram surprisal and the fitted floor, over log10 words seen)", "tab:word-points")
+    write_table(WL.displayed(points), out / "word_points", "Word learning for models: each word's acquisition "
+                "point (halfway between its unigram surprisal and the fitted floor, over log10 words seen); not "
+                f"identified: a crossing with a standard error over {WL.MAX_SE:g} decade or that the surprisals "
+                "never pass, reported without a point", "tab:word-points")
+    write_csv(points, out / "word_points.csv")  # the csv keeps numbers (NaN where not identified), not the words
     if kids is None:
         notes.append("no children's ages (acquisition.childes): the regression on children's ages is skipped")
     else:
@@ -123,6 +130,9 @@ def _word_learning(word_curves, kids, settings, out: Path) -> list[str]:
         notes += more
         write_table(table, out / "word_regression", "Models' word acquisition points (log10 words) on children's "
                     "age of first production (months) and log10 frequency per million (OLS)", "tab:word-regression")
+    if not points.empty:
+        style.apply()
+        style.save(figs.word_learning(points, kids), out, "word_learning")
     for note in notes:
         log.warning("%s", note)
     return notes

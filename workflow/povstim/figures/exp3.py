@@ -103,9 +103,8 @@ def fig4_biases(curves: pd.DataFrame, main_suite: str | None = None):
         for c in range(ncol):
             if (r, c) not in used:
                 axes[r][c].set_visible(False)
-    style.shared_legend(fig, axes, -0.02)
     fig.suptitle("Inductive biases: accuracy over training (mean ± SD over seeds)", fontsize=8)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    style.legend_below(fig, axes)
     return fig
 
 

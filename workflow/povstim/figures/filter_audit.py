@@ -82,12 +82,18 @@ def _wrap_name(name: str) -> str:
     return "\n".join(lines)
 
 
+def bar_style(colour: str, kind: str) -> dict:
+    """How a size's bars look: everything the rule removed pale, the targeted part inside it solid and hatched."""
+    if kind == "removed":
+        return {"color": colour, "alpha": 0.3, "edgecolor": "black", "linewidth": 0.5}
+    return {"color": colour, "edgecolor": "black", "linewidth": 0.5, "hatch": "//"}
+
+
 def draw(audit_df: pd.DataFrame):
     """One panel per corpus: per rule group a bar per size (removed) with the targeted part inside it."""
     # deferred: the figures command reads the audit table (and `--index` runs) without matplotlib
     import matplotlib.pyplot as plt
     import numpy as np
-    from matplotlib.patches import Patch
 
     from ..analysis.tidy import size_words
     from . import style
@@ -99,6 +105,7 @@ def draw(audit_df: pd.DataFrame):
     panel_w = max(2.4, GROUP_INCHES * len(groups) + 0.9)
     fig, axes = plt.subplots(1, len(corpora), figsize=(panel_w * len(corpora), 3.0), squeeze=False)
     x = np.arange(len(groups))
+    keys: dict[tuple[str, str], object] = {}  # (size, removed | targeted) -> its first bar container
     for c, corpus in enumerate(corpora):
         ax = axes[0][c]
         sub = audit_df[audit_df["corpus"] == corpus]
@@ -113,18 +120,24 @@ def draw(audit_df: pd.DataFrame):
             part = [scale * float(s.loc[g, col[1]]) if g in s.index else 0.0 for g, _ in groups]
             pos = x + (j - (len(here) - 1) / 2) * width
             colour = style.PALETTE[k % len(style.PALETTE)]
-            ax.bar(pos, total, width, color=colour, alpha=0.3, edgecolor="black", linewidth=0.5, gid="removed")
-            ax.bar(pos, part, width * 0.6, color=colour, edgecolor="black", linewidth=0.5, hatch="//",
-                   gid="targeted")
+            bars = (ax.bar(pos, total, width, gid="removed", **bar_style(colour, "removed")),
+                    ax.bar(pos, part, width * 0.6, gid="targeted", **bar_style(colour, "targeted")))
+            for kind, container in zip(("removed", "targeted"), bars):
+                keys.setdefault((size, kind), container)
         ax.set_xticks(x, [label for _, label in groups])
         ax.set_xlim(-0.6, len(groups) - 0.4)
         ax.set_ylabel("% of sentences removed" if use_rate else "sentences removed")
         ax.set_title(corpus)
-    handles = [Patch(facecolor=style.PALETTE[k % len(style.PALETTE)], edgecolor="black", label=size)
-               for k, size in enumerate(sizes)]
-    handles += [Patch(facecolor="#bbbbbb", alpha=0.5, edgecolor="black", label="removed by the rule"),
-                Patch(facecolor="#555555", edgecolor="black", hatch="//", label="of which targeted")]
-    legend = fig.legend(handles=handles, loc="lower center", ncol=max(2, len(sizes)), frameon=False,
+    # the legend's keys are the bars themselves (the first drawn of each size and kind), so each entry looks
+    # exactly like the bars it names: a size's pale bar "removed by the rule", its hatched inner bar "of which
+    # targeted" (issue 54: solid and grey keys matched no bar); a column per size
+    handles, labels = [], []
+    for size in sizes:
+        for kind, what in (("removed", "removed by the rule"), ("targeted", "of which targeted")):
+            if (size, kind) in keys:
+                handles.append(keys[(size, kind)])
+                labels.append(f"{size}: {what}")
+    legend = fig.legend(handles, labels, loc="lower center", ncol=max(1, len(sizes)), frameon=False,
                         bbox_to_anchor=(0.5, 0.0))
     _fit(fig, legend, len(groups))
     return fig

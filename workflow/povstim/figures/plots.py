@@ -154,6 +154,7 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
             if arch is None or ((d["size"] == size) & (d["arch"] == arch)).any()]
     fig, axes = plt.subplots(len(rows), len(panels), figsize=(1.7 * len(panels) + 0.6, 1.6 * len(rows) + 0.6),
                              squeeze=False, sharey=True, sharex=True)
+    singles = drawn = 0  # conditions x panels with one point (no checkpoints scored): markers, not curves
     for r, (size, arch, arch_label) in enumerate(rows):
         for c, panel in enumerate(panels):
             ax = axes[r][c]
@@ -164,10 +165,8 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
                 if sub.empty:
                     continue
                 st = style.condition_style(cond, conds)
-                ax.plot(sub[x], 100 * sub["mean"], color=st["color"], marker=st["marker"],
-                        linestyle=st["linestyle"], label=style.label(cond), markersize=3)
-                ax.fill_between(sub[x], 100 * (sub["mean"] - sub["sd"]), 100 * (sub["mean"] + sub["sd"]),
-                                color=st["color"], alpha=0.15, linewidth=0)
+                singles += style.curve(ax, sub[x], 100 * sub["mean"], 100 * sub["sd"], st, style.label(cond))
+                drawn += 1
                 if words:
                     ax.set_xscale("log")
             chance = 0.5
@@ -177,22 +176,18 @@ def learning_curves(curves: pd.DataFrame, suite: str, level: str = "paradigm"):
                 ax.axhline(100 * chance, color="0.4", linestyle="--", linewidth=0.8)
             ax.set_ylim(0, 100)
             if r == 0:
-                ax.set_title(panel.replace("_", " "))
+                ax.set_title(style.panel_title(panel))
             if c == 0:
                 ax.set_ylabel(f"{size}{chr(10) + arch_label if arch_label else ''}\naccuracy (%)")
             if r == len(rows) - 1:
                 ax.set_xlabel("words seen" if words else "training step")
-    handles, labels = [], []
-    for ax in axes.flat:
-        h, lab = ax.get_legend_handles_labels()
-        for hh, ll in zip(h, lab):
-            if ll not in labels:
-                handles.append(hh)
-                labels.append(ll)
-    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, -0.02),
-               frameon=False)
-    fig.suptitle(f"{suite}: accuracy over training (mean ± SD over seeds)", fontsize=8)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    title = f"{suite}: accuracy over training (mean ± SD over seeds)"
+    if singles:
+        title += ("\nonly one scored point per model: markers, not curves (score checkpoints: "
+                  "scoring.checkpoints)" if singles == drawn else
+                  f"\n{singles} panel curve(s) with one scored point: drawn as a marker, not a curve")
+    fig.suptitle(style.wrapped_for(fig, title, 8), fontsize=8, color="#b00000" if singles else "black")
+    style.legend_below(fig, axes)
     return fig
 
 
@@ -339,8 +334,8 @@ def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"
         ax.set_xlabel("words of input")
         if c == 0:
             ax.set_ylabel("accuracy (%)")
-    style.shared_legend(fig, axes, -0.03)
     title = "Children (POSH Table 7, at the input sizes POSH aligns their ages with) vs. models"
-    fig.suptitle(title + (f"\n{note}" if note else ""), fontsize=7, color="#b00000" if note else "black")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.suptitle(style.wrapped_for(fig, title + (f"\n{note}" if note else ""), 7), fontsize=7,
+                 color="#b00000" if note else "black")
+    style.legend_below(fig, axes)
     return fig

@@ -7,6 +7,7 @@ print keeps them distinct. Saving strips timestamps so reruns give identical fil
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -76,12 +77,74 @@ def save(fig, out_dir: str | os.PathLike, stem: str) -> list[Path]:
     return out
 
 
-def shared_legend(fig, axes, y: float) -> None:
-    """One legend below all panels: every label once, in the order the panels first use it."""
+def _entries(axes) -> tuple[list, list]:
     handles, labels = [], []
     for ax in axes.flat:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), bbox_to_anchor=(0.5, y), frameon=False)
+    return handles, labels
+
+
+def fitted_legend(fig, handles, labels, y: float = 0.0):
+    """A legend below the panels in as many columns as fit the figure's width: one row when they fit, more rows
+    when not (a one-row legend of 10 entries was twice the children figure's width, issue 54)."""
+    n = max(1, len(labels))
+    for ncol in range(n, 0, -1):
+        legend = fig.legend(handles, labels, loc="lower center", ncol=ncol, bbox_to_anchor=(0.5, y), frameon=False)
+        fig.canvas.draw()
+        if ncol == 1 or legend.get_window_extent(fig.canvas.get_renderer()).width <= fig.bbox.width * 0.98:
+            return legend
+        legend.remove()
+    return legend
+
+
+def shared_legend(fig, axes, y: float):
+    """One legend below all panels: every label once, in the order the panels first use it, in the columns that
+    fit the figure's width."""
+    return fitted_legend(fig, *_entries(axes), y=y)
+
+
+def legend_below(fig, axes, top: float = 1.0):
+    """The shared legend at the figure's foot and the panels laid out above it, however many rows it takes (its
+    height is measured, so it never covers a panel or its axis labels)."""
+    legend = fitted_legend(fig, *_entries(axes), y=0.0)
+    for _ in range(2):  # tight_layout moves the panels, not the legend; a second pass settles its margins
+        fig.canvas.draw()
+        h = legend.get_window_extent(fig.canvas.get_renderer()).height
+        fig.tight_layout(rect=(0, min(0.6, (h + 4) / fig.bbox.height), 1, top))
+    return legend
+
+
+# A 1.7-inch panel holds about 22 characters of an 8-pt title; longer ones (BLiMP's paradigm names) are wrapped so
+# that neighbouring titles never run into each other (issue 54)
+TITLE_CHARS = 20
+
+
+def panel_title(name: str, chars: int = TITLE_CHARS) -> str:
+    """A paradigm's or category's name as a panel title: underscores as spaces, wrapped at ``chars`` characters."""
+    return textwrap.fill(name.replace("_", " "), chars, break_long_words=False)
+
+
+def curve(ax, x, y, sd, st: dict, label: str, markersize: float = 3, band: float = 0.15) -> bool:
+    """A condition's curve over training with its ± SD band; one point is drawn as a marker alone (no line, no
+    band: one checkpoint is not a curve, issue 54). True when it was a single point."""
+    import numpy as np
+
+    x, y, sd = (np.asarray(v, float) for v in (x, y, sd))
+    single = len(x) < 2
+    ax.plot(x, y, color=st["color"], marker=st["marker"], linestyle="none" if single else st["linestyle"],
+            label=label, markersize=markersize + (1.5 if single else 0))
+    if single:
+        ax.errorbar(x, y, yerr=sd, color=st["color"], linestyle="none", capsize=2, linewidth=0.8)
+    else:
+        ax.fill_between(x, y - sd, y + sd, color=st["color"], alpha=band, linewidth=0)
+    return single
+
+
+def wrapped_for(fig, text: str, fontsize: float) -> str:
+    """``text`` wrapped to the figure's width (each line about its characters at ``fontsize``): a suptitle wider
+    than the figure is cut off at both sides when saved."""
+    chars = max(20, int(fig.get_size_inches()[0] * 72 / (0.56 * fontsize)))
+    return "\n".join(textwrap.fill(line, chars, break_long_words=False) for line in text.split("\n"))

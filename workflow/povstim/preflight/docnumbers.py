@@ -1,0 +1,384 @@
+"""Numbers the docs quote from the demo runs, generated from the runs' own output files (issue 54: docs that cannot
+drift from what the demos produce).
+
+A doc marks each quoted passage as a block::
+
+    <!-- demo-numbers constructions-demo/delta (generated: python -m povstim.preflight.docnumbers --update
+         constructions-demo; do not edit by hand) -->
+    ...text rendered from the run...
+    <!-- /demo-numbers -->
+
+Each block has a *summary* -- the few numbers it quotes, read from the demo's result files by a function of
+``EXPERIMENTS`` -- and a *render* function that writes the passage from that summary. The summaries of the last
+demo run are committed in ``docs/demo-numbers/<experiment>.json`` (small: no corpus, no model, nothing derived
+from CHILDES text), so:
+
+* ``--update EXP`` (after running the demo) reads ``results/EXP``, writes the snapshot and rewrites every block
+  of that experiment in the docs: the passage is the run's, never typed;
+* ``--check`` (the default; ``tests/test_docnumbers.py`` runs it) renders every block from the snapshots and
+  fails, naming the doc and block, where a doc's text differs (edited by hand) or a block is missing;
+* ``--compare EXP`` summarises a fresh run and lists the numbers that differ from the snapshot (a demo rerun
+  with changed code: update the docs, or find out why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..conditions.order import condition_order
+from ..io import PovstimError, atomic_write
+
+ROOT = Path(__file__).resolve().parents[3]  # the checkout: workflow/povstim/preflight/ -> .
+SNAPSHOTS = Path("docs") / "demo-numbers"
+BEGIN = re.compile(r"<!-- demo-numbers (?P<name>[\w.-]+/[\w.-]+)(?P<rest>[^>]*)-->\n", re.S)
+END = "<!-- /demo-numbers -->"
+
+
+@dataclass(frozen=True)
+class Block:
+    name: str  # experiment/block
+    doc: str  # docs/<page>.md, relative to the checkout
+    render: Callable[[dict], str]  # the block's summary -> its markdown
+
+
+# ---------------------------------------------------------------- reading a run's files
+def _tsv(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise PovstimError(f"{path}: missing (run the demo first)")
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))
+
+
+def _csv(path: Path) -> list[dict]:
+    if not path.is_file():
+        raise PovstimError(f"{path}: missing (run the demo first)")
+    with open(path, encoding="utf-8", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _num(x) -> float | None:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _json(path: Path):
+    if not path.is_file():
+        raise PovstimError(f"{path}: missing (run the demo first)")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------- constructions demo
+DELTA_KEYS = ["n_target", "acc_filtered_target", "acc_full_target", "raw_delta_target", "raw_delta_control",
+              "delta_target", "delta_target_lower", "delta_target_upper", "delta_control", "delta_control_lower",
+              "delta_control_upper", "diff", "diff_lower", "diff_upper", "p_diff_below_0", "max_r_hat",
+              "max_r_hat_delta", "min_ess_bulk", "divergences"]
+
+
+def constructions_demo(results: Path) -> dict:
+    rows = _tsv(results / "analysis" / "construction_delta" / "delta.tsv")
+    out = {}
+    for r in rows:
+        out[r["condition"]] = {**{k: _num(r.get(k)) for k in DELTA_KEYS}, "converged": r.get("converged") == "True",
+                               "problems": r.get("problems") or ""}
+    return {"delta": dict(sorted(out.items()))}
+
+
+def _f(x, digits=3, sign=True) -> str:
+    if x is None:
+        return "n/a"
+    s = f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+    return s.replace("-", "−")
+
+
+def render_raw_delta(summary: dict) -> str:
+    lines = ["| condition | target paradigms | Δ target | Δ other |", "|---|---|---|---|"]
+    for cond, r in summary["delta"].items():
+        lines.append(f"| {cond} | {int(r['n_target'])} | {_f(r['raw_delta_target'])} "
+                     f"({_f(r['acc_filtered_target'], sign=False)} vs {_f(r['acc_full_target'], sign=False)}) | "
+                     f"{_f(r['raw_delta_control'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def render_delta(summary: dict) -> str:
+    rows = summary["delta"]
+    lines = ["| condition | Δ target | Δ control | target − control | P(diff < 0) | fit |", "|---|---|---|---|---|---|"]
+    for cond, r in rows.items():
+        if r["converged"]:
+            fit = f"converged (R-hat {r['max_r_hat']:.3f}, bulk ESS {r['min_ess_bulk']:.0f})"
+        else:
+            fit = (f"**not converged**: {r['problems']} (the Δs' own R-hat {r['max_r_hat_delta']:.3f}; bulk ESS "
+                   f"{r['min_ess_bulk']:.0f}), flagged in table and figure")
+        lines.append(f"| {cond} | {_f(r['delta_target'])} [{_f(r['delta_target_lower'])}, "
+                     f"{_f(r['delta_target_upper'])}] | {_f(r['delta_control'])} [{_f(r['delta_control_lower'])}, "
+                     f"{_f(r['delta_control_upper'])}] | {_f(r['diff'])} [{_f(r['diff_lower'])}, "
+                     f"{_f(r['diff_upper'])}] | {r['p_diff_below_0']:.2f} | {fit} |")
+    n_ok = sum(r["converged"] for r in rows.values())
+    word = {0: "none", len(rows): "all"}.get(n_ok, str(n_ok))
+    excludes = [c for c, r in rows.items() if r["diff_lower"] is not None and (r["diff_lower"] > 0 or r["diff_upper"] < 0)]
+    lines += ["", f"Of the {len(rows)} fits {word} passed the stage's convergence check"
+              + (": at the demo's 2 x 500 draws the chains are not called mixed, so its estimates are flagged, not "
+                 "results." if n_ok < len(rows) else ".")
+              + (" No target − control interval excludes 0." if not excludes else
+                 f" The target − control interval excludes 0 for {', '.join(excludes)}.")]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- dose demo (counterfactual rewrites)
+REPLACED = {"question_formation": "qf-linear", "binding": "refl-swap"}
+
+
+def dose_demo(results: Path) -> dict:
+    out = {}
+    for construction, condition in REPLACED.items():
+        rows = [r for r in _tsv(results / "corpus" / condition / "30k" / "operations.tsv") if r["op"] == "replace"]
+        kept: dict[str, int] = {}
+        for r in rows:
+            if r["action"] == "kept":
+                # the reason without the words it names ("the gender of 'duck' is unknown"): one count per kind
+                reason = re.sub(r" \([^)]*\)$", "", re.sub(r"'[^']*'", "X", r["reason"].split(": ", 1)[-1]))
+                kept[reason] = kept.get(reason, 0) + 1
+        out[construction] = {"condition": condition, "rows": len(rows),
+                             "rewritten": sum(r["action"] == "rewritten" for r in rows),
+                             "kept": dict(sorted(kept.items(), key=lambda kv: (-kv[1], kv[0])))}
+    return {"replace": out}
+
+
+def render_replace(summary: dict) -> str:
+    qf, b = summary["replace"]["question_formation"], summary["replace"]["binding"]
+    def why(kept: dict) -> str:  # most frequent first (the snapshot's keys are sorted by name)
+        return ", ".join(f"{n}: {reason}" for reason, n in sorted(kept.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    return (f"On the dose demo's 30k-word child corpus (posh filter): of {qf['rows']} question-formation rows "
+            f"{qf['rewritten']} were rewritten ({why(qf['kept'])}); of {b['rows']} binding rows {b['rewritten']} were "
+            f"rewritten ({why(b['kept'])}).\n")
+
+
+# ---------------------------------------------------------------- acquisition demo
+def acquisition_demo(results: Path) -> dict:
+    adir = results / "analysis" / "acquisition"
+    summary = _csv(adir / "summary.csv")
+    notes = _json(adir / "notes.json")
+    points = {}
+    for r in summary:
+        points.setdefault(r["paradigm"], {})[r["condition"]] = {
+            "acquisition": r["acquisition"], "log10_point": _num(r.get("log10_point")),
+            "log10_lo": _num(r.get("log10_lo")), "log10_hi": _num(r.get("log10_hi")),
+            "p_not_acquired": _num(r.get("p_not_acquired"))}
+    out = {"points": dict(sorted(points.items())),
+           "fit": {"divergences": notes.get("divergences"), "not_converged": notes.get("not_converged"),
+                   "max_r_hat": round(notes["max_r_hat"], 3) if _num(notes.get("max_r_hat")) else None,
+                   "min_ess_bulk": round(notes["min_ess_bulk"]) if _num(notes.get("min_ess_bulk")) else None,
+                   "groups": len(summary)}}
+    pair = [r for r in _csv(adir / "contrasts.csv") if r["level"] == "paradigm" and r["condition_a"] == "baby-f"
+            and r["condition_b"] == "baby"]
+    out["baby_f_vs_baby"] = {}
+    for r in pair:
+        out["baby_f_vs_baby"][r["status"]] = out["baby_f_vs_baby"].get(r["status"], 0) + 1
+    words = adir / "word_points.csv"
+    if words.is_file():
+        from collections import Counter
+
+        per = {}
+        for r in _csv(words):
+            per.setdefault(r["condition"], Counter())[r["acquisition"]] += 1
+        out["word_points"] = {c: dict(sorted(v.items())) for c, v in sorted(per.items())}
+    kids = adir / "children.csv"
+    if kids.is_file():
+        rows = _csv(kids)
+        months = [float(r["age_first_months"]) for r in rows]
+        out["children"] = {"words": len(rows), "youngest_months": round(min(months), 1) if months else None,
+                           "oldest_months": round(max(months), 1) if months else None}
+    reg = adir / "word_regression.csv"
+    if reg.is_file():
+        out["regression"] = {f"{r['condition']}|{r['term']}": {"estimate": _num(r["estimate"]), "se": _num(r["se"]),
+                                                                "n_words": int(float(r["n_words"]))}
+                             for r in _csv(reg)}
+    return out
+
+
+def _ordered(d: dict) -> list[tuple[str, object]]:
+    """A dict keyed by condition in the conditions' order (BABY-F, BABY, WIKI), not the snapshot's sorted one."""
+    return [(c, d[c]) for c in condition_order(list(d))]
+
+
+def render_acquisition(summary: dict) -> str:
+    parts = []
+    for par, conds in summary["points"].items():
+        said = []
+        for cond, r in _ordered(conds):
+            if r["acquisition"] == "acquired" and r["log10_point"] is not None:
+                said.append(f"{r['log10_point']:.2f} [{r['log10_lo']:.2f}, {r['log10_hi']:.2f}] {cond.upper()}")
+            elif r["acquisition"] == "not_acquired":
+                said.append(f"not acquired {cond.upper()} (P {r['p_not_acquired']:.2f})"
+                            if r["p_not_acquired"] is not None else f"not acquired {cond.upper()}")
+            else:
+                said.append(f"{r['acquisition'].replace('_', ' ')} {cond.upper()}")
+        parts.append(f"*{par}* " + "; ".join(said))
+    text = ("Its points (posterior medians, 95% intervals, log10 words; generated from the run's summary.csv): "
+            + "; ".join(parts) + ".")
+    if summary.get("baby_f_vs_baby"):
+        text += " BABY-F vs BABY over the paradigms (contrasts.csv): " + ", ".join(
+            f"{n} {status}" for status, n in sorted(summary["baby_f_vs_baby"].items(), key=lambda kv: (-kv[1], kv[0])))\
+            + "."
+    fit = summary.get("fit") or {}
+    if fit:
+        text += (f" The fit: {fit.get('divergences')} divergences, worst R-hat {fit.get('max_r_hat')}, smallest "
+                 f"bulk ESS {fit.get('min_ess_bulk')}; {fit.get('not_converged') or 0} of {fit.get('groups')} groups "
+                 "not converged (named in notes.json).")
+    if "word_points" in summary:
+        text += " Word learning (word_points.csv, per model): " + "; ".join(
+            f"{c.upper()} " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in v.items())
+            for c, v in _ordered(summary["word_points"])) + "."
+    if "children" in summary:
+        ch = summary["children"]
+        text += (f" Children's ages (children.csv): {ch['words']} of the words produced by a target child, first at "
+                 f"{ch['youngest_months']} to {ch['oldest_months']} months.")
+    if "regression" in summary:
+        ages = {k.split("|")[0]: v for k, v in summary["regression"].items() if "age" in k.split("|")[1]}
+        text += " Regression of the models' points on the children's age (log10 words per month): " + "; ".join(
+            f"{c.upper()} {v['estimate']:+.3f} ± {v['se']:.3f} ({v['n_words']} words)" for c, v in _ordered(ages)) + "."
+    return "\n".join(_wrap(text)) + "\n"
+
+
+def _wrap(text: str, width: int = 115) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+
+
+# ---------------------------------------------------------------- the registry
+EXPERIMENTS: dict[str, Callable[[Path], dict]] = {
+    "constructions-demo": constructions_demo,
+    "dose-demo": dose_demo,
+    "acquisition-demo": acquisition_demo,
+}
+BLOCKS = {b.name: b for b in [
+    Block("constructions-demo/raw-delta", "docs/constructions.md", lambda s: render_raw_delta(s)),
+    Block("constructions-demo/delta", "docs/constructions.md", lambda s: render_delta(s)),
+    Block("dose-demo/replace", "docs/manipulations.md", lambda s: render_replace(s)),
+    Block("acquisition-demo/points", "docs/analysis.md", lambda s: render_acquisition(s)),
+]}
+
+
+def snapshot(experiment: str, root: Path = ROOT) -> dict:
+    path = root / SNAPSHOTS / f"{experiment}.json"
+    if not path.is_file():
+        raise PovstimError(f"{path}: no snapshot of {experiment}'s numbers (run the demo, then --update {experiment})")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def blocks_in(text: str) -> dict[str, tuple[int, int]]:
+    """{block name: (start, end) of its body} of a doc's text; an unclosed block is an error."""
+    out = {}
+    for m in BEGIN.finditer(text):
+        end = text.find(END, m.end())
+        if end < 0:
+            raise PovstimError(f"demo-numbers block {m['name']} has no closing {END}")
+        out[m["name"]] = (m.end(), end)
+    return out
+
+
+def rendered(name: str, root: Path = ROOT) -> str:
+    experiment = name.split("/")[0]
+    return BLOCKS[name].render(snapshot(experiment, root))
+
+
+def check(root: Path = ROOT) -> list[str]:
+    """What differs between the docs and their snapshots: one line per block."""
+    problems = []
+    for name, block in BLOCKS.items():
+        doc = root / block.doc
+        found = blocks_in(doc.read_text(encoding="utf-8"))
+        if name not in found:
+            problems.append(f"{block.doc}: no demo-numbers block {name}")
+            continue
+        start, end = found[name]
+        have = doc.read_text(encoding="utf-8")[start:end]
+        want = rendered(name, root)
+        if have != want:
+            problems.append(f"{block.doc}: block {name} differs from docs/demo-numbers/{name.split('/')[0]}.json "
+                            f"(edited by hand? regenerate: python -m povstim.preflight.docnumbers --update "
+                            f"{name.split('/')[0]})")
+    return problems
+
+
+def update(experiment: str, results: Path, root: Path = ROOT) -> list[str]:
+    """Snapshot ``results/<experiment>`` and rewrite its blocks in the docs; the docs changed."""
+    text = json.dumps(EXPERIMENTS[experiment](results / experiment), indent=1, sort_keys=True, ensure_ascii=False)
+    summary = json.loads(text)  # rendered as --check will render it: from the snapshot, keys sorted
+    with atomic_write(root / SNAPSHOTS / f"{experiment}.json") as fh:
+        fh.write(text + "\n")
+    changed = []
+    for name, block in BLOCKS.items():
+        if not name.startswith(experiment + "/"):
+            continue
+        doc = root / block.doc
+        text = doc.read_text(encoding="utf-8")
+        found = blocks_in(text)
+        if name not in found:
+            raise PovstimError(f"{block.doc}: no demo-numbers block {name} to fill")
+        start, end = found[name]
+        new = text[:start] + block.render(summary) + text[end:]
+        if new != text:
+            with atomic_write(doc) as fh:
+                fh.write(new)
+            changed.append(block.doc)
+    return changed
+
+
+def compare(experiment: str, results: Path, root: Path = ROOT) -> list[str]:
+    """Numbers of a fresh run that differ from the snapshot (paths into the summary)."""
+    fresh = json.loads(json.dumps(EXPERIMENTS[experiment](results / experiment)))
+    old = snapshot(experiment, root)
+    out: list[str] = []
+
+    def walk(a, b, where):
+        if isinstance(a, dict) and isinstance(b, dict):
+            for k in sorted(set(a) | set(b)):
+                walk(a.get(k), b.get(k), f"{where}/{k}")
+        elif a != b:
+            out.append(f"{where}: snapshot {b!r}, run {a!r}")
+
+    walk(fresh, old, experiment)
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m povstim.preflight.docnumbers", description=__doc__.split("\n")[0])
+    p.add_argument("--results", default="results", help="the results folder of the demo runs (default: results)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--update", nargs="+", metavar="EXP", choices=sorted(EXPERIMENTS))
+    g.add_argument("--compare", nargs="+", metavar="EXP", choices=sorted(EXPERIMENTS))
+    g.add_argument("--check", action="store_true", help="the docs against the snapshots (the default)")
+    args = p.parse_args(argv)
+    try:
+        if args.update:
+            for exp in args.update:
+                changed = update(exp, Path(args.results))
+                print(f"{exp}: snapshot written; {', '.join(changed) or 'no doc'} changed")
+            return 0
+        if args.compare:
+            diffs = [d for exp in args.compare for d in compare(exp, Path(args.results))]
+            print("\n".join(diffs) or "the runs give the snapshots' numbers")
+            return 1 if diffs else 0
+        problems = check()
+    except PovstimError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(problems) or f"{len(BLOCKS)} demo-numbers blocks match their snapshots")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
