@@ -28,7 +28,7 @@ def test_floor_and_cells():
 
 def test_parameter_recovery():
     data = dose.simulate(slope=0.6, intercept=0.2, rng_seed=3)
-    out = dose.fit(data, draws=150, tune=150, chains=1, seed=1)
+    out = dose.fit(data, draws=400, tune=300, chains=1, seed=1)  # 150 draws left the 95% interval's ends noisy (upper 0.5993)
     s = out["slope_per_decade"]
     assert s["lower"] < 0.6 < s["upper"]
     assert abs(s["mean"] - 0.6) < 0.15

@@ -148,8 +148,10 @@ def use(filter_section: dict | None, where: str = "filter.constructions") -> lis
     cs = user_constructions(filter_section.get("constructions"), where, blimp=filter_section.get("blimp_vocabulary"))
     for c in cs:
         fp = match.fingerprint(c)
-        if c.name in PHENOMENA and _USER.get(c.name) != fp:
-            old = PHENOMENA[c.name]
+        old = PHENOMENA.get(c.name)
+        # the same place redefined (a BLiMP vocabulary read again from another folder) replaces itself; another
+        # definition under a taken name is an error
+        if old is not None and _USER.get(c.name) != fp and getattr(old, "origin", None) != c.origin:
             raise PovstimError(f"{c.origin}: a construction named {c.name!r} is already defined ({old.origin}): "
                                "construction names must be unique")
         register(phenomenon(c), replace=c.name in PHENOMENA)
