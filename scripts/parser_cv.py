@@ -91,13 +91,13 @@ def cmd_train(args) -> None:
     out = Path(args.out)
     sents = gold_train()
     folds = fold_children(sents, args.folds)
-    ts = adapted.TrainSettings(max_epochs=args.epochs, seed=0, dev_every=20)
+    ts = adapted.TrainSettings(max_epochs=args.epochs, max_steps=args.max_steps, seed=0, dev_every=adapted.DEV_EVERY)
     timings = json.loads((out / "timings.json").read_text()) if (out / "timings.json").exists() else {}
     dev, n_overlap = dev_sentences(sents)
     log.info("folds by child: %s; dev split: %d sentences kept, %d also in gold_train dropped", folds, len(dev),
              n_overlap)
     jobs = [("full", [])] + [(f"fold{f}", kids) for f, kids in folds.items()]
-    for name, held in jobs[: 1 + args.folds] if not args.only else [j for j in jobs if j[0] == args.only]:
+    for name, held in [j for j in jobs if (not args.only or j[0] == args.only) and j[0] not in args.skip]:
         model = out / ("full" if name == "full" else f"folds/{name}") / "model"
         if not (model / adapted.MARKER).exists():
             _, timings[f"train_{name}"] = _timed(f"train {name} (without {held})", lambda: adapted.train_parser(
@@ -198,7 +198,9 @@ def main(argv=None) -> int:
     t.add_argument("--out", default="results/parser_cv")
     t.add_argument("--folds", type=int, default=3)
     t.add_argument("--epochs", type=int, default=10)
+    t.add_argument("--max-steps", type=int, default=0, help="stop each training after this many updates (0: epochs)")
     t.add_argument("--only", help="train one job only: full, fold0, fold1, ...")
+    t.add_argument("--skip", nargs="*", default=[], help="jobs not to train (full, fold0, ...): their parses are skipped too")
     e = sub.add_parser("evaluate")
     e.add_argument("--out", default="results/parser_cv")
     e.add_argument("--mode", default="conservative")

@@ -423,3 +423,21 @@ def test_a_construction_that_matches_nothing_is_a_warning_in_log_and_table(gold,
         warn_floor(res, vs)
     assert "NO MATCH in the treebank: construction 'aann'" in caplog.text
     assert "'binding_domain'" not in caplog.text
+
+
+def test_a_treebank_without_trees_is_an_error_naming_it(tmp_path):
+    """No HEAD: the reader names file and line; heads but no relation anywhere: the validation names the file."""
+    def treebank(name, head):
+        f = tmp_path / name
+        f.write_text("# text = where is it ?\n" + "".join(
+            f"{i}\t{w}\t{w}\t{u}\t_\t_\t{head(i)}\t_\t_\t_\n" for i, (w, u) in
+            enumerate((("where", "ADV"), ("is", "AUX"), ("it", "PRON"), ("?", "PUNCT")), 1)) + "\n")
+        return f
+
+    vs = validation_settings({"treebank": "x", "drop_speakers": []})
+    no_heads = treebank("tags_only.conllu", lambda i: "_")
+    with pytest.raises(PovstimError, match=f"{no_heads}.*line 2.*no HEAD"):
+        load_treebank(no_heads, vs)
+    no_rels = treebank("no_relations.conllu", lambda i: 0 if i == 2 else 2)
+    with pytest.raises(PovstimError, match=f"filter_validation.treebank: {no_rels} holds no dependency trees"):
+        load_treebank(no_rels, vs)

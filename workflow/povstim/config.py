@@ -146,9 +146,9 @@ def check_references(config: dict, source: str = "config") -> None:
             "it on, e.g. ../shared/data/ud_childes/gold_train) nor parser.childes_model (a folder written by "
             "povstim train-parser) is set"
         )
-    if parser.get("backend") == "childes" and config.get("language", "en") != "en":
+    if parser.get("backend") == "childes" and config["language"] != "en":  # filled by the schema
         raise PovstimError(f"{source}: parser.backend 'childes' is an English parser (UD_English-CHILDES), but "
-                           f"language is {config.get('language')!r}")
+                           f"language is {config['language']!r}")
     if config.get("filter_validation") and config.get("parser", {}).get("backend") == "gold":
         raise PovstimError(
             f"{source}: filter_validation measures the filter on a real parser's output, but parser.backend is "

@@ -103,6 +103,9 @@ def load_treebank(path: str | Path, vs: ValidationSettings, on_malformed: str = 
             continue
         speakers[who if who is not None else "(none)"] += 1
         kept.append(s)
+    if kept and all(t.deprel in ("_", "") for s in kept for t in s.tokens):
+        raise PovstimError(f"filter_validation.treebank: {path} holds no dependency trees (DEPREL is '_' "
+                           "throughout): the rules and constructions read UD relations, so nothing can be measured")
     if not kept:
         raise PovstimError(f"filter_validation: no sentence of {path} is left after the speaker filter "
                            f"(keep_speakers={vs.keep_speakers}, drop_speakers={list(vs.drop_speakers)})")

@@ -59,6 +59,7 @@ class TrainSettings:
     """What a training run is given (from the ``parser:`` section's ``childes_*`` keys)."""
 
     max_epochs: int
+    max_steps: int  # 0: the epochs decide; else training stops after this many updates (whichever comes first)
     seed: int
     dev_every: int  # every n-th training sentence is spaCy's dev set (model selection), not trained on
 
@@ -281,7 +282,7 @@ def train_parser(treebank: Sequence[str | os.PathLike], out_dir: str | os.PathLi
         cfg["paths"]["dev"] = str(tmp / "dev.spacy")
         cfg["system"]["seed"] = ts.seed
         cfg["training"]["max_epochs"] = ts.max_epochs
-        cfg["training"]["max_steps"] = 0
+        cfg["training"]["max_steps"] = ts.max_steps
         cfg["training"]["patience"] = 0
         cfg["training"]["eval_frequency"] = 200
         # sentences come on povstim's tokens already: the reader must not re-tokenize their text
@@ -295,8 +296,6 @@ def train_parser(treebank: Sequence[str | os.PathLike], out_dir: str | os.PathLi
         (tmp / "spacy").mkdir()
         with open(tmp / "train.log", "w", encoding="utf-8") as logf:
             nlp, _ = spacy_train(nlp, tmp / "spacy", use_gpu=-1, stdout=logf, stderr=logf)
-        best = tmp / "spacy" / "model-best"
-        meta = json.loads((best / "meta.json").read_text())
         record = {
             "kind": KIND,
             "fingerprint": fp,
@@ -310,15 +309,27 @@ def train_parser(treebank: Sequence[str | os.PathLike], out_dir: str | os.PathLi
             "n_dev": len(dev),
             "n_unaligned_left_out": dropped,
             "settings": ts.__dict__,
-            "dev_scores": {k: meta.get("performance", {}).get(k) for k in ("dep_uas", "dep_las", "pos_acc", "tag_acc")},
-            "labels": sorted(nlp.get_pipe("parser").labels),
         }
-        (best / MARKER).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-        shutil.copy(tmp / "train.log", best / "train.log")
-        _install(best, out_dir)
+        record = write_parser(tmp / "spacy" / "model-best", out_dir, record, tmp / "train.log")
     log.info("trained the childes parser on %d sentences of %d children (%d unalignable left out) into %s: "
              "dev UAS %.3f LAS %.3f", len(trn), len(record["children"]), dropped, out_dir,
              record["dev_scores"]["dep_uas"] or 0, record["dev_scores"]["dep_las"] or 0)
+    return record
+
+
+def write_parser(best: Path, out_dir: Path, record: dict, train_log: Path | None = None) -> dict:
+    """Install spaCy's best checkpoint ``best`` as the parser folder ``out_dir`` with its record (plus the
+    checkpoint's dev scores and the parser's labels); returns the record."""
+    import spacy  # deferred: spaCy is heavy
+
+    meta = json.loads((best / "meta.json").read_text())
+    record = {**record,
+              "dev_scores": {k: meta.get("performance", {}).get(k) for k in ("dep_uas", "dep_las", "pos_acc", "tag_acc")},
+              "labels": sorted(spacy.load(best).get_pipe("parser").labels)}
+    (best / MARKER).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    if train_log is not None:
+        shutil.copy(train_log, best / "train.log")
+    _install(best, Path(out_dir))
     return record
 
 

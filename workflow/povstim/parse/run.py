@@ -39,6 +39,7 @@ class ParserSettings:
     childes_treebank: str | None
     childes_model: str | None
     childes_epochs: int
+    childes_max_steps: int
     childes_seed: int
 
 

@@ -38,6 +38,7 @@ def run(args) -> int:
     treebank = args.treebank or ([ps.childes_treebank] if ps.childes_treebank else None)
     if not treebank:
         raise PovstimError("train-parser: give --treebank or parser.childes_treebank in --params")
-    ts = adapted.TrainSettings(max_epochs=ps.childes_epochs, seed=ps.childes_seed, dev_every=adapted.DEV_EVERY)
+    ts = adapted.TrainSettings(max_epochs=ps.childes_epochs, max_steps=ps.childes_max_steps, seed=ps.childes_seed,
+                              dev_every=adapted.DEV_EVERY)
     adapted.train_parser(treebank, args.out, ts, exclude=args.exclude_child, only=args.only_child)
     return 0
