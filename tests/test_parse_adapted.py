@@ -130,9 +130,11 @@ def test_training_writes_a_loadable_parser(tiny_parser):
     assert record["settings"]["max_epochs"] == 1 and len(record["fingerprint"]) == 16
     nlp = adapted.load(out)
     assert {"tok2vec", "tagger", "morphologizer", "parser", "lemmatizer"} <= set(nlp.pipe_names)
-    # UD labels, as in the gold trees (spaCy's root label aside)
+    # UD labels, as in the gold trees: spaCy's root label aside, and 'dep' for the relations rarer than the
+    # parser's min_action_freq (30 actions), which spaCy's transition system folds into 'dep'
     gold_labels = {t.deprel for s in read_file(small) for t in s.tokens}
-    assert {lab.split("||")[0] for lab in record["labels"]} <= gold_labels | {"ROOT"}
+    assert {lab.split("||")[0] for lab in record["labels"]} <= gold_labels | {"ROOT", "dep"}
+    assert "punct" in record["labels"] and len(record["labels"]) >= 3
 
 
 @pytest.mark.slow
@@ -151,6 +153,7 @@ def test_parsing_with_it_yields_valid_ud_trees(tiny_parser, tmp_path):
     assert [s.text for s in sents] == texts
     ud_labels = {t.deprel for s in read_file(small) for t in s.tokens}
     for s in sents:
+        # one root per text: spaCy's parser also segments sentences; the backend presets one sentence per text
         assert sum(t.head == 0 for t in s.tokens) == 1 and all(t.deprel for t in s.tokens)
         assert {t.deprel for t in s.tokens} <= ud_labels | {"dep"}, s.to_block()
         assert all(t.upos not in ("", "_") and t.xpos not in ("", "_") for t in s.tokens)

@@ -176,12 +176,18 @@ def _spacy_sentence(doc, ud: bool = False) -> Sentence:
     return Sentence(tokens)
 
 
-def _docs(nlp, texts: Sequence[str]):
+def _docs(nlp, texts: Sequence[str], one_sentence: bool = False):
+    """spaCy Docs on our tokens; ``one_sentence``: no token but the first may start a sentence, so the
+    parser (which segments as it parses, and respects preset boundaries) gives each text one root."""
     from spacy.tokens import Doc  # deferred: spaCy is heavy
 
     for text in texts:
         words, spaces = tokenize(text)
-        yield Doc(nlp.vocab, words=words or ["."], spaces=spaces or [False])
+        doc = Doc(nlp.vocab, words=words or ["."], spaces=spaces or [False])
+        if one_sentence:
+            for tok in doc[1:]:
+                tok.is_sent_start = False
+        yield doc
 
 
 def parse_spacy(texts: Sequence[str], model: str | None = None, batch_size: int = 256, nlp=None,
@@ -197,7 +203,8 @@ def parse_childes(texts: Sequence[str], model_path: str | os.PathLike | None = N
                   nlp=None) -> list[Sentence]:
     """Parse each text as one sentence with the parser trained on CHILDES gold trees, on our tokens."""
     nlp = nlp or adapted.load(model_path)
-    return [_spacy_sentence(d, ud=True) for d in nlp.pipe(_docs(nlp, texts), batch_size=batch_size)]
+    return [_spacy_sentence(d, ud=True) for d in nlp.pipe(_docs(nlp, texts, one_sentence=True),
+                                                          batch_size=batch_size)]
 
 
 # --------------------------------------------------------------------------- stanza
