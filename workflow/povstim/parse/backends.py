@@ -203,8 +203,8 @@ def parse_childes(texts: Sequence[str], model_path: str | os.PathLike | None = N
                   nlp=None) -> list[Sentence]:
     """Parse each text as one sentence with the parser trained on CHILDES gold trees, on our tokens."""
     nlp = nlp or adapted.load(model_path)
-    return [_spacy_sentence(d, ud=True) for d in nlp.pipe(_docs(nlp, texts, one_sentence=True),
-                                                          batch_size=batch_size)]
+    return [adapted.lemmatize(nlp, _spacy_sentence(d, ud=True))
+            for d in nlp.pipe(_docs(nlp, texts, one_sentence=True), batch_size=batch_size)]
 
 
 # --------------------------------------------------------------------------- stanza
