@@ -175,7 +175,7 @@ def test_cli_rerun_is_byte_identical_and_fail_below_floor_stops(tmp_path):
         outs.append([p.read_bytes() for p in out])
     assert outs[0] == outs[1]
     # fail_below_floor: an error, one line, no traceback
-    r = povstim("filter-validation", *args, "--validation-params", '{"fail_below_floor": true}',
+    r = povstim("filter-validation", *args, "--validation-params", '{"fail_below_floor": true, "min_positives": 1}',
                 "--out", tmp_path / "w.json")
     assert r.returncode == 1 and "fail_below_floor" in r.stderr and "Traceback" not in r.stderr
 
@@ -280,7 +280,8 @@ def test_rule_in_the_dag_and_the_report(repo_root, tmp_path):
         return r.stdout + r.stderr
 
     assert "filter_validation" not in snakemake("-n", "--quiet", "rules", "--", "results/figures")
-    cfg["filter_validation"] = {"treebank": str(UD), "precision_floor": 0.5}
+    # the hand-written treebank has 2 positives: measured here as numbers (min_positives 1) to test the floors
+    cfg["filter_validation"] = {"treebank": str(UD), "precision_floor": 0.5, "min_positives": 1}
     assert "filter_validation" in snakemake("-n", "--quiet", "rules", "--", "results/figures")
     target = "results/demo/filter/validation.json"
     snakemake("--", target)
