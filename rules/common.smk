@@ -116,7 +116,32 @@ def validation_inputs(wildcards):
     # Like a local source: a missing treebank must not break a dry run of the whole
     # DAG; the job then fails with an error naming filter_validation.treebank.
     path = validation_treebank()
-    return {"treebank": path} if os.path.exists(path) else {}
+    return {"treebank": path, **parser_model_inputs(wildcards)} if os.path.exists(path) else parser_model_inputs(wildcards)
+
+
+# --- the parser adapted to child-directed speech (parser.backend: childes; rule train_parser)
+
+# The parser folder the DAG trains (backend childes without parser.childes_model), or None.
+CHILDES_PARSER = (f"{RESULTS}/parser/childes" if config["parser"]["backend"] == "childes"
+                  and not config["parser"].get("childes_model") else None)
+# The parser section the parse jobs get: the folder the DAG trains filled in.
+PARSER_SECTION = {**config["parser"], **({"childes_model": CHILDES_PARSER} if CHILDES_PARSER else {})}
+
+
+def repo_path(path):
+    """A config path relative to the repository (as filter_validation.treebank)."""
+    path = Path(os.path.expanduser(path))
+    return str(path if path.is_absolute() else Path(workflow.basedir) / path)
+
+
+def childes_treebank():
+    """The files train_parser reads: a missing treebank must not break a dry run; the job names the key."""
+    path = Path(repo_path(config["parser"]["childes_treebank"]))
+    return sorted(str(p) for p in path.glob("*.conllu")) if path.is_dir() else ([str(path)] if path.exists() else [])
+
+
+def parser_model_inputs(wildcards):
+    return {"parser_model": CHILDES_PARSER} if CHILDES_PARSER else {}
 
 
 def filter_validation_outputs():

@@ -20,14 +20,41 @@ FILTER_SECTION = {**config["filter"], "rules": DPE_RULES}
 SANITY = dpe.sanity_names(DPE_RULES)
 
 
+if CHILDES_PARSER:
+
+    rule train_parser:
+        """The parser adapted to child-directed speech (parser.backend: childes), trained on gold UD trees."""
+        input:
+            treebank=childes_treebank(),
+        output:
+            directory(CHILDES_PARSER),
+        params:
+            # the treebank travels as the input; the training settings as params
+            parser=as_json({k: v for k, v in config["parser"].items() if k.startswith("childes_")
+                            and k not in ("childes_treebank", "childes_model")}),
+            treebank=shlex.quote(repo_path(config["parser"]["childes_treebank"])),
+            code=stage_code("train-parser"),
+        threads: 1
+        log:
+            f"{LOGS}/parser/childes.log",
+        benchmark:
+            f"{BENCH}/parser/childes.tsv"
+        conda:
+            "../envs/corpus.yaml"
+        shell:
+            "{POVSTIM} train-parser --treebank {params.treebank} --params {params.parser:q} --out {output}"
+            " > {log} 2>&1"
+
+
 rule parse:
     input:
+        unpack(parser_model_inputs),
         text=f"{RESULTS}/corpus/{{corpus}}/{{size}}/base.txt",
         gold=gold_conllus,
     output:
         f"{RESULTS}/parse/{{corpus}}/{{size}}/{{shard}}.conllu",
     params:
-        parser=as_json(config["parser"]),
+        parser=as_json(PARSER_SECTION),
         # Only the enabled rules decide what the prefilter spares: a mode or
         # audit change must not rerun the parse.
         filter=as_json({"rules": DPE_RULES, **({"constructions": config["filter"]["constructions"]}
@@ -122,7 +149,7 @@ if VALIDATION:
             # every phenomenon the filter stage runs (filter.rules plus the constructions conditions name):
             # the report's table has a row per construction a condition removes
             filter=as_json(FILTER_SECTION),
-            parser=as_json(config["parser"]),
+            parser=as_json(PARSER_SECTION),
             constructions=constructions.spec_hash(DPE_RULES),
             # the path travels as the input; the rest of the section as params
             validation=as_json({k: v for k, v in VALIDATION.items() if k != "treebank"}),

@@ -548,7 +548,7 @@ def test_dev_treebank_conservative_recall_of_the_library(shared_data, tmp_path):
                         "--treebank", str(shared_data / "ud_childes" / "en_childes-ud-dev.conllu"),
                         "--params", json.dumps({"mode": "conservative", "rules": names}),
                         "--parser-params", json.dumps({"backend": "spacy", "cache_dir": None}),
-                        "--validation-params", json.dumps({"modes": ["posh", "conservative"]}),
+                        "--validation-params", json.dumps({"modes": ["posh", "conservative"], "min_positives": 10}),
                         "--out", str(tmp_path / "v.json"), "--table", str(tmp_path / "v.tsv")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -53,7 +53,7 @@ def gold():
 
 
 def test_recall_and_precision_counted_by_hand(gold):
-    vs = validation_settings({"treebank": str(RULES)})
+    vs = validation_settings({"treebank": str(RULES), "min_positives": 1})
     fs = filter_settings({"mode": "posh"})
     res = validate(gold, corrupted_parses(gold), fs, vs, "hand")
     # the reference (posh on the gold trees): question formation in 0, 1, 2, 3, 4, 10; binding in 6, 7, 8
@@ -94,7 +94,7 @@ def test_recall_and_precision_counted_by_hand(gold):
 
 
 def test_conservative_mode_meets_the_floor_and_strict_is_held_to_strict_on_gold(gold):
-    vs = validation_settings({"treebank": str(RULES)})
+    vs = validation_settings({"treebank": str(RULES), "min_positives": 1})
     res = validate(gold, corrupted_parses(gold), filter_settings({"mode": "conservative"}), vs, "hand")
     assert res["floor"]["ok"] and res["floor"]["against"] == "reference"
     res = validate(gold, corrupted_parses(gold), filter_settings({"mode": "strict"}), vs, "hand")
@@ -104,7 +104,7 @@ def test_conservative_mode_meets_the_floor_and_strict_is_held_to_strict_on_gold(
 
 
 def test_below_floor_is_loud_or_an_error(gold, caplog):
-    vs = validation_settings({"treebank": str(RULES), "precision_floor": 0.9})
+    vs = validation_settings({"treebank": str(RULES), "min_positives": 1, "precision_floor": 0.9})
     res = validate(gold, corrupted_parses(gold), filter_settings({"mode": "posh"}), vs, "hand")
     assert [(b["phenomenon"], b["measure"]) for b in res["floor"]["below"]] == \
         [("question_formation", "recall"), ("question_formation", "precision")]
@@ -139,7 +139,7 @@ def test_cli_with_spacy_on_a_hand_written_treebank(tmp_path):
     out = {k: tmp_path / f"v.{k}" for k in ("json", "tsv", "png")}
     r = povstim("filter-validation", "--treebank", UD, "--params", '{"mode": "posh"}',
                 "--parser-params", '{"backend": "spacy", "cache_dir": null}',
-                "--validation-params", '{"recall_floor": 0.95}',
+                "--validation-params", '{"recall_floor": 0.95, "min_positives": 1}',
                 "--out", out["json"], "--table", out["tsv"], "--figure", out["png"],
                 "--disagreements", tmp_path / "d.tsv")
     assert r.returncode == 0, r.stderr
@@ -175,7 +175,7 @@ def test_cli_rerun_is_byte_identical_and_fail_below_floor_stops(tmp_path):
         outs.append([p.read_bytes() for p in out])
     assert outs[0] == outs[1]
     # fail_below_floor: an error, one line, no traceback
-    r = povstim("filter-validation", *args, "--validation-params", '{"fail_below_floor": true}',
+    r = povstim("filter-validation", *args, "--validation-params", '{"fail_below_floor": true, "min_positives": 1}',
                 "--out", tmp_path / "w.json")
     assert r.returncode == 1 and "fail_below_floor" in r.stderr and "Traceback" not in r.stderr
 
@@ -214,38 +214,52 @@ def test_the_real_data_config_names_the_validation():
 
 
 @pytest.mark.slow
-def test_dev_treebank_adults_conservative_mode_reaches_the_floor(shared_data, tmp_path):
-    """Acceptance (issues 17, 43): UD_English-CHILDES dev, adult speakers, spaCy en_core_web_sm, 5-fold
-    cross-validated by transcript: conservative mode has question-formation recall >= 0.95 at precision
-    >= 0.3 and binding recall >= 0.95 at precision >= 0.5 against App. C's literal rules on the gold trees;
-    the literal rules on the same parses fall short; the targeted (strict) evidence on the gold trees is
-    all found by strict mode (what BABY reinserts) and all removed by conservative mode (BABY-F)."""
+def test_dev_treebank_adults_is_too_small_to_measure_the_floor(shared_data, tmp_path):
+    """UD_English-CHILDES dev, adult speakers, spaCy en_core_web_sm, 5-fold cross-validated by transcript:
+    12 question-formation and 1 binding reference positives, fewer than filter_validation.min_positives
+    (20): no recall or precision is given ("not measurable"), only the counts and Wilson intervals --
+    12 of 12 found is an interval of [0.76, 1.0], which contains the 0.88 measured by child over
+    gold_train (issue 52), so this split cannot show a recall of 0.95. The counts themselves still hold
+    what issue 17 measured: conservative mode finds every positive, App. C's literal rules 7 of 12; the
+    targeted (strict) evidence on the gold trees is all found by strict and conservative mode."""
     cfg = yaml.safe_load((REPO / "configs" / "childes-local.yaml").read_text())
     val = dict(cfg["filter_validation"])
     val["treebank"] = str(shared_data / "ud_childes" / "en_childes-ud-dev.conllu")
     parser = {**cfg["parser"], "cache_dir": None}
     r = povstim("filter-validation", "--params", json.dumps(cfg["filter"]), "--parser-params", json.dumps(parser),
-                "--validation-params", json.dumps(val), "--out", tmp_path / "v.json")
+                "--validation-params", json.dumps(val), "--out", tmp_path / "v.json", "--table", tmp_path / "v.tsv")
     assert r.returncode == 0, r.stderr
     res = json.loads((tmp_path / "v.json").read_text())
     assert res["treebank"]["n_kept"] == 1230 and res["reference_positives"]["question_formation"] == 12
     assert res["parser"].startswith("spacy (en_core_web_sm)") and "spacy" in res["parser_packages"]
     assert res["cv"]["folds"] == 5 and res["cv"]["n_groups"] > 100 and res["floor"]["measured"] == "cross_validated"
-    assert res["floor"]["ok"], res["floor"]
-    for phen, precision in (("question_formation", 0.3), ("binding", 0.5)):
-        c = res["modes"]["conservative"]["per_phenomenon"][phen]["cross_validated"]["reference"]
-        assert c["n_reference"] >= 1 and c["recall"] >= 0.95 and c["precision"] >= precision, (phen, c)
+    assert res["min_positives"] == 20
+    assert set(res["floor"]["not_measurable"]) >= {"question_formation", "binding"}, res["floor"]
+    assert "not measurable" in r.stderr
+    qf = res["modes"]["conservative"]["per_phenomenon"]["question_formation"]["cross_validated"]["reference"]
+    assert qf["recall"] is None and qf["precision"] is None and not qf["measurable"]
+    assert (qf["tp"], qf["fn"]) == (12, 0)
+    lo, hi = qf["recall_ci95"]
+    assert lo < 0.88 and hi == 1.0  # 12/12 cannot tell 0.88 from 1.0
+    lines = [line.split("\t") for line in (tmp_path / "v.tsv").read_text().splitlines()]
+    rows = [dict(zip(lines[0], line)) for line in lines[1:]]
+    assert {r_["cv_recall"] for r_ in rows if r_["phenomenon"] in ("question_formation", "binding")} == \
+        {"not measurable"}
     literal = res["modes"]["posh"]["per_phenomenon"]["question_formation"]["cross_validated"]["reference"]
-    assert literal["recall"] < 0.7, literal  # the gap the conservative mode closes (issue 17: 7 of 12)
+    assert (literal["tp"], literal["n_reference"]) == (7, 12)  # the gap the conservative mode closes (issue 17)
     for phen in ("question_formation", "binding"):
         if res["targeted_positives"][phen]:
             for mode in ("strict", "conservative"):
                 t = res["modes"][mode]["per_phenomenon"][phen]["cross_validated"]["targeted"]
-                assert t["recall"] == 1.0, (mode, phen, t)
-    # the recall the stanza fallback warning quotes is this measurement
+                assert t["tp"] == t["n_reference"], (mode, phen, t)
+    # the recall the stanza fallback warning quotes is these counts (a ratio of too few positives to be a
+    # measurement, which the warning says)
     from povstim.parse.run import SPACY_MEASURED_RECALL
 
-    measured = {m: {p: round(res["modes"][m]["per_phenomenon"][p]["cross_validated"]["reference"]["recall"], 2)
+    def ratio(c):
+        return round(c["tp"] / c["n_reference"], 2)
+
+    measured = {m: {p: ratio(res["modes"][m]["per_phenomenon"][p]["cross_validated"]["reference"])
                     for p in SPACY_MEASURED_RECALL[m]} for m in SPACY_MEASURED_RECALL}
     assert measured == SPACY_MEASURED_RECALL
 
@@ -266,7 +280,8 @@ def test_rule_in_the_dag_and_the_report(repo_root, tmp_path):
         return r.stdout + r.stderr
 
     assert "filter_validation" not in snakemake("-n", "--quiet", "rules", "--", "results/figures")
-    cfg["filter_validation"] = {"treebank": str(UD), "precision_floor": 0.5}
+    # the hand-written treebank has 2 positives: measured here as numbers (min_positives 1) to test the floors
+    cfg["filter_validation"] = {"treebank": str(UD), "precision_floor": 0.5, "min_positives": 1}
     assert "filter_validation" in snakemake("-n", "--quiet", "rules", "--", "results/figures")
     target = "results/demo/filter/validation.json"
     snakemake("--", target)
@@ -356,7 +371,7 @@ def test_a_fitted_word_list_is_fitted_on_the_training_folds_only(tmp_path, monke
     rows = [("a", "saw zork"), ("a", "saw cat"), ("b", "saw zork"), ("b", "saw dog"), ("c", "saw zork"),
             ("d", "saw blip"), ("d", "saw hen"), ("e", "saw cow"), ("f", "saw pig")]
     gold = _treebank(tmp_path, rows)
-    vs = validation_settings({"treebank": "toy", "cv_folds": 6, "cv_group_by": ["child_name"]})
+    vs = validation_settings({"treebank": "toy", "min_positives": 1, "cv_folds": 6, "cv_group_by": ["child_name"]})
     fs = filter_settings({"mode": "conservative", "rules": ["toy"]})
     res = validate(gold, gold, fs, vs, "gold trees")
     d = res["modes"]["conservative"]["per_phenomenon"]["toy"]
@@ -372,7 +387,7 @@ def test_a_fitted_word_list_is_fitted_on_the_training_folds_only(tmp_path, monke
 
 
 def test_precision_floor_per_phenomenon(gold):
-    vs = validation_settings({"treebank": str(RULES), "precision_floor": {"question_formation": 0.9}})
+    vs = validation_settings({"treebank": str(RULES), "min_positives": 1, "precision_floor": {"question_formation": 0.9}})
     res = validate(gold, corrupted_parses(gold), filter_settings({"mode": "posh"}), vs, "hand")
     assert res["floor"]["precision_floor"] == {"question_formation": 0.9, "binding": 0.0}
     assert ("question_formation", "precision") in {(b["phenomenon"], b["measure"]) for b in res["floor"]["below"]}
@@ -398,7 +413,7 @@ def test_a_construction_that_matches_nothing_is_a_warning_in_log_and_table(gold,
     # ("The girl said that the boy hurt himself.": binding_domain) and a subject relative ("The boy who is
     # smiling is happy.": relative_clause): by hand, only aann matches nothing.
     rules = ["question_formation", "binding", "aann", "binding_domain", "relative_clause"]
-    vs = validation_settings({"treebank": str(RULES), "modes": ["posh", "conservative"]})
+    vs = validation_settings({"treebank": str(RULES), "min_positives": 1, "modes": ["posh", "conservative"]})
     res = validate(gold, corrupted_parses(gold), filter_settings({"mode": "conservative", "rules": rules}), vs, "hand")
     assert res["matches_nothing"] == ["aann"]
     assert res["reference_positives"]["binding_domain"] >= 1 and res["reference_positives"]["relative_clause"] >= 1
@@ -409,3 +424,21 @@ def test_a_construction_that_matches_nothing_is_a_warning_in_log_and_table(gold,
         warn_floor(res, vs)
     assert "NO MATCH in the treebank: construction 'aann'" in caplog.text
     assert "'binding_domain'" not in caplog.text
+
+
+def test_a_treebank_without_trees_is_an_error_naming_it(tmp_path):
+    """No HEAD: the reader names file and line; heads but no relation anywhere: the validation names the file."""
+    def treebank(name, head):
+        f = tmp_path / name
+        f.write_text("# text = where is it ?\n" + "".join(
+            f"{i}\t{w}\t{w}\t{u}\t_\t_\t{head(i)}\t_\t_\t_\n" for i, (w, u) in
+            enumerate((("where", "ADV"), ("is", "AUX"), ("it", "PRON"), ("?", "PUNCT")), 1)) + "\n")
+        return f
+
+    vs = validation_settings({"treebank": "x", "drop_speakers": []})
+    no_heads = treebank("tags_only.conllu", lambda i: "_")
+    with pytest.raises(PovstimError, match=f"{no_heads}:2: .*no HEAD"):
+        load_treebank(no_heads, vs)
+    no_rels = treebank("no_relations.conllu", lambda i: 0 if i == 2 else 2)
+    with pytest.raises(PovstimError, match=f"filter_validation.treebank: {no_rels} holds no dependency trees"):
+        load_treebank(no_rels, vs)

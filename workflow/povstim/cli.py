@@ -32,6 +32,8 @@ STAGES: dict[str, tuple[str, str]] = {
     "clean": ("povstim.sources.clean_cli", "clean a downloaded source to one sentence per line"),
     "assemble": ("povstim.corpus.cli", "assemble a corpus of a word budget from a source mixture"),
     "parse": ("povstim.parse.cli", "parse a corpus shard to CoNLL-U (gold, spacy or stanza)"),
+    "train-parser": ("povstim.parse.train_cli", "train the parser adapted to child-directed speech (parser.backend "
+                     "childes) on gold UD trees"),
     "filter": ("povstim.filter.cli", "find direct positive evidence (DPE) and write the audit dpe.tsv"),
     "filter-validation": ("povstim.filter.validate_cli", "measure the DPE filter on a parser's output against gold trees"),
     "condition": ("povstim.conditions.cli", "build a training condition (BABY-F, BABY, WIKI) with train/dev split"),

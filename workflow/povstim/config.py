@@ -142,10 +142,20 @@ def check_references(config: dict, source: str = "config") -> None:
         operations.check(config.get("conditions", {}), list(_removal_rules(config)))
     except PovstimError as exc:
         raise PovstimError(f"{source}: {exc}") from None
+    parser = config.get("parser", {})
+    if parser.get("backend") == "childes" and not parser.get("childes_model") and not parser.get("childes_treebank"):
+        raise PovstimError(
+            f"{source}: parser.backend is 'childes' but neither parser.childes_treebank (gold UD trees to train "
+            "it on, e.g. ../shared/data/ud_childes/gold_train) nor parser.childes_model (a folder written by "
+            "povstim train-parser) is set"
+        )
+    if parser.get("backend") == "childes" and config["language"] != "en":  # filled by the schema
+        raise PovstimError(f"{source}: parser.backend 'childes' is an English parser (UD_English-CHILDES), but "
+                           f"language is {config['language']!r}")
     if config.get("filter_validation") and config.get("parser", {}).get("backend") == "gold":
         raise PovstimError(
             f"{source}: filter_validation measures the filter on a real parser's output, but parser.backend is "
-            "'gold' (the synthetic sources' own trees): set parser.backend to spacy or stanza, or drop "
+            "'gold' (the synthetic sources' own trees): set parser.backend to spacy, childes or stanza, or drop "
             "filter_validation"
         )
     for name, cond in config.get("conditions", {}).items():

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,8 @@ log = logging.getLogger("povstim.filter")
 
 COUNTS = ("tp", "fp", "fn")
 NO_MATCH = "NO MATCH in the treebank"
+NOT_MEASURABLE = "not measurable"
+WILSON_Z = 1.959964  # the standard normal's 97.5% quantile: two-sided 95% intervals
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class ValidationSettings:
     fail_below_floor: bool
     cv_folds: int
     cv_group_by: tuple[str, ...]
+    min_positives: int
 
 
 def validation_settings(given: dict | None, where: str = "--validation-params", **overrides) -> ValidationSettings:
@@ -99,6 +103,9 @@ def load_treebank(path: str | Path, vs: ValidationSettings, on_malformed: str = 
             continue
         speakers[who if who is not None else "(none)"] += 1
         kept.append(s)
+    if kept and all(t.deprel in ("_", "") for s in kept for t in s.tokens):
+        raise PovstimError(f"filter_validation.treebank: {path} holds no dependency trees (DEPREL is '_' "
+                           "throughout): the rules and constructions read UD relations, so nothing can be measured")
     if not kept:
         raise PovstimError(f"filter_validation: no sentence of {path} is left after the speaker filter "
                            f"(keep_speakers={vs.keep_speakers}, drop_speakers={list(vs.drop_speakers)})")
@@ -152,7 +159,20 @@ def fit_context(fs: FilterSettings, gold: list[Sentence], parsed: list[Sentence 
     return fs.context.with_fitted(fitted) if fitted else fs.context
 
 
-def _score(ref: list[dict], got: list[dict], phen: str) -> dict:
+def wilson(k: int, n: int, z: float = WILSON_Z) -> list[float] | None:
+    """The Wilson score interval of ``k`` successes in ``n`` trials (95% for the default z), or None for n = 0.
+    Unlike the normal approximation it stays inside [0, 1] and is not empty at k = n (12/12 -> [0.76, 1])."""
+    if n == 0:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return [round(max(0.0, centre - half), 6), round(min(1.0, centre + half), 6)]
+
+
+def _score(ref: list[dict], got: list[dict], phen: str, min_positives: int = 1) -> dict:
+    """Counts, recall and precision with Wilson 95% intervals. Fewer than ``min_positives`` reference
+    positives: recall and precision are None ("not measurable"); the counts and intervals stay."""
     c = dict.fromkeys(COUNTS, 0)
     for r, g in zip(ref, got):
         a, b = phen in r, phen in g
@@ -161,9 +181,17 @@ def _score(ref: list[dict], got: list[dict], phen: str) -> dict:
         c["fn"] += a and not b
     c["n_reference"] = c["tp"] + c["fn"]
     c["n_flagged"] = c["tp"] + c["fp"]
-    c["recall"] = ratio(c["tp"], c["tp"] + c["fn"])
-    c["precision"] = ratio(c["tp"], c["tp"] + c["fp"])
+    c["measurable"] = c["n_reference"] >= min_positives
+    c["recall"] = ratio(c["tp"], c["tp"] + c["fn"]) if c["measurable"] else None
+    c["precision"] = ratio(c["tp"], c["tp"] + c["fp"]) if c["measurable"] else None
+    c["recall_ci95"] = wilson(c["tp"], c["n_reference"])
+    c["precision_ci95"] = wilson(c["tp"], c["n_flagged"])
     return c
+
+
+def shown(c: dict, what: str) -> str | float | None:
+    """``c[what]`` for a table: NOT_MEASURABLE when the reference positives are too few for a number."""
+    return c[what] if c.get("measurable", True) else NOT_MEASURABLE
 
 
 def floor_reference(mode: str, vs: ValidationSettings) -> str:
@@ -172,9 +200,10 @@ def floor_reference(mode: str, vs: ValidationSettings) -> str:
     return "same_mode_on_gold" if mode == "strict" and vs.reference != "strict" else "reference"
 
 
-def _scores(ref: list[dict], strict_gold: list[dict], got: list[dict], on_gold: list[dict], phen: str) -> dict:
-    return {"reference": _score(ref, got, phen), "same_mode_on_gold": _score(on_gold, got, phen),
-            "targeted": _score(strict_gold, got, phen)}
+def _scores(ref: list[dict], strict_gold: list[dict], got: list[dict], on_gold: list[dict], phen: str,
+            min_positives: int = 1) -> dict:
+    return {"reference": _score(ref, got, phen, min_positives), "same_mode_on_gold": _score(on_gold, got, phen, min_positives),
+            "targeted": _score(strict_gold, got, phen, min_positives)}
 
 
 def validate(gold: list[Sentence], parsed: list[Sentence | None], fs: FilterSettings, vs: ValidationSettings,
@@ -231,12 +260,13 @@ def validate(gold: list[Sentence], parsed: list[Sentence | None], fs: FilterSett
             for f in range(n_folds):
                 held = [i for i in every if fold_of[i] == f]
                 sub = [[lst[i] for i in held] for lst in (ref, strict_gold, cv_got, cv_on_gold)]
-                folds.append({"fold": f, "n_sentences": len(held), **_scores(*sub, phen)})
+                folds.append({"fold": f, "n_sentences": len(held), **_scores(*sub, phen, vs.min_positives)})
             per[phen] = {
-                "cross_validated": {**_scores(ref, strict_gold, cv_got, cv_on_gold, phen), "folds": folds},
-                "in_sample": _scores(ref, strict_gold, got, on_gold, phen),
+                "cross_validated": {**_scores(ref, strict_gold, cv_got, cv_on_gold, phen, vs.min_positives),
+                                    "folds": folds},
+                "in_sample": _scores(ref, strict_gold, got, on_gold, phen, vs.min_positives),
                 "gold_trees": {"n_flagged": sum(phen in d for d in on_gold),
-                               "vs_reference": _score(ref, on_gold, phen)},
+                               "vs_reference": _score(ref, on_gold, phen, vs.min_positives)},
                 "per_rule": {k: {"n": v["n"], "tp": v["tp"], "precision": ratio(v["tp"], v["n"])}
                              for k, v in sorted(rules.items())},
             }
@@ -256,6 +286,9 @@ def validate(gold: list[Sentence], parsed: list[Sentence | None], fs: FilterSett
         "n_sentences": len(gold),
         "n_parsed": sum(p is not None for p in parsed),
         "reference_positives": {p: sum(p in r for r in ref) for p in fs.rules},
+        "min_positives": vs.min_positives,
+        "min_positives_note": (f"fewer than {vs.min_positives} reference positives: recall and precision are not "
+                               "measurable (None; 'not measurable' in the table), whatever the counts say"),
         "targeted_positives": {p: sum(p in r for r in strict_gold) for p in fs.rules},
         "cv": {
             "folds": n_folds,
@@ -303,9 +336,11 @@ def check_floor(result: dict, mode: str, vs: ValidationSettings) -> dict:
                 below.append({"phenomenon": phen, "measure": what, "value": c[what], "floor": floor})
     no_positives = [p for p, d in result["modes"][mode]["per_phenomenon"].items()
                     if d["cross_validated"][against]["n_reference"] == 0]
+    too_few = [p for p, d in result["modes"][mode]["per_phenomenon"].items()
+               if 0 < d["cross_validated"][against]["n_reference"] < vs.min_positives]
     return {"mode": mode, "against": against, "measured": "cross_validated", "recall_floor": vs.recall_floor,
             "precision_floor": {p: precision_floor(vs, p) for p in result["modes"][mode]["per_phenomenon"]},
-            "below": below, "no_reference_positives": no_positives,
+            "below": below, "no_reference_positives": no_positives, "not_measurable": too_few,
             "ok": not below}
 
 
@@ -327,17 +362,23 @@ def table_rows(result: dict) -> list[dict]:
                 "parser": result["parser"], "mode": mode, "phenomenon": phen,
                 "reference_positives": c["n_reference"], "flagged": c["n_flagged"],
                 "tp": c["tp"], "fp": c["fp"], "fn": c["fn"],
-                "cv_recall": c["recall"], "cv_precision": c["precision"],
-                "in_sample_recall": ins["reference"]["recall"], "in_sample_precision": ins["reference"]["precision"],
-                "cv_recall_vs_same_mode_on_gold": cv["same_mode_on_gold"]["recall"],
-                "cv_precision_vs_same_mode_on_gold": cv["same_mode_on_gold"]["precision"],
+                "cv_recall": shown(c, "recall"), "cv_precision": shown(c, "precision"),
+                "cv_recall_ci95": _ci(c["recall_ci95"]), "cv_precision_ci95": _ci(c["precision_ci95"]),
+                "in_sample_recall": shown(ins["reference"], "recall"),
+                "in_sample_precision": shown(ins["reference"], "precision"),
+                "cv_recall_vs_same_mode_on_gold": shown(cv["same_mode_on_gold"], "recall"),
+                "cv_precision_vs_same_mode_on_gold": shown(cv["same_mode_on_gold"], "precision"),
                 "targeted_positives": cv["targeted"]["n_reference"],
-                "cv_recall_of_targeted": cv["targeted"]["recall"],
+                "cv_recall_of_targeted": shown(cv["targeted"], "recall"),
                 "rules": "; ".join(f"{k} {v['tp']}/{v['n']}" for k, v in d["per_rule"].items()),
                 "floor": flag,
                 "warning": NO_MATCH if phen in result.get("matches_nothing", ()) else "",
             })
     return rows
+
+
+def _ci(ci: list[float] | None) -> str:
+    return f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else ""
 
 
 def disagreement_rows(gold: list[Sentence], parsed: list[Sentence | None], fs: FilterSettings,
@@ -360,6 +401,9 @@ def warn_floor(result: dict, vs: ValidationSettings) -> None:
     for phen in result.get("matches_nothing", ()):
         log.warning("%s: construction %r: no mode of it matches any sentence of the treebank (gold trees or "
                     "parses): its recall and precision are not measured here", NO_MATCH, phen)
+    if fl.get("not_measurable"):
+        log.warning("filter validation: fewer than %d reference positives for %s: their recall and precision are "
+                    "not measurable on this treebank", vs.min_positives, ", ".join(fl["not_measurable"]))
     if fl["no_reference_positives"]:
         log.warning("filter validation: no reference positives for %s in the treebank: their recall is not "
                     "measured", ", ".join(fl["no_reference_positives"]))

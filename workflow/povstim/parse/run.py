@@ -15,7 +15,7 @@ from pathlib import Path
 from .. import dpe
 from ..io import PovstimError
 from ..settings import build
-from . import backends
+from . import adapted, backends
 from .cache import ParseCache, namespace, parse_with_cache
 from .conllu import Sentence
 
@@ -36,6 +36,11 @@ class ParserSettings:
     spacy_model: str | None
     cache_dir: str | None
     fallback: str | None
+    childes_treebank: str | None
+    childes_model: str | None
+    childes_epochs: int
+    childes_max_steps: int
+    childes_seed: int
 
 
 def parser_settings(given: dict | None = None, where: str = "--params", **overrides) -> ParserSettings:
@@ -141,6 +146,16 @@ def parse_texts(
 
             def parse(batch):
                 return backends.parse_spacy(batch, settings.spacy_model, settings.batch_size, language=language)
+        elif settings.backend == "childes":
+            # a folder that is not a trained parser is an error before anything is parsed; the cache keys
+            # the parses by what the parser was trained on (its fingerprint), not by the folder's path
+            model = adapted.check_model(settings.childes_model)["fingerprint"]
+            nlp = []
+
+            def parse(batch):
+                if not nlp:
+                    nlp.append(adapted.load(settings.childes_model))
+                return backends.parse_childes(batch, batch_size=settings.batch_size, nlp=nlp[0])
         else:
             # Check the models even for a shard with nothing to parse: a missing
             # model folder is a config error, whatever the shard holds.
