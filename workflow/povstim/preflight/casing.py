@@ -96,7 +96,13 @@ def render(result: dict) -> list[str]:
     if not result or (not result["sources"] and not result["suites"]):
         return []
     how = "true: the tokenizer lowercases corpora and items alike" if result["lowercase"] else "false"
-    lines = ["", f"Casing (share of sentences that start with a capital letter; tokenizer.lowercase {how}):"]
+    return share_table(f"Casing (share of sentences that start with a capital letter; tokenizer.lowercase {how}):",
+                       result)
+
+
+def share_table(title: str, result: dict) -> list[str]:
+    """Plan's table of one share per source and suite, then its warnings (casing here, punctuation spacing)."""
+    lines = ["", title]
     for name, share in result["sources"].items():
         lines.append(f"  source {name:<14} {share:>5.0%}" if share is not None else f"  source {name:<14}     -")
     for name, s in result["suites"].items():

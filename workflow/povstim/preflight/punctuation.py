@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from .casing import suite_sentences
+from .casing import share_table, suite_sentences
 
 # Shares of spaced final punctuation this far apart are two writings, not noise: cleaned corpora are 0 (posh
 # style) or 1 (babyberta style), BLiMP 0, Zorro 1.
@@ -90,11 +90,5 @@ def check(config: dict, source_lines: dict[str, list[str]], base_dir: Path) -> d
 def render(result: dict) -> list[str]:
     if not result or (not result["sources"] and not result["suites"]):
         return []
-    lines = ["", "Punctuation spacing (share of sentences whose final punctuation is spaced, \"happy ?\"):"]
-    for name, share in result["sources"].items():
-        lines.append(f"  source {name:<14} {share:>5.0%}" if share is not None else f"  source {name:<14}     -")
-    for name, s in result["suites"].items():
-        share = f"{s['share']:>5.0%}" if s["share"] is not None else "    -"
-        lines.append(f"  suite  {name:<14} {share}  ({s['from']})")
-    lines += [f"  -> WARNING: {w}" for w in result["warnings"]]
-    return lines
+    return share_table("Punctuation spacing (share of sentences whose final punctuation is spaced, \"happy ?\"):",
+                       result)
