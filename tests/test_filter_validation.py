@@ -430,9 +430,9 @@ def test_a_treebank_without_trees_is_an_error_naming_it(tmp_path):
     """No HEAD: the reader names file and line; heads but no relation anywhere: the validation names the file."""
     def treebank(name, head):
         f = tmp_path / name
-        f.write_text("# text = where is it ?\n" + "".join(
+        f.write_text("# text = where has it ?\n" + "".join(
             f"{i}\t{w}\t{w}\t{u}\t_\t_\t{head(i)}\t_\t_\t_\n" for i, (w, u) in
-            enumerate((("where", "ADV"), ("is", "AUX"), ("it", "PRON"), ("?", "PUNCT")), 1)) + "\n")
+            enumerate((("where", "ADV"), ("has", "AUX"), ("it", "PRON"), ("?", "PUNCT")), 1)) + "\n")
         return f
 
     vs = validation_settings({"treebank": "x", "drop_speakers": []})
