@@ -25,15 +25,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from . import config_command
 from ..io import PovstimError
 
 REPO = Path(__file__).resolve().parents[3]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = __doc__.split("\n\n", 1)[1]
-    p.add_argument("config", metavar="CONFIG", help="config file (YAML)")
+    config_command(p, __doc__)
     p.add_argument("--base-dir", type=Path, default=None,
                    help="folder that relative local source paths are relative to (default: the repository, as in "
                    "the pipeline)")

@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from . import config_command
 from ..io import write_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = __doc__.split("\n\n", 1)[1]
-    p.add_argument("config", metavar="CONFIG", help="config file (YAML)")
+    config_command(p, __doc__)
     p.add_argument("--results", type=Path, default=None,
                    help="the experiment's results folder, where an imported suite's built items are counted "
                    "(default: results/<experiment>)")
