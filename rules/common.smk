@@ -9,6 +9,8 @@ RESULTS = f"results/{EXPERIMENT}"
 LOGS = f"logs/{EXPERIMENT}"
 BENCH = f"benchmarks/{EXPERIMENT}"
 
+import shlex  # filter_validation's paths on the command line
+
 
 # the import lists of the parsed sources, kept between DAG builds (a DAG build then parses only edited files)
 codehash.use_cache(".snakemake/povstim/codehash-imports.json")
@@ -106,17 +108,34 @@ def clean_inputs(wildcards):
 VALIDATION = config.get("filter_validation")
 
 
-def validation_treebank():
-    """The gold treebank of filter_validation; relative paths are relative to the repository."""
-    path = Path(os.path.expanduser(VALIDATION["treebank"]))
+# What filter_validation measures on: a gold treebank, or hand labels and the CSV their rows number
+# (filter_validation.labels / .texts: a language without a gold treebank, French CDS). The paths are the
+# rule's inputs and its command's arguments, not params: moving the checkout must not rerun it.
+VALIDATION_FILES = ({k: VALIDATION[k] for k in ("treebank", "labels", "texts") if VALIDATION.get(k)}
+                    if VALIDATION else {})
+
+
+def validation_path(key):
+    """A filter_validation path; relative paths are relative to the repository."""
+    path = Path(os.path.expanduser(VALIDATION[key]))
     return str(path if path.is_absolute() else Path(workflow.basedir) / path)
 
 
+def validation_treebank():
+    """The gold treebank of filter_validation."""
+    return validation_path("treebank")
+
+
+def validation_args():
+    """The filter-validation command's --treebank, or --labels and --texts."""
+    return " ".join(f"--{k} {shlex.quote(validation_path(k))}" for k in VALIDATION_FILES)
+
+
 def validation_inputs(wildcards):
-    # Like a local source: a missing treebank must not break a dry run of the whole
-    # DAG; the job then fails with an error naming filter_validation.treebank.
-    path = validation_treebank()
-    return {"treebank": path, **parser_model_inputs(wildcards)} if os.path.exists(path) else parser_model_inputs(wildcards)
+    # Like a local source: a missing treebank (labels, texts) must not break a dry run of
+    # the whole DAG; the job then fails with an error naming filter_validation.treebank.
+    files = {k: validation_path(k) for k in VALIDATION_FILES}
+    return {**{k: p for k, p in files.items() if os.path.exists(p)}, **parser_model_inputs(wildcards)}
 
 
 # --- the parser adapted to child-directed speech (parser.backend: childes; rule train_parser)

@@ -34,6 +34,8 @@ rule assemble:
         mixture=lambda wc: as_json(plan.mixture(config, wc.corpus, wc.size)),
         seed=lambda wc: config["corpora"][wc.corpus]["seed"],
         tolerance=lambda wc: as_json(config["corpora"][wc.corpus]["size_tolerance"]),
+        # size_unit: words, or English-equivalent bytes with each source's language (its byte premium)
+        unit=lambda wc: plan.assemble_unit_args(config, wc.corpus),
         code=stage_code("assemble"),
     log:
         f"{LOGS}/assemble/{{corpus}}/{{size}}.log",
@@ -43,5 +45,5 @@ rule assemble:
         "../envs/corpus.yaml"
     shell:
         "{POVSTIM} assemble --input {params.inputs} --mixture {params.mixture:q}"
-        " --words {wildcards.size} --seed {params.seed} --tolerance {params.tolerance} --corpus-name {wildcards.corpus}"
+        " --words {wildcards.size} {params.unit} --seed {params.seed} --tolerance {params.tolerance} --corpus-name {wildcards.corpus}"
         " --out {output.text} --stats {output.stats} > {log} 2>&1"

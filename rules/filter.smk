@@ -119,7 +119,8 @@ rule filter:
 if VALIDATION:
 
     rule filter_validation:
-        """The DPE filter on the configured parser's output, measured against a gold treebank's trees."""
+        """The DPE filter on the configured parser's output, measured against a gold treebank's trees
+        (or against hand labels: filter_validation.labels)."""
         input:
             unpack(validation_inputs),
         output:
@@ -152,7 +153,8 @@ if VALIDATION:
             parser=as_json(PARSER_SECTION),
             constructions=constructions.spec_hash(DPE_RULES),
             # the path travels as the input; the rest of the section as params
-            validation=as_json({k: v for k, v in VALIDATION.items() if k != "treebank"}),
+            validation=as_json({k: v for k, v in VALIDATION.items() if k not in VALIDATION_FILES}),
+            language=plan.language(config),
             code=stage_code("filter-validation", "constructions/words/wh_clause_heads.txt"),
         log:
             f"{LOGS}/filter/validation.log",
@@ -161,9 +163,9 @@ if VALIDATION:
         conda:
             "../envs/corpus.yaml"
         shell:
-            # The path is not a param: moving the checkout must not rerun the validation.
-            "{POVSTIM} filter-validation --treebank " + shlex.quote(validation_treebank()) + " --params {params.filter:q}"
-            " --parser-params {params.parser:q} --validation-params {params.validation:q}"
+            # The paths are not params: moving the checkout must not rerun the validation.
+            "{POVSTIM} filter-validation " + validation_args() + " --params {params.filter:q}"
+            " --parser-params {params.parser:q} --validation-params {params.validation:q} --language {params.language}"
             " --out {output.json} --table {output.table} --figure {output.figure}"
             " --disagreements {output.disagreements} > {log} 2>&1"
 

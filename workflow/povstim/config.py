@@ -16,6 +16,7 @@ from .conditions import operations
 from .constructions import library as constructions
 from .constructions.targets import SUITE_FILES, check_targets, paradigms_in
 from .filter.settings import removal_rules as _removal_rules
+from .filter.validate import check_measured_on
 from .io import PovstimError
 from .probes.settings import check_probes
 from .schema import RESERVED_EXPERIMENTS, describe_errors, load_schema  # noqa: F401 (re-exported)
@@ -152,6 +153,9 @@ def check_references(config: dict, source: str = "config") -> None:
     if parser.get("backend") == "childes" and config["language"] != "en":  # filled by the schema
         raise PovstimError(f"{source}: parser.backend 'childes' is an English parser (UD_English-CHILDES), but "
                            f"language is {config['language']!r}")
+    if config.get("filter_validation"):
+        fv = config["filter_validation"]
+        check_measured_on(fv.get("treebank"), fv.get("labels"), fv.get("texts"), source)
     if config.get("filter_validation") and config.get("parser", {}).get("backend") == "gold":
         raise PovstimError(
             f"{source}: filter_validation measures the filter on a real parser's output, but parser.backend is "

@@ -5,6 +5,8 @@ The Snakefile stays thin by asking this module for every list of targets.
 
 from __future__ import annotations
 
+import json
+import shlex
 from dataclasses import dataclass
 
 from . import dpe, families
@@ -129,6 +131,25 @@ def source_language(config: dict, source: str) -> str:
 def source_spec(config: dict, source: str) -> dict:
     """A source's config as the clean rule passes it: with its language resolved."""
     return {**config["sources"][source], "language": source_language(config, source)}
+
+
+def size_unit(config: dict) -> str:
+    """What the config's sizes count: words, or english_bytes (filled by the schema at load; its default else)."""
+    if config.get("size_unit"):
+        return str(config["size_unit"])
+    # deferred: the schema pulls jsonschema (as languages.default)
+    from .schema import load_schema
+
+    return load_schema()["properties"]["size_unit"]["default"]
+
+
+def assemble_unit_args(config: dict, corpus: str) -> str:
+    """The assemble command's --unit (and with english_bytes --languages: each mixture source's language)."""
+    unit = size_unit(config)
+    if unit == "words":
+        return "--unit words"
+    langs = {s: source_language(config, s) for s in config["corpora"][corpus]["mixture"]}
+    return f"--unit {unit} --languages {shlex.quote(json.dumps(langs, sort_keys=True))}"
 
 
 def corpus_languages(config: dict, corpus: str) -> list[str]:

@@ -33,7 +33,18 @@ def read_condition(path: str | Path) -> dict:
         stats = json.loads(p.read_text())
     except (OSError, ValueError) as exc:
         raise PovstimError(f"{p}: cannot read condition statistics ({exc})") from None
-    return {**stats, "condition": p.parent.parent.name, "size": p.parent.name}
+    out = {**stats, "condition": p.parent.parent.name, "size": p.parent.name}
+    # sizes in English-equivalent bytes (size_unit, said by the base corpus's stats.json beside its base.txt):
+    # the label is not a word count, and no words-vs-label gap is computed
+    base = Path(stats["base"]).parent / "stats.json" if stats.get("base") else None
+    if base is not None and base.is_file():
+        try:
+            unit = json.loads(base.read_text()).get("size_unit")
+        except (OSError, ValueError):
+            unit = None
+        if unit:
+            out["size_unit"] = unit
+    return out
 
 
 def _rate(value) -> str:
@@ -60,7 +71,7 @@ def size_gaps(stats: list[dict], tolerance: float) -> list[dict]:
     (actual / label - 1) and whether it exceeds ``tolerance``. Labels that are not sizes have no gap."""
     rows = []
     for s in sorted(stats, key=lambda s: (s["condition"], _size_key(s["size"]))):
-        label = label_words(s["size"])
+        label = None if s.get("size_unit") == "english_bytes" else label_words(s["size"])
         words = s.get("n_words")  # None: a hand-made condition.json without counts (no gap to report)
         gap = words / label - 1 if label and words is not None else None
         rows.append({"condition": s["condition"], "size": s["size"], "label_words": label, "words": words or 0,
@@ -82,6 +93,8 @@ def size_sentence(stats: list[dict], tolerance: float) -> str:
     parts = [f"{r['condition']} {r['size']} = {r['words']:,} words, {r['sentences']:,} sentences"
              + (f" ({_gap_text(r)})" if r["gap"] is not None else "") for r in rows]
     text = " Size labels are nominal; the words each condition really holds: " + "; ".join(parts) + "."
+    if any(s.get("size_unit") == "english_bytes" for s in stats):
+        text += " Size labels are English-equivalent bytes (size_unit: english_bytes), not words."
     off = [f"{r['condition']} {r['size']} ({_gap_text(r)})" for r in rows if r["off"]]
     if off:
         text += (f" {', '.join(off)} {'differs' if len(off) == 1 else 'differ'} from the label by more than "

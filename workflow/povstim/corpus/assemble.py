@@ -24,6 +24,12 @@ Rules (see docs/corpus.md):
   ``null`` (no limit): a 10,000-word line was 10,000 of a 16k corpus's 16,001 words -- the log warns, naming
   the source and the line, and ``stats.json`` records it (``dominant_line``). The corpus is still built as
   configured (``null`` asked for no limit); the fix is a limit or a cleaned file.
+* **English-equivalent bytes** (``size_unit: english_bytes``, BabyLM 2026's multilingual track): the budget
+  is UTF-8 bytes of English; the shares split it as above, and source ``s`` in language ``L`` gets
+  ``round(share_s * budget * byte_premium(L))`` bytes of its own text (``languages.budget_bytes``, Arnett
+  et al. 2024), so each source of a bilingual mixture is budgeted by its own premium. A line counts its
+  UTF-8 bytes plus its newline (the base.txt file's size); selection, nesting and the tolerance work on
+  bytes exactly as on words.
 """
 
 from __future__ import annotations
@@ -35,7 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import languages
 from ..io import PovstimError, read_sentences
+from ..schema import load_schema
 
 log = logging.getLogger("povstim.assemble")
 
@@ -65,6 +73,36 @@ def quotas(mixture: Mapping[str, float], budget: int) -> dict[str, int]:
     return out
 
 
+UNITS = ("words", "english_bytes")
+
+
+def default_unit() -> str:
+    """The size unit when a config or caller gives none: the schema's ``size_unit`` default (one place)."""
+    return load_schema()["properties"]["size_unit"]["default"]
+
+
+def source_quotas(mixture: Mapping[str, float], budget: int, unit: str = "words",
+                  langs: Mapping[str, str] | None = None) -> dict[str, int]:
+    """What each source must give: words (``quotas``), or with ``english_bytes`` the UTF-8 bytes of its own
+    language's text for its share of ``budget`` English bytes (``langs``: source -> language code)."""
+    q = quotas(mixture, budget)
+    if unit == "words":
+        return q
+    if unit not in UNITS:
+        raise PovstimError(f"size_unit is {unit!r}; known: {', '.join(UNITS)}")
+    missing = [n for n in q if n not in (langs or {})]
+    if missing:
+        raise PovstimError(f"assemble: size_unit english_bytes needs the language of source {missing[0]!r}")
+    return {n: languages.budget_bytes(v, langs[n], f"sources.{n}.language") for n, v in q.items()}
+
+
+def line_sizes(lines: Sequence[str], unit: str = "words") -> np.ndarray:
+    """Each line's size in the budget's unit: whitespace words, or UTF-8 bytes with the newline."""
+    if unit == "words":
+        return word_counts(lines)
+    return np.fromiter((len(line.encode("utf-8")) + 1 for line in lines), dtype=np.int64, count=len(lines))
+
+
 def _permutation(name: str, n: int, seed: int) -> np.ndarray:
     # Seeded by the corpus seed and the source name (crc32 is stable across runs,
     # unlike hash()), so two sources of one corpus get different orders.
@@ -76,16 +114,18 @@ def word_counts(lines: Sequence[str]) -> np.ndarray:
     return np.fromiter((len(line.split()) for line in lines), dtype=np.int64, count=len(lines))
 
 
-def select(name: str, lines: Sequence[str], quota: int, seed: int, counts: np.ndarray | None = None) -> list[int]:
-    """Indices (in source order) of the lines a source contributes."""
+def select(name: str, lines: Sequence[str], quota: int, seed: int, counts: np.ndarray | None = None,
+           unit: str = "words") -> list[int]:
+    """Indices (in source order) of the lines a source contributes (``counts``: each line's size in ``unit``)."""
     if counts is None:
         counts = word_counts(lines)
     available = int(counts.sum())
     if quota > available:
+        what = "words" if unit == "words" else "bytes"
         raise PovstimError(
-            f"assemble: source {name!r} has {available:,} words ({len(lines):,} sentences) but this size "
-            f"needs {quota:,} words from it (words are counted after cleaning); use a smaller size or more text "
-            f"for {name!r} (`povstim plan CONFIG` lists every source's words and the largest size each corpus allows)"
+            f"assemble: source {name!r} has {available:,} {what} ({len(lines):,} sentences) but this size "
+            f"needs {quota:,} {what} from it ({what} are counted after cleaning); use a smaller size or more text "
+            f"for {name!r} (`povstim plan CONFIG` lists every source's {what} and the largest size each corpus allows)"
         )
     if quota == 0:
         return []
@@ -96,8 +136,10 @@ def select(name: str, lines: Sequence[str], quota: int, seed: int, counts: np.nd
 
 
 def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float], budget: int,
-             seed: int, tolerance: float | None = None) -> tuple[list[str], dict]:
-    """Return (corpus lines, stats) for ``budget`` words of ``mixture`` over ``sources``."""
+             seed: int, tolerance: float | None = None, unit: str = "words",
+             langs: Mapping[str, str] | None = None) -> tuple[list[str], dict]:
+    """Return (corpus lines, stats) for ``budget`` words (or English-equivalent bytes, ``unit``) of ``mixture``
+    over ``sources`` (``langs``: each source's language, for the bytes' premiums)."""
     missing = sorted(set(mixture) - set(sources))
     if missing:
         raise PovstimError(f"assemble: mixture names source {missing[0]!r} but no --input gives it "
@@ -105,7 +147,7 @@ def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float],
     unused = sorted(set(sources) - set(mixture))
     if unused:
         raise PovstimError(f"assemble: --input {unused[0]!r} is not in the mixture ({', '.join(sorted(mixture))})")
-    q = quotas(mixture, budget)
+    q = source_quotas(mixture, budget, unit, langs)
     keyed: list[tuple[float, int, str]] = []
     per_source = {}
     longest: list[tuple[int, str, int]] = []  # (words, source, 1-based line) of each source's longest pick
@@ -113,42 +155,59 @@ def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float],
     for rank, name in enumerate(mixture):
         lines = sources[name]
         counts = word_counts(lines)
-        idx = select(name, lines, q[name], seed, counts)
+        sizes = counts if unit == "words" else line_sizes(lines, unit)
+        idx = select(name, lines, q[name], seed, sizes, unit)
         chosen = [lines[i] for i in idx]
         n = len(chosen)
         keyed.extend(((j + 0.5) / n, rank, line) for j, line in enumerate(chosen))
         words = int(counts[idx].sum()) if n else 0
         if n:
-            top = max(idx, key=lambda i: (counts[i], -i))
-            longest.append((int(counts[top]), name, top + 1))
+            top = max(idx, key=lambda i: (sizes[i], -i))
+            longest.append((int(sizes[top]), name, top + 1))
         st = _stats(n, words, sum(1 for line in chosen if line.rstrip().endswith("?")))
-        st.update(share=round(mixture[name] / total, 6), quota_words=q[name],
-                  available_words=int(counts.sum()), available_sentences=len(lines))
+        if unit == "words":
+            st.update(share=round(mixture[name] / total, 6), quota_words=q[name],
+                      available_words=int(counts.sum()), available_sentences=len(lines))
+        else:
+            got = int(sizes[idx].sum()) if n else 0
+            lang = langs[name]
+            st.update(share=round(mixture[name] / total, 6), language=lang,
+                      byte_premium=languages.get(lang).byte_premium, quota_bytes=q[name], bytes=got,
+                      english_equivalent_bytes=round(languages.english_equivalent_bytes(got, lang), 1),
+                      available_words=int(counts.sum()), available_bytes=int(sizes.sum()),
+                      available_sentences=len(lines))
         per_source[name] = st
     if len(mixture) > 1:
         keyed.sort(key=lambda x: (x[0], x[1]))
     out = [line for _, _, line in keyed]
     stats = _stats(len(out), sum(st["words"] for st in per_source.values()),
                    sum(st["questions"] for st in per_source.values()))
-    stats.update(budget_words=budget, seed=seed, sources=per_source)
-    if tolerance is not None and stats["words"] > budget * (1 + tolerance):
-        words, name, line = max(longest)
-        over = stats["words"] / budget - 1
+    if unit == "words":
+        stats.update(budget_words=budget, seed=seed, sources=per_source)
+        got, target, what = stats["words"], budget, "words"
+    else:
+        got, target, what = sum(st["bytes"] for st in per_source.values()), sum(q.values()), "bytes"
+        stats.update(size_unit=unit, budget_english_bytes=budget, quota_bytes=target, bytes=got,
+                     english_equivalent_bytes=round(sum(st["english_equivalent_bytes"] for st in per_source.values()), 1),
+                     seed=seed, sources=per_source)
+    if tolerance is not None and got > target * (1 + tolerance):
+        size, name, line = max(longest)
+        over = got / target - 1
         raise PovstimError(
-            f"assemble: the corpus has {stats['words']:,} words, {over:.1%} over its budget of {budget:,} "
+            f"assemble: the corpus has {got:,} {what}, {over:.1%} over its budget of {target:,} "
             f"(allowed: {tolerance:.1%}, corpora.<corpus>.size_tolerance); the longest selected line is line "
-            f"{line:,} of source {name!r} with {words:,} words. Lower sources.{name}.max_sentence_words (or clean "
+            f"{line:,} of source {name!r} with {size:,} {what}. Lower sources.{name}.max_sentence_words (or clean "
             "that file), or raise size_tolerance"
         )
     stats["size_tolerance"] = tolerance
-    if longest and stats["words"]:
-        words, name, line = max(longest)
-        share = words / stats["words"]
+    if longest and got:
+        size, name, line = max(longest)
+        share = size / got
         if share >= DOMINANT_SHARE:
-            stats["dominant_line"] = {"source": name, "line": line, "words": words, "share": round(share, 6)}
-            log.warning("assemble: line %s of source %r (its cleaned text) holds %s of the corpus's %s words (%.1f%%): "
+            stats["dominant_line"] = {"source": name, "line": line, what: size, "share": round(share, 6)}
+            log.warning("assemble: line %s of source %r (its cleaned text) holds %s of the corpus's %s %s (%.1f%%): "
                         "one line is not a sentence; set sources.%s.max_sentence_words (null is no limit) or clean "
-                        "that file", f"{line:,}", name, f"{words:,}", f"{stats['words']:,}", 100 * share, name)
+                        "that file", f"{line:,}", name, f"{size:,}", f"{got:,}", what, 100 * share, name)
     return out, stats
 
 

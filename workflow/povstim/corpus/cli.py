@@ -6,7 +6,7 @@ import logging
 
 from ..io import PovstimError, json_object_arg, parse_size, write_json, write_lines
 from ..settings import section
-from .assemble import assemble, read_source
+from .assemble import assemble, default_unit, read_source
 
 log = logging.getLogger("povstim.assemble")
 
@@ -23,6 +23,11 @@ def add_arguments(p) -> None:
                    help='source name -> share of the word budget, e.g. \'{"cds": 0.7, "books": 0.3}\' '
                         "(shares are normalised)")
     p.add_argument("--words", required=True, metavar="SIZE", help="word budget, e.g. 50k, 10M or 5000")
+    p.add_argument("--unit", choices=("words", "english_bytes"),
+                   help="what --words counts (the config's size_unit; default: its schema default, words): "
+                   "english_bytes = UTF-8 bytes of English, each source scaled by its language's byte premium")
+    p.add_argument("--languages", metavar="JSON",
+                   help='with --unit english_bytes: source name -> language code, e.g. \'{"cds_fr": "fr"}\'')
     p.add_argument("--seed", type=int, help="selection seed (default: corpora.<name>.seed's schema default, 0)")
     p.add_argument("--tolerance", metavar="FRACTION",
                    help="largest allowed overshoot of the budget, e.g. 0.02, or null for no check "
@@ -69,12 +74,18 @@ def run(args) -> int:
         if name not in mixture:
             sources[name] = []
     try:
-        lines, stats = assemble(sources, mixture, budget, seed, corpus["size_tolerance"])
+        unit = args.unit or default_unit()
+        langs = json_object_arg(args.languages, "--languages") if args.languages else None
+        lines, stats = assemble(sources, mixture, budget, seed, corpus["size_tolerance"], unit, langs)
     except PovstimError as exc:
         raise PovstimError(str(exc).replace("corpora.<corpus>.", f"corpora.{args.corpus_name or '<corpus>'}.")) from None
     stats["size"] = str(args.words)
     stats["inputs"] = inputs
     write_lines(args.out, lines)
     write_json(args.stats, stats)
-    log.info("assemble: %d sentences, %d words (%s budget)", stats["sentences"], stats["words"], args.words)
+    if "bytes" in stats:
+        log.info("assemble: %d sentences, %d words, %d bytes = %.0f English-equivalent bytes (%s budget)",
+                 stats["sentences"], stats["words"], stats["bytes"], stats["english_equivalent_bytes"], args.words)
+    else:
+        log.info("assemble: %d sentences, %d words (%s budget)", stats["sentences"], stats["words"], args.words)
     return 0

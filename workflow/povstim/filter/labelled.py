@@ -10,6 +10,11 @@ cleaned like the corpus (``sources.normalize.finish``), parsed by the configured
 
 The numbers are in-sample for whoever wrote the rules after reading the labelled sentences; the French
 rules were written from the definitions before the sample was drawn (docs/own-data.md).
+
+:func:`validate_labelled` gives the pipeline's ``filter_validation`` output (``filter_validation.labels``):
+the same ``validation.json`` layout as :func:`povstim.filter.validate.validate` on a gold treebank, with the
+hand labels as the reference, so the report's table and figure, the floors and the residual evidence read it
+the same way (``povstim filter-validation --labels``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,11 @@ from pathlib import Path
 
 from .. import dpe
 from ..io import PovstimError
+from ..parse.conllu import Sentence
 from ..sources.normalize import CleanStats, Style, finish
+from .evaluate import ratio
+from .settings import FilterSettings
+from .validate import ValidationSettings, _ci, _score, check_floor, decisions, shown
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,19 @@ class Labelled:
     row: int
     text: str            # as cleaned for the corpus
     labels: dict         # phenomenon -> bool
+
+
+def labels_sample(labels: str | Path) -> str:
+    """Whether the rules were measured in or out of sample on these labels, as the labels file says in a
+    ``# sample: ...`` comment line (its writer knows whether the rules' author saw the sentences first)."""
+    try:
+        lines = Path(labels).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PovstimError(f"cannot read {labels}: {exc}") from None
+    for ln in lines:
+        if ln.startswith("#") and ln.lstrip("# ").lower().startswith("sample:"):
+            return ln.lstrip("# ")[len("sample:"):].strip()
+    return "not said (no '# sample:' line in the labels file: in or out of sample for the rules is unknown)"
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -112,3 +134,104 @@ def markdown(rows: list[dict]) -> str:
                      f"{r['precision']:.2f} [{r['precision_lo']:.2f}, {r['precision_hi']:.2f}] "
                      f"({r['tp']}/{r['tp'] + r['fp']}) |")
     return "\n".join(lines) + "\n"
+
+
+def validate_labelled(items: list[Labelled], parsed: list[Sentence | None], fs: FilterSettings,
+                      vs: ValidationSettings, parser: str, sample: str) -> dict:
+    """``filter_validation``'s result against hand labels: per measured mode and phenomenon, the rules'
+    decisions on ``parsed`` (``parsed[i]`` the parse of ``items[i]``; None: spared by the prefilter, no rule
+    fires) against the labels, with Wilson 95% intervals and the rule (cue) behind each removal.
+
+    The layout is :func:`povstim.filter.validate.validate`'s with the labels as the ``reference``. Nothing of
+    a rule is fitted to the labels, so there are no folds: ``cross_validated`` holds the same counts as
+    ``in_sample`` (as for a treebank's rules without fitted parts), and ``sample`` says whether the rules'
+    author saw the labelled sentences before writing them (``validation.json: cv.note``)."""
+    if len(items) != len(parsed):
+        raise ValueError("items and parsed must be aligned")
+    phens = [p for p in fs.rules if p in (items[0].labels if items else {})]
+    missing = [p for p in fs.rules if p not in phens]
+    if missing:
+        raise PovstimError(f"filter_validation.labels: no label column for {', '.join(missing)} (filter.rules "
+                           f"names it; the labels have: {', '.join(items[0].labels) if items else 'no rows'})")
+    ref = [{p: "label" for p in phens if it.labels[p]} for it in items]
+    modes = list(dict.fromkeys((*vs.modes, fs.mode)))
+    out_modes = {}
+    for mode in modes:
+        got = decisions(parsed, fs, mode)
+        per = {}
+        for phen in phens:
+            rules: dict[str, list[int]] = {}
+            for r, g in zip(ref, got):
+                if phen in g:
+                    rc = rules.setdefault(g[phen], [0, 0])
+                    rc[0] += 1
+                    rc[1] += phen in r
+            score = {"reference": _score(ref, got, phen, vs.min_positives)}
+            per[phen] = {"cross_validated": score, "in_sample": score,
+                         "per_rule": {k: {"n": n, "tp": tp, "precision": ratio(tp, n)}
+                                      for k, (n, tp) in sorted(rules.items())}}
+        n_removed = sum(any(p in g for p in phens) for g in got)
+        out_modes[mode] = {"rule_functions": {p: dpe.PHENOMENA[p].rules[mode].__name__ for p in phens},
+                           "per_phenomenon": per, "n_removed": n_removed,
+                           "removed_fraction": ratio(n_removed, len(items))}
+    result = {
+        "parser": parser,
+        "reference": "hand labels",
+        "reference_note": "sentences labelled by hand from the phenomena's definitions (filter_validation.labels)",
+        "rules": phens,
+        "filter_mode": fs.mode,
+        "n_sentences": len(items),
+        "n_parsed": sum(p is not None for p in parsed),
+        "reference_positives": {p: sum(p in r for r in ref) for p in phens},
+        "min_positives": vs.min_positives,
+        "min_positives_note": (f"fewer than {vs.min_positives} labelled positives: recall and precision are not "
+                               "measurable (None; 'not measurable' in the table), whatever the counts say"),
+        "sample": sample,
+        "labels": {"n_labelled": len(items)},
+        "cv": {"folds": 0, "group_by": [], "n_groups": 0, "fold_sizes": [], "fitted_parts": [],
+               "note": ("hand labels: no part of a rule is fitted to them, so cross_validated equals in_sample; "
+                        f"the sample is {sample} for the rules")},
+        "modes": out_modes,
+        "matches_nothing": [],
+    }
+    # every mode is held to the labels (a treebank's strict mode is held to strict on the gold trees instead)
+    result["floor"] = check_floor(result, fs.mode, vs, against="reference")
+    return result
+
+
+def labelled_table_rows(result: dict) -> list[dict]:
+    """One row per mode x phenomenon (validation.tsv, the report's table) of a labelled validation."""
+    fl = result["floor"]
+    below = {(b["phenomenon"], b["measure"]) for b in fl["below"]}
+    rows = []
+    for mode, m in result["modes"].items():
+        for phen, d in m["per_phenomenon"].items():
+            c = d["cross_validated"]["reference"]
+            flag = ""
+            if mode == fl["mode"]:
+                flag = ("BELOW FLOOR: " + ", ".join(w for p, w in sorted(below) if p == phen)
+                        if any(p == phen for p, _ in below) else "ok")
+            rows.append({
+                "parser": result["parser"], "mode": mode, "phenomenon": phen, "sentences": result["n_sentences"],
+                "labelled_positives": c["n_reference"], "flagged": c["n_flagged"],
+                "tp": c["tp"], "fp": c["fp"], "fn": c["fn"],
+                "recall": shown(c, "recall"), "recall_ci95": _ci(c["recall_ci95"]),
+                "precision": shown(c, "precision"), "precision_ci95": _ci(c["precision_ci95"]),
+                "rules": "; ".join(f"{k} {v['tp']}/{v['n']}" for k, v in d["per_rule"].items()),
+                "sample": result["sample"], "floor": flag,
+            })
+    return rows
+
+
+def labelled_disagreements(items: list[Labelled], parsed: list[Sentence | None], fs: FilterSettings,
+                           phens: list[str]) -> list[dict]:
+    """The sentences where filter.mode on the parse and the hand label disagree (they hold the user's text)."""
+    got = decisions(parsed, fs, fs.mode)
+    rows = []
+    for k, (it, d) in enumerate(zip(items, got)):
+        for phen in phens:
+            if it.labels[phen] != (phen in d):
+                rows.append({"index": k, "row": it.row, "phenomenon": phen,
+                             "kind": "miss" if it.labels[phen] else "extra", "parser_rule": d.get(phen, ""),
+                             "text": it.text})
+    return rows

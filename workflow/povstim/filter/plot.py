@@ -22,6 +22,7 @@ def validation_figure(result: dict):
     phens = result["rules"]
     modes = list(result["modes"])
     fl = result["floor"]
+    labelled = "labels" in result  # measured against hand labels (filter/labelled.py), not gold trees
     fig, axes = plt.subplots(1, len(phens), figsize=(2.2 + 1.0 * len(modes) * len(phens), 2.8), squeeze=False,
                              sharey=True)
     x = np.arange(len(modes))
@@ -48,12 +49,17 @@ def validation_figure(result: dict):
         ax.set_xticks(x, labels)
         ax.set_ylim(0, 1.12)
         n_ref = result["reference_positives"][phen]
-        ax.set_title(f"{phen.replace('_', ' ')} ({n_ref} reference positives)")
+        ax.set_title(f"{phen.replace('_', ' ')} ({n_ref} {'labelled' if labelled else 'reference'} positives)")
         if c == 0:
-            ax.set_ylabel(f"cross-validated, vs {result['reference']} rules on gold trees")
+            ax.set_ylabel("vs the hand labels" if labelled else
+                          f"cross-validated, vs {result['reference']} rules on gold trees")
     axes[0][0].legend(frameon=False, loc="upper left", fontsize=6)
-    head = (f"DPE filter on {result['parser']} parses of {result['n_sentences']} gold-tree sentences, "
-            f"{result['cv']['folds']}-fold cross-validated by transcript (* = filter.mode)")
+    if labelled:
+        head = (f"DPE filter on {result['parser']} parses of {result['n_sentences']} hand-labelled sentences, "
+                f"{result['sample']} (* = filter.mode)")
+    else:
+        head = (f"DPE filter on {result['parser']} parses of {result['n_sentences']} gold-tree sentences, "
+                f"{result['cv']['folds']}-fold cross-validated by transcript (* = filter.mode)")
     if fl["ok"]:
         fig.suptitle(head, fontsize=8)
     else:

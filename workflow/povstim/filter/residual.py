@@ -90,12 +90,17 @@ def validation_recall(path: str | Path, mode: str) -> dict[str, dict]:
     tb = data.get("treebank") or {}
     prov = (f"filter_validation: {tb.get('path', '?')} ({data.get('n_sentences', '?')} sentences), parser "
             f"{data.get('parser', '?')}, cross-validated by {', '.join((data.get('cv') or {}).get('group_by') or [])}")
+    sample = "cross-validated"
+    if data.get("labels"):  # measured against hand labels (filter/labelled.py): nothing fitted, no folds
+        prov = (f"filter_validation: {data['labels'].get('path', '?')} ({data.get('n_sentences', '?')} hand-labelled "
+                f"sentences), parser {data.get('parser', '?')}, {data.get('sample', '')}")
+        sample = "out" if str(data.get("sample", "")).startswith("out of sample") else "in"
     out = {}
     for phen, v in per.items():
         c = (v.get("cross_validated") or {}).get("reference") or {}
         if "tp" in c:
             out[phen] = {"tp": int(c["tp"]), "positives": int(c["tp"]) + int(c["fn"]), "provenance": prov,
-                         "sample": "cross-validated"}
+                         "sample": sample}
     return out
 
 

@@ -56,7 +56,10 @@ WILSON_Z = 1.959964  # the standard normal's 97.5% quantile: two-sided 95% inter
 class ValidationSettings:
     """The ``filter_validation:`` section (defaults: workflow/schemas/config/filter_validation.schema.yaml)."""
 
-    treebank: str
+    treebank: str | None
+    labels: str | None
+    texts: str | None
+    text_column: str
     speaker_key: str
     keep_speakers: tuple[str, ...] | None
     drop_speakers: tuple[str, ...]
@@ -72,9 +75,23 @@ class ValidationSettings:
 
 def validation_settings(given: dict | None, where: str = "--validation-params", **overrides) -> ValidationSettings:
     vs = build(ValidationSettings, "filter_validation", given, where=where, **overrides)
+    check_measured_on(vs.treebank, vs.labels, vs.texts, where)
     if isinstance(vs.precision_floor, dict):
         dpe.check_rules(list(vs.precision_floor) or ["question_formation"], "filter_validation.precision_floor")
     return vs
+
+
+def check_measured_on(treebank, labels, texts, where: str = "filter_validation") -> None:
+    """What the filter is measured on: a gold treebank or hand labels (with their texts), exactly one."""
+    if bool(treebank) == bool(labels):
+        raise PovstimError(f"{where}: give filter_validation.treebank (gold UD trees) or filter_validation.labels "
+                           "(hand-labelled sentences, with filter_validation.texts), " +
+                           ("not both" if treebank else "one of them"))
+    if labels and not texts:
+        raise PovstimError(f"{where}: filter_validation.labels needs filter_validation.texts, the CSV whose rows "
+                           "the labels number (its text is not stored with the labels)")
+    if texts and not labels:
+        raise PovstimError(f"{where}: filter_validation.texts is only read with filter_validation.labels")
 
 
 def precision_floor(vs: ValidationSettings, phen: str) -> float:
@@ -324,10 +341,10 @@ def matches_nothing(result: dict) -> list[str]:
     return out
 
 
-def check_floor(result: dict, mode: str, vs: ValidationSettings) -> dict:
+def check_floor(result: dict, mode: str, vs: ValidationSettings, against: str | None = None) -> dict:
     """Which phenomena of ``mode`` fall below the recall/precision floors, cross-validated (None: no
-    reference positives)."""
-    against = floor_reference(mode, vs)
+    reference positives); ``against``: the reference the floors are checked on (default: floor_reference)."""
+    against = against or floor_reference(mode, vs)
     below = []
     for phen, d in result["modes"][mode]["per_phenomenon"].items():
         c = d["cross_validated"][against]
@@ -413,11 +430,16 @@ def warn_floor(result: dict, vs: ValidationSettings) -> None:
                  fl["recall_floor"], ", ".join(f"{p} {v:.2f}" for p, v in fl["precision_floor"].items()))
         return
     lines = [f"{b['phenomenon']} {b['measure']} {b['value']:.3f} < {b['floor']}" for b in fl["below"]]
-    msg = (f"THE DPE FILTER IS BELOW ITS FLOOR: filter.mode={fl['mode']} on {result['parser']} parses, "
-           "cross-validated, against "
-           f"{fl['against'].replace('_', ' ')} on the gold trees: " + "; ".join(lines)
-           + ". BABY-F keeps direct evidence App. C would remove; consider filter.mode: conservative "
-           "(docs/filter.md).")
+    if result.get("labels"):  # measured against hand labels (filter/labelled.py)
+        msg = (f"THE DPE FILTER IS BELOW ITS FLOOR: filter.mode={fl['mode']} on {result['parser']} parses, "
+               f"against the hand labels ({result.get('sample', '')}): " + "; ".join(lines)
+               + ". BABY-F keeps labelled direct evidence; see the disagreements table.")
+    else:
+        msg = (f"THE DPE FILTER IS BELOW ITS FLOOR: filter.mode={fl['mode']} on {result['parser']} parses, "
+               "cross-validated, against "
+               f"{fl['against'].replace('_', ' ')} on the gold trees: " + "; ".join(lines)
+               + ". BABY-F keeps direct evidence App. C would remove; consider filter.mode: conservative "
+               "(docs/filter.md).")
     if vs.fail_below_floor:
         raise PovstimError(msg + " (filter_validation.fail_below_floor is set)")
     bar = "!" * 78

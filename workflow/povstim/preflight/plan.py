@@ -113,14 +113,17 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
 def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
     """Per corpus x size: per source the words needed and available, and the largest size this mixture allows."""
     # deferred: numpy, only when sizes are tabulated
-    from ..corpus.assemble import quotas
+    from ..corpus.assemble import line_sizes, quotas, source_quotas
 
+    unit = dag_plan.size_unit(config)
     rows = []
+    has_bytes: dict[str, int] = {}
     for corpus in config["corpora"]:
         for size in dag_plan.sizes(config):
             mixture = dag_plan.mixture(config, corpus, size)
             budget = parse_size(size)
-            need = quotas(mixture, budget)
+            langs = {src: dag_plan.source_language(config, src) for src in mixture}
+            need = source_quotas(mixture, budget, unit, langs)
             total = float(sum(mixture.values()))
             per, largest, known = {}, math.inf, True
             for src, share in mixture.items():
@@ -129,12 +132,24 @@ def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
                     known = False
                     per[src] = {"needs": need[src], "has": None, "ok": None}
                     continue
-                per[src] = {"needs": need[src], "has": c.words, "ok": c.words >= need[src]}
-                largest = min(largest, c.words * total / share)
+                if unit == "words":
+                    has = c.words
+                else:  # UTF-8 bytes of the cleaned text; the largest size is in English bytes
+                    if src not in has_bytes:
+                        has_bytes[src] = int(line_sizes(c.lines, unit).sum())
+                    has = has_bytes[src]
+                per[src] = {"needs": need[src], "has": has, "ok": has >= need[src]}
+                if unit != "words":
+                    premium = languages.get(langs[src]).byte_premium
+                    per[src].update(language=langs[src], byte_premium=premium,
+                                    english_bytes=quotas(mixture, budget)[src])
+                    has = has / premium
+                largest = min(largest, has * total / share)
             rows.append({
                 "corpus": corpus, "size": size, "budget": budget, "sources": per,
                 "ok": all(v["ok"] for v in per.values()) if known else None,
                 "largest": int(math.floor(largest)) if known and largest < math.inf else None,
+                **({"unit": unit} if unit != "words" else {}),
             })
     return rows
 
@@ -158,10 +173,14 @@ def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> di
             budget = row["budget"]
             if not row["ok"]:
                 budget = row["largest"]
-                notes.append(f"corpus {corpus} at its largest possible size ({budget:,} words; {largest_size} does not fit)")
+                notes.append(f"corpus {corpus} at its largest possible size ({budget:,} "
+                             f"{'words' if dag_plan.size_unit(config) == 'words' else 'English-equivalent bytes'}; "
+                             f"{largest_size} does not fit)")
             mixture = dag_plan.mixture(config, corpus, largest_size)
             lines, _ = assemble({s: counts[s].lines for s in mixture}, mixture, budget,
-                                int(config["corpora"][corpus]["seed"]), tolerance=None)
+                                int(config["corpora"][corpus]["seed"]), tolerance=None,
+                                unit=dag_plan.size_unit(config),
+                                langs={s: dag_plan.source_language(config, s) for s in mixture})
             path = Path(tmp) / f"{corpus}.txt"
             write_lines(path, lines)
             paths.append(path)
@@ -242,6 +261,31 @@ def thin_pools(rep: dict) -> list[str]:
     return [cls for cls, v in rep.get("classes", {}).items() if 0 < v["available"] <= 2]
 
 
+def size_lines(sizes: list[dict]) -> list[str]:
+    """The plan's corpus-size lines: per corpus x size what each source must give and has (with size_unit
+    english_bytes the conversion: English bytes x the language's byte premium = bytes of its text)."""
+    lines: list[str] = []
+    in_bytes = any(r.get("unit") == "english_bytes" for r in sizes)
+    if in_bytes:
+        lines += ["", "Corpus sizes in English-equivalent bytes (size_unit: english_bytes; each source's share x size x "
+                      "its language's byte premium, Arnett et al. 2024 = UTF-8 bytes it must give / has):"]
+    else:
+        lines += ["", "Corpus sizes (words each source must give / has):"]
+    for r in sizes:
+        def part(src, v):
+            got = f"{v['has']:,}" if v["has"] is not None else "?"
+            if "byte_premium" not in v:
+                return f"{src} {v['needs']:,}/{got}"
+            return (f"{src} [{v['language']}] {v['english_bytes']:,} x {v['byte_premium']:.4f} = "
+                    f"{v['needs']:,}/{got} bytes")
+        parts = ", ".join(part(src, v) for src, v in r["sources"].items())
+        status = "ok" if r["ok"] else ("TOO LARGE" if r["ok"] is False else "unknown")
+        unit = "English-equivalent bytes" if r.get("unit") == "english_bytes" else "words"
+        largest = f"; largest possible with this mixture: {r['largest']:,} {unit}" if r["largest"] is not None else ""
+        lines.append(f"  {r['corpus']:<10} {r['size']:>6}  {status:<9} ({parts}){largest}")
+    return lines
+
+
 def render(result: dict) -> str:
     """The plan as text for a terminal."""
     lines = [f"Experiment {result['experiment']}: {result['models']} models; outputs under results/{result['experiment']}/", ""]
@@ -258,13 +302,7 @@ def render(result: dict) -> str:
         if gone:
             lines.append(f"  {'':<14} {len(gone):,} transcript(s) dropped for a header: "
                          + "; ".join(f"{d['file']} ({d['why']})" for d in gone[:3]) + ("; ..." if len(gone) > 3 else ""))
-    lines += ["", "Corpus sizes (words each source must give / has):"]
-    for r in result["sizes"]:
-        parts = ", ".join(f"{src} {v['needs']:,}/{v['has']:,}" if v["has"] is not None else f"{src} {v['needs']:,}/?"
-                          for src, v in r["sources"].items())
-        status = "ok" if r["ok"] else ("TOO LARGE" if r["ok"] is False else "unknown")
-        largest = f"; largest possible with this mixture: {r['largest']:,} words" if r["largest"] is not None else ""
-        lines.append(f"  {r['corpus']:<10} {r['size']:>6}  {status:<9} ({parts}){largest}")
+    lines += size_lines(result["sizes"])
     bad = [r for r in result["sizes"] if r["ok"] is False]
     if bad:
         lines.append(f"  -> {len(bad)} size(s) do not fit: lower `sizes`, change the mixture, or add text.")
