@@ -58,6 +58,7 @@ def test_the_default_config_plans_an_lstm_and_an_ngram_from_one_entry_each(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # ~200 s on 2 cores; the LSTM and n-gram stages run on their own in test_lstm / test_ngram_learner
 def test_tiny_config_end_to_end_with_lstm_and_ngram_rows(tmp_path):
     cfg = _config("tests/configs/tiny.yaml", seeds=[1, 2])
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))

@@ -21,7 +21,9 @@ import yaml
 
 from helpers.project import copy_parts
 
-pytestmark = pytest.mark.slow
+# heavy: the whole template scenario (240 s of setup on 2 cores); its parts are tested on their own (test_plan,
+# test_clean, test_workflow, test_analysis_snakemake): `pytest -m heavy` runs it
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 REPO = Path(__file__).resolve().parents[1]
 PARTS = ["Snakefile", "rules", "workflow", "envs", "configs"]
