@@ -14,8 +14,9 @@ sub-folder per key:
 
 A second job with the same key waits on the lock, then finds ``trained.json``, checks that the folder it names is
 still that finished run (its train_summary.json key, its final files' sha256) and makes its own folder a copy of
-it: every file hard-linked (copied where the file system cannot link), ``train_summary.json`` rewritten with its
-own ``model`` record and ``reused`` naming the model it came from. On CPU the weights, config, tokenizer files
+it: the rule's outputs (config, weights, log) copied, so that Snakemake finds them newer than the twin's inputs,
+every other file (checkpoints, tokenizer files) hard-linked (copied where the file system cannot link), and
+``train_summary.json`` rewritten with its own ``model`` record and ``reused`` naming the model it came from. On CPU the weights, config, tokenizer files
 and checkpoints are byte for byte what training it would have written (training is deterministic there); the
 log and summary keep the first run's timings and say it was reused. A first job killed mid-training leaves no
 ``trained.json`` (it is written after the final model), and its lock dies with it: the waiting job takes the lock
@@ -92,7 +93,14 @@ def _link(src: Path, dst: Path) -> None:
     try:
         os.link(src, dst)
     except OSError:  # another file system, or one without hard links: a copy holds the same bytes
-        shutil.copy2(src, dst)
+        shutil.copyfile(src, dst)
+
+
+def _copy(src: Path, dst: Path) -> None:
+    """The train rule's outputs are copied, not linked: a link shares the source's mtime, older than the twin's
+    own inputs may be, and Snakemake would take the twin's model for outdated at every later run (touching the
+    shared file instead would make the source's scores look outdated)."""
+    shutil.copyfile(src, dst)
 
 
 def _link_tree(src: Path, dst: Path) -> None:
@@ -126,7 +134,7 @@ def copy_model(source: Path, summary: dict, out: Path, run_key: str, meta: dict,
             if (out / p.name).exists():
                 shutil.rmtree(out / p.name)
         else:
-            _link(p, tmp)
+            (_copy if p.name in FINAL_FILES else _link)(p, tmp)
         os.replace(tmp, out / p.name)
     mine = {**summary, "model": {**meta, "seed": int(seed)},
             "reused": {"from": str(source), "model": summary.get("model"), "key": run_key,
