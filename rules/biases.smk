@@ -161,6 +161,9 @@ rule train_biased:
         extra=biased_train_flags,
         out_dir=lambda wc, output: os.path.dirname(output.config),
         meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
+        # the experiment's index of trained runs: a void duplicate (identical corpus) links the model trained
+        # for its twin instead of training again (train/reuse.py, issue 51)
+        reuse=f"{RESULTS}/models/.reuse",
         code=stage_code("train"),
     resources:
         gpu=lambda wc: plan.train_gpus(config, wc.arch),
@@ -175,7 +178,8 @@ rule train_biased:
     shell:
         "POVSTIM_GPU_SHARE={resources.gpu_share} {POVSTIM} train --train {input.train} --dev {input.dev} --tokenizer {input.tokenizer}"
         " --arch {params.arch:q} --params {params.training:q} --seed {wildcards.seed}"
-        " --out-dir {params.out_dir} --meta {params.meta:q} --threads {threads} {params.extra} > {log} 2>&1"
+        " --out-dir {params.out_dir} --meta {params.meta:q} --reuse-dir {params.reuse}"
+        " --threads {threads} {params.extra} > {log} 2>&1"
 
 
 ruleorder: train_biased > train

@@ -38,6 +38,9 @@ rule train:
         out_dir=lambda wc, output: os.path.dirname(output.config),
         # recorded in train_summary.json, so `povstim score` on the folder labels its rows by itself
         meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
+        # the experiment's index of trained runs: a void duplicate (identical corpus) links the model trained
+        # for its twin instead of training again (train/reuse.py, issue 51)
+        reuse=f"{RESULTS}/models/.reuse",
         code=stage_code("train"),
     resources:
         # 1 only when the job will use a GPU alone (povstim.devices.job_gpus); a small job holds
@@ -57,7 +60,8 @@ rule train:
         "POVSTIM_GPU_SHARE={resources.gpu_share} {POVSTIM} train --train {input.train} --dev {input.dev}"
         " --tokenizer {input.tokenizer}"
         " --arch {params.arch:q} --params {params.training:q} --seed {wildcards.seed}"
-        " --out-dir {params.out_dir} --meta {params.meta:q} --threads {threads} > {log} 2>&1"
+        " --out-dir {params.out_dir} --meta {params.meta:q} --reuse-dir {params.reuse}"
+        " --threads {threads} > {log} 2>&1"
 
 
 # POSH App. D / Table 9: corpus token counts per vocab size, and the vocab size

@@ -131,3 +131,41 @@ def test_calibration_is_cached_and_invalidated(tmp_path, monkeypatch):
     assert F.calibration_key(*resolve(TINY_ARCH, TINY_TRAINING), 300, 1, "cuda:NVIDIA H200") != first["key"]
     assert F.calibration_key(*resolve(TINY_ARCH, TINY_TRAINING), 300, 1, "cpu", {"batch_size": 64}) != first["key"]
     assert json.loads((tmp_path / f"{first['key']}.json").read_text())["key"] == first["key"]
+
+
+def test_a_void_twin_with_identical_text_is_forecast_as_a_link_not_a_training(monkeypatch, rule, tmp_path):
+    """BABY gets nothing back (evidence.reused_models): its train job waits for BABY-F's and links the model
+    (train/reuse.py), so the forecast counts one job start for it, not a training; its score jobs still run.
+    The calibration and process costs are fixed by hand here (they are measured in the test above)."""
+    import yaml
+
+    from povstim import config as config_mod
+    from povstim.preflight import evidence
+
+    cal = {**CAL, "score_s_per_word": 1e-4, "score_pass_s": 0.1, "device": "cpu", "threads": 1}
+    monkeypatch.setattr(F, "calibrate", lambda *a, **k: dict(cal))
+    monkeypatch.setattr(F, "process_costs", lambda *a, **k: {"job_process_s": 0.5, "warm_server_s": 3.0,
+                                                             "cold_job_s": 2.0})
+    cfg = yaml.safe_load(TINY.read_text())
+    cfg["sizes"] = ["8k"]
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    config = config_mod.load(path)
+    lines = [f"the dog saw {w} cat ." for w in ("a", "the", "one", "my", "her", "his", "that", "this")] * 50
+    counts = {s: SimpleNamespace(lines=lines, words=2400, sentences=400) for s in ("cds", "adult")}
+    voids = [{"condition": "baby", "sibling": "baby-f", "size": "8k", "status": "void", "identical": True},
+             {"condition": "baby", "sibling": "baby-f", "size": "16k", "status": "void", "identical": False}]
+    reused = evidence.reused_models(voids)
+    assert reused == {("baby", "8k"): "baby-f"}  # a few sentences back: void, but its own text, so trained
+    plain = F.forecast(config, counts, REPO, 2, tmp_path)
+    once = F.forecast(config, counts, REPO, 2, tmp_path, reused=reused)
+    rows, before = ({r["job"]: r for r in f["jobs"]} for f in (once, plain))
+    twin = "train gpt2-nano/baby/8k/seed1"
+    assert rows[twin]["reuses"] == "baby-f" and rows[twin]["seconds"] == 0.5  # one job start (warm_start)
+    assert "reuses" not in rows["train gpt2-nano/baby-f/8k/seed1"] and "reuses" not in before[twin]
+    # by hand: the CPU total loses the twin's training less its job start; its score jobs are unchanged
+    assert once["cpu"] == pytest.approx(plain["cpu"] - (before[twin]["seconds"] - 0.5))
+    assert {k: v for k, v in rows.items() if v["kind"] == "score"} == \
+        {k: v for k, v in before.items() if v["kind"] == "score"}
+    text = "\n".join(F.render(once))
+    assert "train gpt2-nano/baby/8k/seed1" in text and "not trained: links baby-f's model (identical corpus)" in text

@@ -164,7 +164,11 @@ def test_plan_forecasts_what_the_condition_stage_finds(tmp_path):
     assert voids["rich-r"]["status"] == "ok" and voids["rich-r"]["expected"] > 0
     (line,) = [x for x in render(plan).splitlines() if "gets back" in x and x.split()[0] == "baby"]
     assert line.split()[1:] == ["8k", "gets", "back", "0", "evidence", "sentence(s):", "VOID:", "its", "corpus",
-                                "is", "baby-f's", "in", "evidence"]
+                                "is", "baby-f's", "in", "evidence;", "identical", "text:", "trains", "one", "model",
+                                "for", "both", "(its", "train", "jobs", "link", "baby-f's", "models)"]
+    from povstim.preflight.evidence import reused_models
+
+    assert reused_models(plan["filter"]["void"]) == {("baby", "8k"): "baby-f"}
     targets = [f"results/void/corpus/{c}/8k/condition.json" for c in cfg["conditions"]]
     r = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
                         "--configfile", str(tmp_path / "config.yaml"), "--cores", "2", *targets],
@@ -207,3 +211,68 @@ def test_model_groups_per_suite_and_learner():
     neural = {a: m for a, m in arch_meta.items() if a != "ngram"}
     pooled = model_groups(items[items["arch"] != "ngram"], analysis_settings({"pool_learners": True}), META, neural)
     assert [(s, f) for s, f, _ in pooled] == [("posh", "gpt2+lstm"), ("blimp", "gpt2+lstm")]
+
+
+@pytest.mark.slow
+def test_the_dag_trains_one_model_for_a_void_pair(tmp_path):
+    """A real Snakemake run of a tiny config whose BABY gets nothing back (no planted evidence in the
+    child-directed source): BABY's corpus and tokenizer are BABY-F's byte for byte, so of the three train jobs
+    two train and the void pair's twin links the model the other trained (train/reuse.py); both score the
+    same, and the analysis still reports BABY-F vs. BABY as VOID."""
+    import hashlib
+    import subprocess
+    import sys
+
+    import yaml
+
+    from helpers.project import REPO
+
+    cfg = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
+    cfg["experiment"] = "voidtrain"
+    cfg["sources"]["cds"]["dpe_rate"] = {"question_formation": 0.0, "binding": 0.0}
+    cfg["sizes"] = ["8k"]  # one size (half the DAG): Table 12 without its size term
+    cfg["analysis"]["formula"] = "category * filtered + source + (1|phenomenon)"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    res = tmp_path / "results" / "voidtrain"
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
+                        "--configfile", str(tmp_path / "config.yaml"), "--cores", "2",
+                        str(res.relative_to(tmp_path) / "analysis" / "accuracy.csv")],
+                       capture_output=True, text=True, cwd=REPO, env={**__import__("os").environ, "POVSTIM_YES": "1"})
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    # the twin's model is no older than its inputs: a second run has nothing to do
+    again = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(tmp_path),
+                            "--configfile", str(tmp_path / "config.yaml"), "--cores", "2", "-n",
+                            str(res.relative_to(tmp_path) / "analysis" / "accuracy.csv")],
+                           capture_output=True, text=True, cwd=REPO,
+                           env={**__import__("os").environ, "POVSTIM_YES": "1"})
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stdout[-3000:]
+
+    def sha(p):
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+
+    summaries = {(c, s): json.loads((res / "models" / "gpt2-nano" / c / s / "seed1" / "train_summary.json")
+                                    .read_text()) for c in cfg["conditions"] for s in cfg["sizes"]}
+    reused = {k: v["reused"] for k, v in summaries.items() if "reused" in v}
+    assert len(summaries) == 3 and len(reused) == 1  # 2 trainings instead of 3
+    for size in cfg["sizes"]:
+        assert json.loads((res / "corpus" / "baby" / size / "condition.json").read_text())["corpus_sha256"] == \
+            json.loads((res / "corpus" / "baby-f" / size / "condition.json").read_text())["corpus_sha256"]
+        assert sha(res / "tokenizers" / "baby" / size / "tokenizer.json") == \
+            sha(res / "tokenizers" / "baby-f" / size / "tokenizer.json")  # per-condition tokenizers: identical
+        ((cond, _), rec), = [(k, v) for k, v in reused.items() if k[1] == size]
+        twin = {"baby": "baby-f", "baby-f": "baby"}[cond]  # whichever job got the key's lock first trained
+        assert rec["model"]["condition"] == twin and "reused" not in summaries[twin, size]
+        assert summaries[cond, size]["model"]["condition"] == cond
+        log = (tmp_path / "logs" / "voidtrain" / "train" / "gpt2-nano" / cond / size / "seed1.log").read_text()
+        assert f"reused the model trained for {twin}" in log and "not trained again" in log
+        models = [res / "models" / "gpt2-nano" / c / size / "seed1" for c in ("baby", "baby-f")]
+        assert sha(models[0] / "model.safetensors") == sha(models[1] / "model.safetensors")
+        scores = [pd.read_parquet(res / "scores" / "gpt2-nano" / c / size / "seed1" / "posh.parquet")
+                  for c in ("baby", "baby-f")]
+        assert set(scores[0]["condition"]) == {"baby"} and set(scores[1]["condition"]) == {"baby-f"}
+        cols = [c for c in scores[0].columns if c != "condition"]
+        pd.testing.assert_frame_equal(scores[0][cols], scores[1][cols])
+    assert len(list((res / "models" / ".reuse").glob("*/trained.json"))) == 2
+    assert "BABY-F vs. BABY: VOID, no estimate" in (res / "analysis" / "bayes" / "table12.md").read_text()
+    void_csv = pd.read_csv(res / "analysis" / "bayes" / "void_contrasts.csv")
+    assert void_csv[["kept", "duplicate", "all_sizes"]].values.tolist() == [["baby-f", "baby", True]]

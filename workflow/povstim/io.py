@@ -186,15 +186,20 @@ def describe_holder(holder: dict) -> str:
     return parts[0] + (f" ({', '.join(extra)})" if extra else "")
 
 
+def _live_here(holder: dict) -> bool:
+    return bool(holder) and holder.get("host") == socket.gethostname() and pid_alive(holder.get("pid", 0))
+
+
 @contextlib.contextmanager
-def folder_lock(folder: str | os.PathLike, doing: str, command: str = ""):
+def folder_lock(folder: str | os.PathLike, doing: str, command: str = "", wait: bool = False):
     """Hold ``folder`` for this process alone while the block runs (``folder/.povstim.lock``).
 
     The lock is the kernel's (``flock``): it ends with the process, however it ends, so a lock a killed
     process left is taken over (a warning names it) and a live holder is refused with a PovstimError naming
-    its PID, host, command and start. The file records who holds it, for that message; it is removed when
-    the block ends. Where a file system has no ``flock``, the record alone decides: a holder on this host
-    whose PID is gone is stale."""
+    its PID, host, command and start -- or, ``wait=True``, waited for (an info line names it; the shared
+    model a void duplicate reuses, train/reuse.py). The file records who holds it, for that message; it is
+    removed when the block ends. Where a file system has no ``flock``, the record alone decides: a holder on
+    this host whose PID is gone is stale."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_FILE
@@ -209,6 +214,18 @@ def folder_lock(folder: str | os.PathLike, doing: str, command: str = ""):
                 kernel = False
             elif exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 holder = _holder(fd)
+                if wait:
+                    log.info("%s: waiting for %s, which holds it", folder, describe_holder(holder))
+                    fcntl.flock(fd, fcntl.LOCK_EX)  # blocks until the holder lets go or dies
+                    kernel = True
+                    try:  # the holder removed its file on letting go: lock the one now there instead
+                        same = os.stat(path).st_ino == os.fstat(fd).st_ino
+                    except FileNotFoundError:
+                        same = False
+                    if same:
+                        break
+                    os.close(fd)
+                    continue
                 os.close(fd)
                 raise PovstimError(
                     f"{folder} is being {doing} by another live process: {describe_holder(holder)}; wait for it "
@@ -220,6 +237,10 @@ def folder_lock(folder: str | os.PathLike, doing: str, command: str = ""):
             same = os.stat(path).st_ino == os.fstat(fd).st_ino
         except FileNotFoundError:
             same = False
+        if same and wait and not kernel and _live_here(_holder(fd)):
+            os.close(fd)  # no flock here: the record alone says when the holder is gone
+            time.sleep(1.0)
+            continue
         if same:
             break
         os.close(fd)

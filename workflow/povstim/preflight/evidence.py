@@ -317,9 +317,17 @@ def void_outlook(config: dict, reinsert: list[dict]) -> list[dict]:
             at = [o for o in rows if o["size"] == size]
             expected, low = sum(o["expected"] for o in at), sum(o["expected_low"] for o in at)
             status = "void" if expected < threshold else ("may be void" if low < threshold else "ok")
+            # nothing goes back: the condition stage writes the sibling's text byte for byte, and the train jobs
+            # of the two train one model (train/reuse.py); a few sentences back is void but trained apart
             out.append({"condition": name, "sibling": sibling, "size": size, "expected": expected, "low": low,
-                        "threshold": threshold, "status": status})
+                        "threshold": threshold, "status": status, "identical": expected == 0})
     return out
+
+
+def reused_models(voids: list[dict]) -> dict[tuple[str, str], str]:
+    """(condition, size) -> the sibling whose models its train jobs will link instead of training (the void
+    rows whose text is expected identical to the sibling's); the compute forecast counts those trainings once."""
+    return {(v["condition"], v["size"]): v["sibling"] for v in voids if v["status"] == "void" and v.get("identical")}
 
 
 def render_void(voids: list[dict]) -> list[str]:
@@ -331,7 +339,9 @@ def render_void(voids: list[dict]) -> list[str]:
         got = (f"{v['expected']:,}" if v["low"] == v["expected"] else f"~{v['expected']:,} (95% low {v['low']:,})")
         lines.append(f"  {v['condition']:<10} {v['size']:>6}  gets back {got} evidence sentence(s): "
                      + ("VOID" if v["status"] == "void" else "MAY BE VOID")
-                     + f": its corpus is {v['sibling']}'s in evidence")
+                     + f": its corpus is {v['sibling']}'s in evidence"
+                     + (f"; identical text: trains one model for both (its train jobs link {v['sibling']}'s "
+                        "models)" if v["status"] == "void" and v.get("identical") else ""))
     every = {v["condition"] for v in bad if v["status"] == "void"} - {
         v["condition"] for v in voids if v["status"] != "void"}
     lines.append("  -> WARNING: the analysis leaves a void condition's cells out of the Bayesian models and reports "

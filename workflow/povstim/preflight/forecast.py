@@ -374,8 +374,12 @@ def suite_words_of(name: str, spec: dict, base_dir: Path) -> int:
     return int(sum(len(s.split()) + 2 for s in sents)) if sents else 0
 
 
-def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path, recalibrate: bool = False) -> dict:
-    """The forecast for ``config`` (``counts``: the plan's cleaned sources) at ``cores``."""
+def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path, recalibrate: bool = False,
+             reused: dict | None = None) -> dict:
+    """The forecast for ``config`` (``counts``: the plan's cleaned sources) at ``cores``. ``reused``: (condition,
+    size) -> the sibling whose models its train jobs link (a void twin with identical text,
+    ``evidence.reused_models``): such a job costs a job's start, after the sibling's, not a training."""
+    reused = reused or {}
     from ..train.params import resolve
 
     models = dag_plan.models(config)
@@ -417,8 +421,14 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         name = f"train {m.arch}/{m.condition}/{m.size}/seed{m.seed}"
         est["seconds"] += per_job
         est["budget_seconds"] += per_job
+        twin = reused.get((m.condition, m.size))
+        if twin is not None:  # train/reuse.py: it waits for the twin's model and links it
+            after = (f"train {m.arch}/{twin}/{m.size}/seed{m.seed}",)
+            est = {**est, "seconds": per_job, "reuses": twin}
+        else:
+            after = ("warm-start server",) if warm else ()
         rows.append({"job": name, "kind": "train", "threads": int(training.threads), **est})
-        jobs.append(Job(name, est["seconds"], int(training.threads), ("warm-start server",) if warm else ()))
+        jobs.append(Job(name, est["seconds"], int(training.threads), after))
         passes = 1 + (est["expected_steps"] // training.save_every if scoring["checkpoints"] else 0)
         for suite, words in suite_words.items():
             secs = passes * (words * cal["score_s_per_word"] + cal["score_pass_s"]) + per_job
@@ -430,12 +440,13 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         jobs.insert(0, Job("warm-start server", proc["warm_server_s"], 1))
     sched = list_schedule(jobs, cores)
     notes = []
-    short = [r for r in rows if r["kind"] == "train" and not r["reaches_plateau"]]
+    short = [r for r in rows if r["kind"] == "train" and not r["reaches_plateau"] and not r.get("reuses")]
     if short:
         worst = max(short, key=lambda r: r["plateau_steps"] / r["batches_per_epoch"])
         need = math.ceil((worst["plateau_steps"] + worst["patience"]) * 1.1 / worst["batches_per_epoch"]) + 1
+        trained = sum(r["kind"] == "train" and not r.get("reuses") for r in rows)
         notes.append(
-            f"{len(short)} of {sum(r['kind'] == 'train' for r in rows)} training jobs cannot reach a dev-loss plateau "
+            f"{len(short)} of {trained} training jobs cannot reach a dev-loss plateau "
             f"in their budget (training.epochs / max_steps give {min(r['budget_epochs'] for r in short):g}-"
             f"{max(r['budget_epochs'] for r in short):g} epochs; the plateau rule expects the best dev loss after "
             f"{min(r['plateau_epochs'] for r in short):g}-{max(r['plateau_epochs'] for r in short):g} epochs, then "
@@ -465,7 +476,10 @@ def render(result: dict) -> list[str]:
         lines.append(f"  calibration {name}: {c['train_tokens_per_s']:,.0f} training tokens/s on {c['device']} "
                      f"({c['threads']} thread(s)){' (cached)' if c.get('cached') else ''}")
     for r in result["jobs"]:
-        if r["kind"] == "train":
+        if r["kind"] == "train" and r.get("reuses"):
+            lines.append(f"  {r['job']:<44} not trained: links {r['reuses']}'s model (identical corpus) "
+                         f"{r['seconds']:>8.1f} s")
+        elif r["kind"] == "train":
             plateau = "" if r["reaches_plateau"] else "   <- NO PLATEAU in budget"
             lines.append(f"  {r['job']:<44} {r['expected_steps']:>6,} steps {r['expected_epochs']:>6.2f} epochs "
                          f"(budget {r['budget_steps']:,}) {r['seconds']:>8.1f} s{plateau}")

@@ -233,8 +233,11 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         from . import forecast
 
         ok = all(c.status == "ok" for c in counts.values())
+        # a void twin with identical text trains once (train/reuse.py): its train jobs are counted as links
+        reused = evidence.reused_models((result["filter"] or {}).get("void") or [])
         result["forecast"] = (forecast.forecast(config, counts, base_dir, forecast_cores,
-                                                Path(forecast_cache or forecast.cache_dir(base_dir)), recalibrate)
+                                                Path(forecast_cache or forecast.cache_dir(base_dir)), recalibrate,
+                                                reused)
                               if ok else {"notes": ["not forecast: a source is not available yet"], "jobs": []})
     return result
 

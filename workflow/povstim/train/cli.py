@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -48,6 +49,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="bias.tpt: CoNLL-U of the training corpus (and of the dev corpus), '# sent_id' = line index")
     p.add_argument("--force", action="store_true",
                    help="train from scratch even when --out-dir holds this run finished or checkpoints to resume")
+    p.add_argument("--reuse-dir", metavar="DIR",
+                   help="an index shared by an experiment's train jobs (the rules pass results/<exp>/models/.reuse): "
+                   "a run whose inputs hash like one trained there (identical train, dev and tokenizer files, arch, "
+                   "training settings, seed, code: a void duplicate's) links that model into --out-dir instead of "
+                   "training again, waiting while it trains (train/reuse.py)")
 
 
 SHOWN = ("best_step", "best_dev_loss", "steps", "stop_reason")
@@ -56,29 +62,51 @@ SHOWN = ("best_step", "best_dev_loss", "steps", "stop_reason")
 def run(args) -> int:
     arch, training = resolve(args.arch, args.params, max_steps=args.max_steps, device=args.device)
     # torch and transformers: imported only when a model is trained, not for --help
+    from . import reuse
     from .checkpoints import SUMMARY_FILE, CheckpointStore
     from .loop import Trainer, run_key
 
     out = Path(args.out_dir)
+    index_root = reuse.check_index(args.reuse_dir)
+    meta = json_object_arg(args.meta, "--meta")
     # one trainer per folder: a second one would resume from the first's checkpoints and prune its best weights
     with folder_lock(out, "trained", f"povstim train --out-dir {out}"):
-        store = CheckpointStore(out, run_key(arch, training, args.seed, args.train, args.dev, args.tokenizer,
-                                             args.init_from, args.parses))
+        key = run_key(arch, training, args.seed, args.train, args.dev, args.tokenizer, args.init_from, args.parses)
+        store = CheckpointStore(out, key)
         done = None if args.force else store.finished()
         if done is not None:
             print(f"povstim train: {out} is already trained with these inputs ({done.get('steps')} steps, "
                   f"best dev loss {done.get('best_dev_loss', float('nan')):.4f} at step {done.get('best_step')}; "
                   f"{out / SUMMARY_FILE}): nothing changed. --force trains it again from scratch.", file=sys.stderr)
             print(json.dumps({k: done.get(k) for k in SHOWN}, sort_keys=True))
+            if index_root is not None and not done.get("reused"):
+                # trained before the index knew it (or its record was lost): a duplicate may still reuse it
+                index = index_root / reuse.reuse_key(key, training)
+                with folder_lock(index, "trained", f"povstim train --out-dir {out}", wait=True):
+                    if reuse.source_of(index, key, out) is None:
+                        reuse.record(index, out, key, done)
             return 0
-        if args.force:
-            log.info("--force: training %s from scratch (its checkpoints and summary removed)", out)
-            store.start_afresh()
-        trainer = Trainer(
-            train=args.train, dev=args.dev, tokenizer=args.tokenizer, arch=arch, training=training, seed=args.seed,
-            out_dir=args.out_dir, threads=args.threads, progress=not args.no_progress,
-            init_from=args.init_from, parses=args.parses, meta=json_object_arg(args.meta, "--meta"),
-        )
-        summary = trainer.run()
+        # the job training this run's key holds its index folder till the model is final; a duplicate waits there
+        index = index_root / reuse.reuse_key(key, training) if index_root is not None else None
+        with (folder_lock(index, "trained", f"povstim train --out-dir {out}", wait=True)
+              if index is not None else contextlib.nullcontext()):
+            found = reuse.source_of(index, key, out) if index is not None and not args.force else None
+            if found is not None:
+                summary = reuse.copy_model(*found, out, key, meta, args.seed)
+                line = reuse.describe(found[0], found[1], args.train)
+                log.info("%s", line)
+                print(f"povstim train: {out}: {line}", file=sys.stderr)
+            else:
+                if args.force:
+                    log.info("--force: training %s from scratch (its checkpoints and summary removed)", out)
+                    store.start_afresh()
+                trainer = Trainer(
+                    train=args.train, dev=args.dev, tokenizer=args.tokenizer, arch=arch, training=training,
+                    seed=args.seed, out_dir=args.out_dir, threads=args.threads, progress=not args.no_progress,
+                    init_from=args.init_from, parses=args.parses, meta=meta,
+                )
+                summary = trainer.run()
+                if index is not None:
+                    reuse.record(index, out, key, summary)
     print(json.dumps({k: summary[k] for k in SHOWN}, sort_keys=True))
     return 0
