@@ -85,9 +85,7 @@ def run_labelled(args, fs, vs, ps) -> int:
     items = read_labels(vs.labels, vs.texts, language, vs.text_column)
     if not items:
         raise PovstimError(f"filter_validation.labels: {vs.labels} labels no sentence")
-    parsed_list, stats = parse_texts({k: it.text for k, it in enumerate(items)}, ps, fs.rules, language=language)
-    by_id = {int(s.sent_id): s for s in parsed_list}  # a sentence the prefilter spared: no rule can fire
-    parsed = [by_id.get(k) for k in range(len(items))]
+    parsed, stats = parse_in_order([it.text for it in items], ps, fs.rules, language)
     result = validate_labelled(items, parsed, fs, vs, _parser_name(ps, language), labels_sample(vs.labels))
     result["parser_packages"] = _parser_packages(effective(ps)[0].backend, language)
     result["labels"] = {**result["labels"], "path": vs.labels, "texts": vs.texts, "text_column": vs.text_column, "language": language}
@@ -113,6 +111,14 @@ def run_labelled(args, fs, vs, ps) -> int:
     return 0
 
 
+def parse_in_order(texts: list[str], ps, rules, language: str) -> tuple[list, dict]:
+    """The parse of each text, in order (None for a sentence the prefilter spared: no rule of any mode can fire
+    on it), and the parse stage's counts."""
+    parsed_list, stats = parse_texts(dict(enumerate(texts)), ps, rules, language=language)
+    by_id = {int(s.sent_id): s for s in parsed_list}
+    return [by_id.get(k) for k in range(len(texts))], stats
+
+
 def run(args) -> int:
     fs = filter_settings(json_object_arg(args.params, "--params"))
     given = json_object_arg(args.validation_params, "--validation-params")
@@ -133,12 +139,8 @@ def run(args) -> int:
     skipped: list[Skipped] | None = [] if fs.on_malformed == "skip" else None
     gold, counts = load_treebank(vs.treebank, vs, fs.on_malformed, skipped)
     t0 = time.perf_counter()
-    parsed_list, stats = parse_texts({k: s.text for k, s in enumerate(gold)}, ps, fs.rules,
-                                     language=args.language or "en")
+    parsed, stats = parse_in_order([s.text for s in gold], ps, fs.rules, args.language or "en")
     seconds = time.perf_counter() - t0
-    # A sentence the prefilter spared has no parse: no rule of any mode can fire on it.
-    by_id = {int(s.sent_id): s for s in parsed_list}
-    parsed = [by_id.get(k) for k in range(len(gold))]
     parser = _parser_name(ps, args.language or "en")
     result = validate(gold, parsed, fs, vs, parser)
     result["parser_packages"] = _parser_packages(effective(ps)[0].backend, args.language or "en")
