@@ -16,7 +16,8 @@ A second job with the same key waits on the lock, then finds ``trained.json``, c
 still that finished run (its train_summary.json key, its final files' sha256) and makes its own folder a copy of
 it: the rule's outputs (config, weights, log) copied, so that Snakemake finds them newer than the twin's inputs,
 every other file (checkpoints, tokenizer files) hard-linked (copied where the file system cannot link), and
-``train_summary.json`` rewritten with its own ``model`` record and ``reused`` naming the model it came from. On CPU the weights, config, tokenizer files
+``train_summary.json`` rewritten with its own ``model`` record and ``reused`` naming the model it came from.
+On CPU the weights, config, tokenizer files
 and checkpoints are byte for byte what training it would have written (training is deterministic there); the
 log and summary keep the first run's timings and say it was reused. A first job killed mid-training leaves no
 ``trained.json`` (it is written after the final model), and its lock dies with it: the waiting job takes the lock
