@@ -130,7 +130,8 @@ def same_content(a: Path, b: Path) -> bool:
     """Byte-identical, or (for the training logs/state and the checkpoints' manifests) identical but for timings."""
     if filecmp.cmp(a, b, shallow=False):
         return True
-    if a.name == "manifest.json":
+    # a checkpoint's manifest and the void-twin index's record (train/reuse.py) hold the timed files' sha256s
+    if a.name in ("manifest.json", "trained.json"):
         untimed = lambda p: {k: (v if k != "files" else {f: h for f, h in v.items() if f not in TIMED_FILES})  # noqa: E731
                              for k, v in json.loads(p.read_text()).items()}
         return untimed(a) == untimed(b)
