@@ -68,6 +68,7 @@ def _fit(args, tmp_path, name):
     return pd.read_csv(out / "summary.csv").set_index("term"), json.loads((out / "diagnostics.json").read_text())
 
 
+@pytest.mark.heavy  # two Bambi fits; the counts path is fitted by test_parameter_recovery
 def test_counts_reproduce_the_bernoulli_fit(tmp_path):
     """By hand: --counts (binomial) and --items (Bernoulli) give the same fixed effects."""
     df = simulate_scores(items=40, sizes=("50k", "150k"), seeds=(1,), steps=(100,), rng_seed=5)

@@ -110,6 +110,7 @@ def test_figures_cli_needs_the_analysis(tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # every figure of a simulated experiment drawn by the CLI; the figures themselves: the tests above, test_figure_faults
 def test_figures_cli_on_simulated_results(tmp_path):
     from test_analysis_helpers import simulated_results
 

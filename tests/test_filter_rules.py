@@ -172,8 +172,12 @@ def test_conservative_cues_name_themselves_in_the_rule_column():
     by_id = {s.sent_id: s for s in CONSERVATIVE}
     cons = Settings(mode="conservative")
     got = {sid: [(m.rule, m.tokens_str()) for m in find_dpe(by_id[sid], cons)]
-           for sid in ("free-1", "free-2", "free-3", "zero-1", "zero-2", "zero-3", "zero-4", "rel-1", "inv-1", "bind-1")}
+           for sid in ("free-1", "free-2", "free-3", "zero-1", "zero-2", "zero-3", "zero-4", "rel-1", "inv-1", "bind-1",
+                       "rel-2", "rel-4", "poss-1")}
     assert got == {
+        "rel-2": [("qf_conservative_relativizer", "1:Puppy|2:who|3:wants")],
+        "rel-4": [("qf_conservative_relativizer", "4:kite|6:which|7:is")],
+        "poss-1": [("qf_conservative_wh_clause", "5:what|6:your|10:are")],
         "free-1": [("qf_conservative_wh_clause", "3:what|4:she|5:wants")],
         "free-2": [("qf_conservative_wh_clause", "3:why|4:it|5:broke")],
         "free-3": [("qf_conservative_wh_clause", "3:what|4:goes")],

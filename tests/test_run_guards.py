@@ -228,6 +228,7 @@ def test_dry_runs_are_told_apart():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # two concurrent Snakemake runs; the lock messages for a live run are tested above without a second run
 def test_a_second_snakemake_run_names_the_live_one_and_unlock_only_once_it_is_dead(tmp_path):
     """Two real Snakemake runs in one folder: the second is refused, naming the first's PID, command and start,
     and told not to --unlock; once the first is killed (-9), the lock is named a killed run's, --unlock advised."""

@@ -117,6 +117,7 @@ def test_settings_offer_both_models():
 
 
 @pytest.mark.slow
+@pytest.mark.heavy  # two Bambi fits of planted counts (~2 min); Table 12's fit itself: test_release
 def test_table12_formula_blames_filtering_for_a_wiki_deficit_the_three_level_contrasts_do_not(tmp_path):
     """The issue's example. Truth: filtering does nothing (BABY-F = BABY everywhere) and WIKI is worse
     than BABY only in Wanna. Table 12's formula has no Source x Category term, so the Wanna-only WIKI

@@ -220,6 +220,7 @@ def test_how_many_ready_children(tmp_path, capsys):
     assert "POVSTIM_WARM_READY='many' is neither auto nor a count" in capsys.readouterr().out
 
 
+@pytest.mark.heavy  # a Bambi fit twice; the server's equality is tested on the dose job
 def test_an_analysis_job_in_the_server_writes_what_a_fresh_process_writes(server, code, tmp_path):
     """analyze is forked too (PyMC, Bambi, ArviZ and nutpie preloaded): the same tables and posterior draws."""
     import arviz

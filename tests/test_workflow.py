@@ -176,6 +176,7 @@ def test_editing_a_stage_module_reruns_that_stage_and_downstream_only(finished):
     assert jobs["condition"] == 2 * 2  # baby-f and baby at 2 sizes
 
 
+@pytest.mark.heavy  # a second whole run; in CI test_slurm compares two whole runs byte for byte
 def test_same_config_gives_byte_identical_outputs(finished, tmp_path):
     """A second run of the same config, up to the item scores of every condition at the larger size, writes
     the same bytes. The first run forked its training and scoring jobs from the warm-start server; this one

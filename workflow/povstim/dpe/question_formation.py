@@ -26,8 +26,8 @@ Three modes:
                                    question;
   ``qf_conservative_zero_relative``  a noun phrase followed directly by a clause
                                    with a pronoun subject;
-  ``qf_conservative_relativizer``  a noun phrase followed by *that/who/which/
-                                   whom/whose* and a verb;
+  ``qf_conservative_relativizer``  a noun phrase (and an adverb or none) followed
+                                   by *that/who/which/whom/whose* and a verb;
   ``qf_conservative_cleft``        an it-cleft whose relative hangs on a pronoun:
                                    a form of *be* with *it/that/this* and a zero or
                                    *that* relative (a wh-question's cleft), or *it* +
@@ -218,10 +218,20 @@ def _subject_end(ws: list[Token], j: int) -> int | None:
     determiner, adjectives and a noun (compounds included); None if no subject starts there."""
     if j >= len(ws):
         return None
-    if low(ws[j]) in SUBJECT_PRONOUNS or (ws[j].upos == "PRON" and low(ws[j]) not in WH_WORDS):
-        return j + 1
     det = low(ws[j]) in DETERMINERS
-    k = j + det
+    # a possessive or demonstrative before a noun phrase determines it ("your friends and you"), although
+    # "your" alone counts as a subject (CHILDES writes "you're" so: "your blowing", an -ing the tagger may
+    # call a noun) and "that" alone is a pronoun subject
+    np = _noun_phrase_end(ws, j + 1, True) if det else None
+    if (np is None or _verbal(ws[np - 1])) and (
+            low(ws[j]) in SUBJECT_PRONOUNS or (ws[j].upos == "PRON" and low(ws[j]) not in WH_WORDS)):
+        return j + 1
+    return _noun_phrase_end(ws, j + det, det)
+
+
+def _noun_phrase_end(ws: list[Token], k: int, det: bool) -> int | None:
+    """Where adjectives and a noun (compounds included) starting at ``ws[k]`` end (exclusive); after a
+    determiner (``det``) a bare nominal ("the one") heads it too."""
     while k < len(ws) and ws[k].upos == "ADJ":
         k += 1
     if k < len(ws) and (ws[k].upos in ("NOUN", "PROPN") or ws[k].xpos.startswith("NN")
@@ -346,13 +356,18 @@ def qf_conservative_zero_relative(sent: Sentence) -> tuple[Token, ...] | None:
 
 
 def qf_conservative_relativizer(sent: Sentence) -> tuple[Token, ...] | None:
-    """A noun phrase followed by *that/who/which/whom/whose* and a verb within four words (a relative
-    clause the parser attached elsewhere); not a determiner *that* before a noun, not an inverted
-    question after a vocative."""
+    """A noun phrase, and an adverb or none, followed by *that/who/which/whom/whose* and a verb within four
+    words (a relative clause the parser attached elsewhere); not a determiner *that* before a noun, not an
+    inverted question after a vocative. The noun phrase may open the utterance (a noun and its relative
+    said alone) unless the utterance ends with "?" (a vocative and a wh-question)."""
     ws = word_tokens(sent)
-    for i in range(2, len(ws) - 1):
+    question = ends_with_question_mark(sent.text)
+    for i in range(1, len(ws) - 1):
         t = ws[i]
-        if low(t) not in RELATIVIZERS or not _nominal(ws, i - 1):
+        if low(t) not in RELATIVIZERS:
+            continue
+        np = i - 1 - (ws[i - 1].upos == "ADV" and i >= 2)
+        if not _nominal(ws, np) or (np == 0 and question):
             continue
         if low(t) == "that" and ws[i + 1].upos in ("NOUN", "ADJ", "NUM"):
             continue
@@ -360,7 +375,7 @@ def qf_conservative_relativizer(sent: Sentence) -> tuple[Token, ...] | None:
             continue
         k = next((k for k in range(i + 1, min(len(ws), i + 5)) if _verbal(ws[k])), None)
         if k is not None:
-            return Hit((ws[i - 1], t, ws[k]), "qf_conservative_relativizer")
+            return Hit((ws[np], t, ws[k]), "qf_conservative_relativizer")
     return None
 
 
