@@ -71,11 +71,12 @@ CASES = {
 
 
 def test_the_library_holds_fict_fifteen_and_the_aann():
-    # the English entries; crosslingual.yaml's (passive_ud) are tested on French parses
-    # (tests/test_constructions_crosslingual.py)
+    # the English entries; crosslingual.yaml's (passive_ud, subject_verb_agreement_ud) are tested on French
+    # parses and hand-written trees (tests/test_constructions_crosslingual.py, tests/test_constructions_agreement.py)
     english = [n for n in LIBRARY_NAMES if "en" in dpe.PHENOMENA[n].languages]
     assert sorted(english) == sorted(CASES)
-    assert len(english) == 16 and sorted(set(LIBRARY_NAMES) - set(english)) == ["passive_ud"]
+    assert len(english) == 16 and sorted(set(LIBRARY_NAMES) - set(english)) == ["passive_ud",
+                                                                            "subject_verb_agreement_ud"]
     for name in LIBRARY_NAMES:
         ph = dpe.PHENOMENA[name]
         assert set(ph.rules) == set(dpe.MODES) and ph.description and ph.extras["citation"], name

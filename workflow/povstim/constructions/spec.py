@@ -14,6 +14,8 @@ A construction file holds ``constructions:``, a list of entries::
             subj: {deprel: nsubj:pass}
           relations: [[verb, ">", subj]]          # DependencyMatcher operators (see RELATIONS)
           absent: [[verb, ">", {deprel: expl}]]   # negative: no token so related with these constraints
+          agree: [[subj, verb, [Number, Person]]] # both carry each feature, with equal values
+          disagree: [[subj, verb, [Number]]]      # both carry each feature, and some value differs
       modes: {strict: {patterns: [...]}}  # per-mode variants (literal = posh)
       sanity: {forms: [was, were]}        # the sanity sample: surviving sentences holding one of them
       languages: [en]
@@ -22,7 +24,10 @@ A node's constraints: ``form`` (case-insensitive, ’ = '), ``lemma`` (case-inse
 ``xpos``, ``deprel`` (the relation or one of its subtypes: ``nsubj`` matches ``nsubj:pass``),
 ``deprel_exact``, each a string, a list, ``{file: path}`` (one word a line, ``#`` comments) or
 ``{words: name}``; ``feats`` (``{Reflex: "Yes"}``; a value may be a list); and ``not:`` with the
-same keys (the token must match none of them). Every error names the file and line of the key (or the
+same keys (the token must match none of them). A pattern's ``agree:`` / ``disagree:`` relate two of its
+nodes through UD features (:func:`agreement`): a token lacking a named feature never agrees nor
+disagrees, so the pattern does not match (UD writes a periphrastic verb's Number/Person on its finite
+auxiliary: a pattern names that ``aux`` node). Every error names the file and line of the key (or the
 config key of an entry given inline in the config).
 
 ``upos``, ``deprel``/``deprel_exact`` and ``feats`` values are checked against Universal Dependencies
@@ -50,7 +55,7 @@ log = logging.getLogger("povstim.constructions")
 MODES = ("posh", "strict", "conservative")
 MODE_ALIASES = {"literal": "posh"}
 ENTRY_KEYS = ("name", "description", "citation", "targets", "words", "patterns", "modes", "sanity", "languages")
-PATTERN_KEYS = ("name", "nodes", "relations", "absent")
+PATTERN_KEYS = ("name", "nodes", "relations", "absent", "agree", "disagree")
 ATTRS = ("form", "lemma", "upos", "xpos", "deprel", "deprel_exact", "feats")
 NODE_KEYS = ATTRS + ("not",)
 TARGET_SUITES = ("blimp", "zorro", "posh")
@@ -152,6 +157,16 @@ def check_feature(name: str, values: list[str], where, path) -> None:
                                f"feature {base}{_suggest(v, allowed)}; its values: {', '.join(sorted(allowed))}")
 
 
+def agreement(a: tuple, b: tuple, same: bool) -> bool:
+    """``agree`` (``same``) or ``disagree`` between two tokens' values of the named features (one frozenset of
+    values per feature, empty when the token lacks it): both carry every feature, and the values are equal
+    for every one (agree) / differ for at least one (disagree). A multi-valued feature's values compare as a
+    set (``PronType=Int,Rel``). The one definition both matchers call."""
+    if not all(a) or not all(b):
+        return False
+    return (a == b) if same else (a != b)
+
+
 def norm(word: str) -> str:
     return str(word).lower().replace("’", "'")
 
@@ -169,6 +184,9 @@ class Pattern:
     nodes: tuple[Node, ...]
     relations: tuple[tuple[str, str, str], ...]
     absent: tuple[tuple[str, str, Node], ...]
+    # (A, B, features): A and B carry every feature with equal values / every feature, some value differing
+    agree: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    disagree: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     def node(self, name: str) -> Node:
         return next(n for n in self.nodes if n.name == name)
@@ -387,8 +405,37 @@ def _pattern(spec, where, path, words, base_dir) -> Pattern:
         check_op(r[1], p)
         a, n = _attrs(r[2], where, p + (2,), words, base_dir, True)
         absent.append((str(r[0]), str(r[1]), Node(f"absent{i}", a, n)))
+    agreements = {}
+    for key in ("agree", "disagree"):
+        got = spec.get(key)
+        if got is None:
+            agreements[key] = ()
+            continue
+        if not isinstance(got, list) or not got:
+            raise PovstimError(f"{where(path + (key,))}: {key} is a list of [A, B, [Feature, ...]] (two nodes and "
+                               "the UD features they share)")
+        out = []
+        for i, r in enumerate(got):
+            p = path + (key, i)
+            if not (isinstance(r, list) and len(r) == 3):
+                raise PovstimError(f"{where(p)}: an entry of {key} is [A, B, [Feature, ...]] (two nodes and UD features, "
+                                   f"e.g. [subj, verb, [Number, Person]])")
+            check_node(r[0], p)
+            check_node(r[1], p)
+            if r[0] == r[1]:
+                raise PovstimError(f"{where(p)}: an entry of {key} relates two different nodes")
+            feats = r[2] if isinstance(r[2], list) else [r[2]]
+            if not feats or not all(isinstance(f, str) and f for f in feats):
+                raise PovstimError(f"{where(p + (2,))}: the features are a non-empty list of UD feature names "
+                                   "([Number, Person])")
+            for j, f in enumerate(feats):
+                check_feature(f, [], where, p + (2, j) if isinstance(r[2], list) else p + (2,))
+            if len(set(feats)) != len(feats):
+                raise PovstimError(f"{where(p + (2,))}: a feature is named twice")
+            out.append((str(r[0]), str(r[1]), tuple(feats)))
+        agreements[key] = tuple(out)
     pname = str(spec.get("name", f"p{path[-1]}"))
-    pat = Pattern(pname, tuple(nodes), tuple(rels), tuple(absent))
+    pat = Pattern(pname, tuple(nodes), tuple(rels), tuple(absent), agreements["agree"], agreements["disagree"])
     spanning_order(pat, where, path)  # every node reachable: an error now, not at the first sentence
     return pat
 
