@@ -156,17 +156,22 @@ def test_a_twin_waits_for_the_first_and_trains_itself_when_the_first_is_killed(c
     killed (-9) before it recorded a model: the twin takes the lock over and trains; nothing half is reused."""
     index = tmp_path / ".reuse"
     first = _holder(index / _index_of(corpora["a"]))  # what a killed first trainer holds: the lock, no record
-    twin = subprocess.Popen([sys.executable, "-m", "povstim", *argv(corpora["b"], tmp_path / "b", index,
-                                                                     condition="b")],
-                            env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = tmp_path / "twin.err"
+    with log.open("w") as err_file:
+        twin = subprocess.Popen([sys.executable, "-m", "povstim", *argv(corpora["b"], tmp_path / "b", index,
+                                                                         condition="b")],
+                                env=_env(), stdout=subprocess.DEVNULL, stderr=err_file, text=True)
     try:
-        _wait_for(lambda: (tmp_path / "b" / LOCK_FILE).is_file(), twin, "the twin's own folder lock")
+        # the first is killed only once the twin says it waits on it (on a loaded machine the twin may reach the
+        # index lock late: killed earlier, the first's lock is already stale and there is nothing to wait for)
+        _wait_for(lambda: "waiting for PID" in log.read_text(), twin, "the twin's wait on the first")
         # still waiting on the first: no model yet (a hang guard, not a timing)
         assert twin.poll() is None and not (tmp_path / "b" / "model.safetensors").exists()
     finally:
         first.send_signal(signal.SIGKILL)
         first.wait()
-    out, err = twin.communicate(timeout=600)
+    twin.wait(timeout=600)
+    err = log.read_text()
     assert twin.returncode == 0, err[-2000:]
     assert "waiting for PID" in err and f"taking over the lock of PID {first.pid}" in err
     assert "reused" not in summary(tmp_path / "b") and (index / _index_of(corpora["a"]) / "trained.json").is_file()
