@@ -119,10 +119,13 @@ include: "rules/probe.smk"
 include: "rules/dose.smk"
 
 # `snakemake --report`: the description (workflow/report/workflow.rst) states what each reinserting condition
-# (BABY) really got back, from its condition.json files, not only that reinsertion was configured. A key the
-# schema does not know, added after validation and only for the report (no job runs, nothing hashes it).
+# (BABY) really got back, from its condition.json files, not only that reinsertion was configured, and which
+# conditions the filter ran for (plan.report_filter). Keys the schema does not know, added after validation and
+# only for the report (no job runs, nothing hashes them).
 if workflow.exec_mode == ExecMode.DEFAULT and povstim_runs.report_target(sys.argv) is not None:
     config["_reinsert_evidence"] = povstim_conditions_page.report_evidence(config, RESULTS, plan.condition_sizes)
+    # which conditions the DPE filter really ran for, and whether the report has a "DPE filter" section to link to
+    config["_report_filter"] = plan.report_filter(config, bool(SANITY))
 
 # Results made with another config are replaced by this run: said now, when the DAG is built, so that a dry run
 # (`snakemake -n`) says it too; a real run pauses before its first job (onstart). Not for --unlock or --report.

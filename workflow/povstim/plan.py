@@ -192,6 +192,22 @@ def filter_note(config: dict, condition: str) -> str | None:
     return f"not filtered: no DPE rules for language {', '.join(missing)}"
 
 
+def report_filter(config: dict, sanity_samples: bool) -> dict:
+    """What the report's description (workflow/report/workflow.rst) says about the DPE filter.
+
+    ``filtered``: the conditions the filter really runs for (French rules filter a French corpus);
+    ``notes``: why a condition that asks for it is not filtered (filter_note); ``section``: whether the
+    report has a "DPE filter" category to link to: the filter job's App. C sanity samples
+    (``sanity_samples``: the enabled rules draw some) of a filtered corpus, or ``filter_validation``'s
+    tables. Without one a link to it is a docutils error in the report (German, Italian).
+    """
+    conditions = config["conditions"]
+    filtered = [c for c, spec in conditions.items() if spec.get("filter") and filter_applies(config, c)]
+    notes = {c: note for c in conditions if (note := filter_note(config, c))}
+    section = bool(config.get("filter_validation")) or (sanity_samples and bool(filtered_corpora(config)))
+    return {"filtered": filtered, "notes": notes, "section": section}
+
+
 def benchmark_spec(config: dict, suite: str) -> dict:
     """A suite's config as the benchmark rule passes it (kind suite: with the experiment's language)."""
     spec = dict(config["benchmarks"][suite])
