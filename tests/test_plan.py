@@ -155,6 +155,42 @@ def test_plan_and_clean_of_a_zero_byte_source_say_it_is_empty(files, tmp_path, c
         input_paths("my_cds", c["sources"]["my_cds"], None, tmp_path)  # what `povstim clean` reads first
 
 
+@pytest.mark.parametrize("state", ["no files", "only empty files", "no file the include selects"])
+def test_check_plan_and_clean_of_a_folder_without_text_say_why(state, files, tmp_path, capsys):
+    # Issue 54 probe 7, a folder: `check` said OK, `clean` "cleaning kept no lines from DIR (dropped: {}); check its
+    # kind/format/include settings". Now all three name the folder and what it lacks, as for a 0-byte file.
+    folder = tmp_path / "mine"
+    (folder / "sub").mkdir(parents=True)
+    fmt = "lines"
+    if state == "only empty files":
+        (folder / "sub" / "a.txt").write_text("")
+        (folder / "b.txt").write_text("")
+        want = f"sources.my_cds.path: {folder}: its 2 file(s) that it reads are all empty (0 bytes; first: b.txt)"
+    elif state == "no file the include selects":
+        fmt = "chat"  # reads *.cha by default
+        (folder / "notes.txt").write_text("the dog wants a ball .\n")
+        want = (f"sources.my_cds.path: {folder} holds 1 file(s) (first: notes.txt) but none that format chat's "
+                "default include selects (*.cha): set sources.my_cds.include")
+    else:
+        want = f"sources.my_cds.path: {folder} is an empty folder (no files)"
+    path = config(tmp_path, files, ["2k"])
+    c = yaml.safe_load(path.read_text())
+    spec = {"kind": "local", "format": fmt, "path": str(folder)}
+    c["sources"]["my_cds"] = spec
+    path.write_text(yaml.safe_dump(c))
+    assert main(["check", str(path)]) == 0
+    assert f"{path}: warning: {want}" in capsys.readouterr().out
+    assert main(["plan", str(path), "--filter-sample", "0", "--json", str(tmp_path / "plan.json")]) == 1
+    captured = capsys.readouterr()
+    assert want in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert json.loads((tmp_path / "plan.json").read_text())["sources"]["my_cds"]["status"] == "empty"
+    out = tmp_path / "clean.txt"
+    assert main(["clean", "--source", "my_cds", "--params", json.dumps(spec), "--out", str(out),
+                 "--stats", str(tmp_path / "clean.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"povstim clean: error: {want}") and "download" not in err and not out.exists()
+
+
 def test_plan_names_chat_transcripts_dropped_for_a_header(files, tmp_path, capsys):
     # With `languages: [eng]`, a transcript without @Languages is left out whole: the plan names it.
     folder = tmp_path / "chat"

@@ -80,7 +80,7 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
             out.gold.append(block)
     else:
         # deferred: the cleaners and their readers, only for a real source (`povstim plan` starts without them)
-        from ..sources.clean import clean_lines, input_paths
+        from ..sources.clean import EmptySource, clean_lines, input_paths
         from ..sources.normalize import CleanStats
 
         input_dir = None if kind == "local" else downloads / name
@@ -91,7 +91,7 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
         try:
             paths = input_paths(name, spec, input_dir, base_dir)
         except PovstimError as exc:
-            out.status, out.note = ("empty" if " is empty (0 bytes)" in str(exc) else "missing"), str(exc)
+            out.status, out.note = ("empty" if isinstance(exc, EmptySource) else "missing"), str(exc)
             return out
         stats = CleanStats(source=name)
         out.lines = list(clean_lines(name, spec, paths, stats))
