@@ -38,6 +38,7 @@ from .. import plan as dag_plan
 from ..benchmarks.posh import generator_report
 from ..benchmarks.words import build_lexicon
 from ..io import PovstimError, parse_size, write_json, write_lines
+from ..settings import section
 from ..sources.spec import source_spec
 from ..synth import generate
 from . import casing, punctuation
@@ -151,12 +152,13 @@ def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
             # 16k corpus): a corpus over its size_tolerance (the job fails) or one line dominating it (a warning)
             found = {}
             if ok:
+                # the corpus section with its defaults (size_tolerance), as the assemble job gets it
+                spec = section("corpora", {corpus: config["corpora"][corpus]}, f"corpora.{corpus}")[corpus]
                 for src in mixture:
                     if src not in unit_sizes:
                         unit_sizes[src] = line_sizes(counts[src].lines, unit)
-                found = preview({s: counts[s].lines for s in mixture}, mixture, budget,
-                                int(config["corpora"][corpus]["seed"]), config["corpora"][corpus]["size_tolerance"],
-                                unit, langs, unit_sizes)
+                found = preview({s: counts[s].lines for s in mixture}, mixture, budget, int(spec["seed"]),
+                                spec["size_tolerance"], unit, langs, unit_sizes)
             rows.append({
                 "corpus": corpus, "size": size, "budget": budget, "sources": per,
                 "ok": ok,
