@@ -146,3 +146,28 @@ def test_a_line_that_dominates_the_corpus_is_a_warning(caplog):
     caplog.clear()
     _, stats = assemble(SOURCES, MIX, 5_000, seed=1)
     assert "dominant_line" not in stats and not caplog.records
+
+
+def test_preview_says_what_assemble_does_at_every_budget_in_words_and_bytes():
+    # povstim plan's per-size check (issue 54) is assemble's own selection without the corpus: at each budget the
+    # preview's tolerance error is assemble's PovstimError, and its dominant line is stats.json's record
+    from povstim.corpus.assemble import preview
+
+    short = [f"short line number {i} is here" for i in range(400)]
+    lines = short[:200] + [" ".join(["word"] * 3_000)] + short[200:]
+    seen = set()
+    for unit, budgets, langs, lines in (("words", (500, 1_500, 3_000, 4_000, 5_400), None, lines),
+                                        ("english_bytes", (5_000, 12_000, 20_000, 25_000), {"mine": "en"}, lines),
+                                        ("words", (1_000, 2_400), None, short)):
+        for budget in budgets:
+            got = preview({"mine": lines}, {"mine": 1.0}, budget, 1, 0.02, unit, langs)
+            try:
+                _, stats = assemble({"mine": lines}, {"mine": 1.0}, budget, seed=1, tolerance=0.02, unit=unit,
+                                    langs=langs, warn=False)
+            except PovstimError as exc:
+                assert got == {"overshoot": str(exc)}
+                seen.add("overshoot")
+                continue
+            assert "overshoot" not in got and got.get("dominant_line") == stats.get("dominant_line")
+            seen.add("dominant" if "dominant_line" in stats else "fine")
+    assert seen == {"overshoot", "dominant", "fine"}

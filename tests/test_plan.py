@@ -155,6 +155,42 @@ def test_plan_and_clean_of_a_zero_byte_source_say_it_is_empty(files, tmp_path, c
         input_paths("my_cds", c["sources"]["my_cds"], None, tmp_path)  # what `povstim clean` reads first
 
 
+@pytest.mark.parametrize("state", ["no files", "only empty files", "no file the include selects"])
+def test_check_plan_and_clean_of_a_folder_without_text_say_why(state, files, tmp_path, capsys):
+    # Issue 54 probe 7, a folder: `check` said OK, `clean` "cleaning kept no lines from DIR (dropped: {}); check its
+    # kind/format/include settings". Now all three name the folder and what it lacks, as for a 0-byte file.
+    folder = tmp_path / "mine"
+    (folder / "sub").mkdir(parents=True)
+    fmt = "lines"
+    if state == "only empty files":
+        (folder / "sub" / "a.txt").write_text("")
+        (folder / "b.txt").write_text("")
+        want = f"sources.my_cds.path: {folder}: its 2 file(s) that it reads are all empty (0 bytes; first: b.txt)"
+    elif state == "no file the include selects":
+        fmt = "chat"  # reads *.cha by default
+        (folder / "notes.txt").write_text("the dog wants a ball .\n")
+        want = (f"sources.my_cds.path: {folder} holds 1 file(s) (first: notes.txt) but none that format chat's "
+                "default include selects (*.cha): set sources.my_cds.include")
+    else:
+        want = f"sources.my_cds.path: {folder} is an empty folder (no files)"
+    path = config(tmp_path, files, ["2k"])
+    c = yaml.safe_load(path.read_text())
+    spec = {"kind": "local", "format": fmt, "path": str(folder)}
+    c["sources"]["my_cds"] = spec
+    path.write_text(yaml.safe_dump(c))
+    assert main(["check", str(path)]) == 0
+    assert f"{path}: warning: {want}" in capsys.readouterr().out
+    assert main(["plan", str(path), "--filter-sample", "0", "--json", str(tmp_path / "plan.json")]) == 1
+    captured = capsys.readouterr()
+    assert want in captured.err and len(captured.err.strip().splitlines()) == 1
+    assert json.loads((tmp_path / "plan.json").read_text())["sources"]["my_cds"]["status"] == "empty"
+    out = tmp_path / "clean.txt"
+    assert main(["clean", "--source", "my_cds", "--params", json.dumps(spec), "--out", str(out),
+                 "--stats", str(tmp_path / "clean.json")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"povstim clean: error: {want}") and "download" not in err and not out.exists()
+
+
 def test_plan_names_chat_transcripts_dropped_for_a_header(files, tmp_path, capsys):
     # With `languages: [eng]`, a transcript without @Languages is left out whole: the plan names it.
     folder = tmp_path / "chat"
@@ -173,3 +209,52 @@ def test_plan_names_chat_transcripts_dropped_for_a_header(files, tmp_path, capsy
     assert [d["file"] for d in chat["dropped_transcripts"]] == ["no_languages.cha"]
     assert chat["malformed_lines"] >= 1  # the colonless @Languages, read and counted
     assert "1 transcript(s) dropped for a header: no_languages.cha (no @Languages header" in out
+
+
+def test_plan_says_what_each_size_s_assemble_job_will_say_of_one_very_long_line(tmp_path, capsys):
+    # Issue 54: with max_sentence_words: null one 10,000-word line was 10,000 of a 16k corpus's 16,001 words. The
+    # plan only logged it when a generated suite made it assemble the largest size; with any suite, every size's
+    # row now says what its assemble job will: a dominant line (a warning) or a size_tolerance failure (an error).
+    # 1,000 six-word lines + the 10,000-word line 501 = 16,000 words: at 16k every line is taken (hand-computed:
+    # the long line holds 10,000 / 16,000 = 62.5%). The smaller sizes are checked against the real stages.
+    lines = [f"short line number {i} is here" for i in range(1000)]
+    lines.insert(500, " ".join(["word"] * 10_000))
+    src = tmp_path / "long.txt"
+    src.write_text("\n".join(lines) + "\n")
+    c = yaml.safe_load((REPO / "configs" / "own-data-template.yaml").read_text())
+    c["sources"] = {"my_cds": {"kind": "local", "format": "lines", "path": str(src), "max_sentence_words": None}}
+    c["corpora"] = {"baby": {"mixture": {"my_cds": 1.0}, "seed": 1}}
+    c["conditions"] = {"baby": {"from": "baby", "filter": False}}
+    c["sizes"] = ["4k", "12k", "16k"]
+    path = tmp_path / "long.yaml"
+    path.write_text(yaml.safe_dump(c))
+    code = main(["plan", str(path), "--filter-sample", "0", "--json", str(tmp_path / "plan.json")])
+    out = capsys.readouterr().out
+    rows = {r["size"]: r for r in json.loads((tmp_path / "plan.json").read_text())["sizes"]}
+    assert rows["16k"]["dominant_line"] == {"source": "my_cds", "line": 501, "words": 10_000, "share": 0.625}
+    assert "baby          16k  LONG LINE" in out
+    assert ("-> WARNING: baby 16k: assemble: line 501 of source 'my_cds' (its cleaned text) holds 10,000 of the "
+            "corpus's 16,000 words (62.5%)") in out
+    # the real stages: clean the file as the pipeline does, assemble each size; the plan said the same
+    clean = tmp_path / "clean.txt"
+    assert main(["clean", "--source", "my_cds", "--params", json.dumps(c["sources"]["my_cds"]), "--out", str(clean),
+                 "--stats", str(tmp_path / "clean.json")]) == 0
+    capsys.readouterr()
+    verdicts = set()
+    for size in c["sizes"]:
+        stats = tmp_path / f"{size}.json"
+        rc = main(["assemble", "--input", f"my_cds={clean}", "--mixture", '{"my_cds": 1.0}', "--words", size,
+                   "--seed", "1", "--corpus-name", "baby", "--out", str(tmp_path / f"{size}.txt"),
+                   "--stats", str(stats)])
+        err = capsys.readouterr().err
+        if rc == 1:  # over the default 2% tolerance: the plan gave the job's own message, as an error
+            assert rows[size]["overshoot"] and "dominant_line" not in rows[size]
+            assert rows[size]["overshoot"].replace("<corpus>", "baby") in err
+            assert f"-> ERROR at run time: baby {size}: " in out
+            verdicts.add("overshoot")
+        else:
+            assert rc == 0 and "overshoot" not in rows[size]
+            assert json.loads(stats.read_text()).get("dominant_line") == rows[size].get("dominant_line")
+            verdicts.add("dominant" if rows[size].get("dominant_line") else "fine")
+    assert {"overshoot", "dominant"} <= verdicts  # both cases occur among these sizes
+    assert code == 3  # a size whose assemble job fails is not a plan that runs

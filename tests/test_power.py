@@ -140,3 +140,24 @@ def test_bad_input_names_the_key():
     three = copy.deepcopy(config)
     three["seeds"] = [1, 2, 3]
     assert power.seed_warning(three) == ""
+
+
+def test_a_config_without_a_powered_contrast_recommends_nothing():
+    """One condition (no contrast), or an effect so large one pair per paradigm reaches the target: the pairs
+    search once raised scipy's 'f(a) and f(b) must have different signs' out of povstim plan and povstim power."""
+    config = _demo()
+    one = copy.deepcopy(config)
+    one["conditions"] = {"baby": one["conditions"]["baby"]}
+    rep = power.analyse(one, None)
+    assert rep["rows"] == [] and rep["recommend"] == {"seeds": None, "pairs_per_paradigm": None, "now": None}
+    assert "no contrast at 2 seeds" in power.plan_line(rep)
+    big = copy.deepcopy(config)
+    big["power"] = {"effects": {"BABY-F vs. BABY": 8.0, "BABY vs. WIKI": 0.0, "BABY-F vs. WIKI": 0.0},
+                    "run_sd": 0.0}
+    rep = power.analyse(big, None)
+    assert rep["recommend"]["pairs_per_paradigm"] == 1
+    # by hand: one pair per paradigm (variance x 100 of the 100-pair suite's) still powers an 8-logit effect
+    one_pair = copy.deepcopy(big)
+    one_pair["benchmarks"]["posh"]["pairs_per_paradigm"] = 1
+    assert min(r["power"] for r in power.analyse(one_pair, None)["rows"]
+               if r["scope"] == "overall" and r["contrast"] == "BABY-F vs. BABY") >= 0.8

@@ -201,6 +201,10 @@ def recommend(config: dict, settings: PowerSettings, items: dict, by_arch: dict,
     k0 = len(config["seeds"])
     stated = {n: e for n, e in settings.effects.items() if e != 0}
     p = settings.accuracy
+    # only a contrast this config has can be powered: none (one condition, or conditions the stated effects do
+    # not name) is nothing to recommend, not a search over a constant power (scipy's brentq raised on it)
+    if not any(f"{a} vs. {b}" in stated for per_level in by_arch.values() for a, b in _pairs(sorted(per_level))):
+        return {"seeds": None, "pairs_per_paradigm": None, "now": None}
 
     def worst(v_bin: float, scale: float) -> float:
         out = 1.0
@@ -220,11 +224,13 @@ def recommend(config: dict, settings: PowerSettings, items: dict, by_arch: dict,
     if spec["kind"] == "generated":
         n0 = int(spec["pairs_per_paradigm"])
         hi = 1000 * settings.max_seeds
-        if worst(v * n0 / hi, 1.0) >= settings.target:  # v scales as 1 / n
+        if worst(v * n0, 1.0) >= settings.target:  # one pair per paradigm already reaches it (no sign change)
+            pairs = 1
+        elif worst(v * n0 / hi, 1.0) >= settings.target:  # v scales as 1 / n
             pairs = int(math.ceil(optimize.brentq(lambda n: worst(v * n0 / n, 1.0) - settings.target, 1.0, hi)))
             while worst(v * n0 / pairs, 1.0) < settings.target:  # brentq's tolerance: the integer that reaches it
                 pairs += 1
-    return {"seeds": seeds, "pairs_per_paradigm": pairs, "now": worst(v, 1.0) if stated else None}
+    return {"seeds": seeds, "pairs_per_paradigm": pairs, "now": worst(v, 1.0)}
 
 
 def seed_warning(config: dict) -> str:

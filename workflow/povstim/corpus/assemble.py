@@ -23,7 +23,8 @@ Rules (see docs/corpus.md):
   (10%) of the corpus's words -- possible within the tolerance when ``sources.<name>.max_sentence_words`` is
   ``null`` (no limit): a 10,000-word line was 10,000 of a 16k corpus's 16,001 words -- the log warns, naming
   the source and the line, and ``stats.json`` records it (``dominant_line``). The corpus is still built as
-  configured (``null`` asked for no limit); the fix is a limit or a cleaned file.
+  configured (``null`` asked for no limit); the fix is a limit or a cleaned file. ``preview`` says both (the
+  tolerance error, the dominant line) without building the corpus: ``povstim plan``, for every corpus x size.
 * **English-equivalent bytes** (``size_unit: english_bytes``, BabyLM 2026's multilingual track): the budget
   is UTF-8 bytes of English; the shares split it as above, and source ``s`` in language ``L`` gets
   ``round(share_s * budget * byte_premium(L))`` bytes of its own text (``languages.budget_bytes``, Arnett
@@ -137,9 +138,10 @@ def select(name: str, lines: Sequence[str], quota: int, seed: int, counts: np.nd
 
 def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float], budget: int,
              seed: int, tolerance: float | None = None, unit: str = "words",
-             langs: Mapping[str, str] | None = None) -> tuple[list[str], dict]:
+             langs: Mapping[str, str] | None = None, warn: bool = True) -> tuple[list[str], dict]:
     """Return (corpus lines, stats) for ``budget`` words (or English-equivalent bytes, ``unit``) of ``mixture``
-    over ``sources`` (``langs``: each source's language, for the bytes' premiums)."""
+    over ``sources`` (``langs``: each source's language, for the bytes' premiums). ``warn``: log a dominant line
+    (``povstim plan`` says it per corpus x size itself, through ``preview``)."""
     missing = sorted(set(mixture) - set(sources))
     if missing:
         raise PovstimError(f"assemble: mixture names source {missing[0]!r} but no --input gives it "
@@ -190,25 +192,67 @@ def assemble(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float],
         stats.update(size_unit=unit, budget_english_bytes=budget, quota_bytes=target, bytes=got,
                      english_equivalent_bytes=round(sum(st["english_equivalent_bytes"] for st in per_source.values()), 1),
                      seed=seed, sources=per_source)
-    if tolerance is not None and got > target * (1 + tolerance):
-        size, name, line = max(longest)
-        over = got / target - 1
-        raise PovstimError(
-            f"assemble: the corpus has {got:,} {what}, {over:.1%} over its budget of {target:,} "
-            f"(allowed: {tolerance:.1%}, corpora.<corpus>.size_tolerance); the longest selected line is line "
-            f"{line:,} of source {name!r} with {size:,} {what}. Lower sources.{name}.max_sentence_words (or clean "
-            "that file), or raise size_tolerance"
-        )
+    overshoot, dominant = _limits(longest, got, target, tolerance, what)
+    if overshoot:
+        raise PovstimError(overshoot)
     stats["size_tolerance"] = tolerance
-    if longest and got:
-        size, name, line = max(longest)
-        share = size / got
-        if share >= DOMINANT_SHARE:
-            stats["dominant_line"] = {"source": name, "line": line, what: size, "share": round(share, 6)}
-            log.warning("assemble: line %s of source %r (its cleaned text) holds %s of the corpus's %s %s (%.1f%%): "
-                        "one line is not a sentence; set sources.%s.max_sentence_words (null is no limit) or clean "
-                        "that file", f"{line:,}", name, f"{size:,}", f"{got:,}", what, 100 * share, name)
+    if dominant:
+        stats["dominant_line"] = dominant
+        if warn:
+            log.warning("%s", dominant_message(dominant, got, what))
     return out, stats
+
+
+def _limits(longest: list[tuple[int, str, int]], got: int, target: int, tolerance: float | None,
+            what: str) -> tuple[str | None, dict | None]:
+    """The error a corpus over its tolerance is (else None), and its dominant line's record (else None):
+    ``longest`` holds each source's longest selected line as (size, source, 1-based line)."""
+    if not longest or not got:
+        return None, None
+    size, name, line = max(longest)
+    if tolerance is not None and got > target * (1 + tolerance):
+        over = got / target - 1
+        return (f"assemble: the corpus has {got:,} {what}, {over:.1%} over its budget of {target:,} "
+                f"(allowed: {tolerance:.1%}, corpora.<corpus>.size_tolerance); the longest selected line is line "
+                f"{line:,} of source {name!r} with {size:,} {what}. Lower sources.{name}.max_sentence_words (or "
+                "clean that file), or raise size_tolerance"), None
+    share = size / got
+    if share < DOMINANT_SHARE:
+        return None, None
+    return None, {"source": name, "line": line, what: size, "share": round(share, 6)}
+
+
+def dominant_message(dominant: dict, got: int, what: str) -> str:
+    """The warning of a line holding ``DOMINANT_SHARE`` or more of the corpus (assemble's log, povstim plan)."""
+    name = dominant["source"]
+    return (f"assemble: line {dominant['line']:,} of source {name!r} (its cleaned text) holds {dominant[what]:,} of "
+            f"the corpus's {got:,} {what} ({100 * dominant['share']:.1f}%): one line is not a sentence; set "
+            f"sources.{name}.max_sentence_words (null is no limit) or clean that file")
+
+
+def preview(sources: Mapping[str, Sequence[str]], mixture: Mapping[str, float], budget: int, seed: int,
+            tolerance: float | None, unit: str = "words", langs: Mapping[str, str] | None = None,
+            sizes: Mapping[str, np.ndarray] | None = None) -> dict:
+    """What ``assemble`` would say about this budget, without building the corpus (``povstim plan``, every corpus
+    x size): ``{"overshoot": its error}`` for a corpus over its tolerance, ``{"dominant_line": record, "warning":
+    message}`` for a line holding ``DOMINANT_SHARE`` of it, ``{}`` for neither. ``sizes``: each source's line sizes
+    in ``unit`` (``line_sizes``), when the caller has them. The selection is ``select``'s, as in ``assemble``."""
+    q = source_quotas(mixture, budget, unit, langs)
+    longest, got = [], 0
+    for name in mixture:
+        lines = sources[name]
+        size_of = sizes[name] if sizes is not None and name in sizes else line_sizes(lines, unit)
+        idx = select(name, lines, q[name], seed, size_of, unit)
+        if idx:
+            got += int(size_of[idx].sum())
+            top = max(idx, key=lambda i: (size_of[i], -i))
+            longest.append((int(size_of[top]), name, top + 1))
+    what = "words" if unit == "words" else "bytes"
+    target = budget if unit == "words" else sum(q.values())
+    overshoot, dominant = _limits(longest, got, target, tolerance, what)
+    if overshoot:
+        return {"overshoot": overshoot}
+    return {"dominant_line": dominant, "warning": dominant_message(dominant, got, what)} if dominant else {}
 
 
 def _stats(n: int, words: int, questions: int) -> dict:

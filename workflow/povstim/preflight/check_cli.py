@@ -27,7 +27,7 @@ def run(args) -> int:
     # deferred: config pulls jsonschema and the plan every registry, which --help does not need
     from .. import config as cfg
     from .. import languages, plan
-    from ..sources.clean import check_columns
+    from ..sources.clean import check_columns, empty_local
 
     for path in args.configs:
         config = cfg.load(path)
@@ -41,9 +41,8 @@ def run(args) -> int:
                 if not where.exists():
                     warnings.append(f"{path}: warning: sources.{name}.path {spec['path']} does not exist yet ({where}); "
                                     "relative paths are relative to the repository")
-                elif where.is_file() and where.stat().st_size == 0:
-                    warnings.append(f"{path}: warning: sources.{name}.path {spec['path']} is empty (0 bytes; {where}): "
-                                    "put the source's text in it")
+                elif why := empty_local(name, spec, where):  # a 0-byte file, an empty folder: as clean says
+                    warnings.append(f"{path}: warning: {why}")
                 else:
                     check_columns(name, spec, REPO)  # a csv/tsv's named columns, from its header line
         print(f"{path}: OK: experiment '{config['experiment']}', {len(config['sources'])} source(s), "

@@ -38,6 +38,7 @@ from .. import plan as dag_plan
 from ..benchmarks.posh import generator_report
 from ..benchmarks.words import build_lexicon
 from ..io import PovstimError, parse_size, write_json, write_lines
+from ..settings import section
 from ..sources.spec import source_spec
 from ..synth import generate
 from . import casing, punctuation
@@ -80,7 +81,7 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
             out.gold.append(block)
     else:
         # deferred: the cleaners and their readers, only for a real source (`povstim plan` starts without them)
-        from ..sources.clean import clean_lines, input_paths
+        from ..sources.clean import EmptySource, clean_lines, input_paths
         from ..sources.normalize import CleanStats
 
         input_dir = None if kind == "local" else downloads / name
@@ -91,7 +92,7 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
         try:
             paths = input_paths(name, spec, input_dir, base_dir)
         except PovstimError as exc:
-            out.status, out.note = ("empty" if " is empty (0 bytes)" in str(exc) else "missing"), str(exc)
+            out.status, out.note = ("empty" if isinstance(exc, EmptySource) else "missing"), str(exc)
             return out
         stats = CleanStats(source=name)
         out.lines = list(clean_lines(name, spec, paths, stats))
@@ -113,11 +114,12 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
 def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
     """Per corpus x size: per source the words needed and available, and the largest size this mixture allows."""
     # deferred: numpy, only when sizes are tabulated
-    from ..corpus.assemble import line_sizes, quotas, source_quotas
+    from ..corpus.assemble import line_sizes, preview, quotas, source_quotas
 
     unit = dag_plan.size_unit(config)
     rows = []
     has_bytes: dict[str, int] = {}
+    unit_sizes: dict[str, object] = {}  # each source's line sizes in the unit, for the assemble preview
     for corpus in config["corpora"]:
         for size in dag_plan.sizes(config):
             mixture = dag_plan.mixture(config, corpus, size)
@@ -145,11 +147,24 @@ def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
                                     english_bytes=quotas(mixture, budget)[src])
                     has = has / premium
                 largest = min(largest, has * total / share)
+            ok = all(v["ok"] for v in per.values()) if known else None
+            # what the assemble job will say of this size (issue 54: a 10,000-word line silently held most of a
+            # 16k corpus): a corpus over its size_tolerance (the job fails) or one line dominating it (a warning)
+            found = {}
+            if ok:
+                # the corpus section with its defaults (size_tolerance), as the assemble job gets it
+                spec = section("corpora", {corpus: config["corpora"][corpus]}, f"corpora.{corpus}")[corpus]
+                for src in mixture:
+                    if src not in unit_sizes:
+                        unit_sizes[src] = line_sizes(counts[src].lines, unit)
+                found = preview({s: counts[s].lines for s in mixture}, mixture, budget, int(spec["seed"]),
+                                spec["size_tolerance"], unit, langs, unit_sizes)
             rows.append({
                 "corpus": corpus, "size": size, "budget": budget, "sources": per,
-                "ok": all(v["ok"] for v in per.values()) if known else None,
+                "ok": ok,
                 "largest": int(math.floor(largest)) if known and largest < math.inf else None,
                 **({"unit": unit} if unit != "words" else {}),
+                **found,
             })
     return rows
 
@@ -180,7 +195,8 @@ def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> di
             lines, _ = assemble({s: counts[s].lines for s in mixture}, mixture, budget,
                                 int(config["corpora"][corpus]["seed"]), tolerance=None,
                                 unit=dag_plan.size_unit(config),
-                                langs={s: dag_plan.source_language(config, s) for s in mixture})
+                                langs={s: dag_plan.source_language(config, s) for s in mixture},
+                                warn=False)  # size_table said it per corpus x size
             path = Path(tmp) / f"{corpus}.txt"
             write_lines(path, lines)
             paths.append(path)
@@ -283,9 +299,16 @@ def size_lines(sizes: list[dict]) -> list[str]:
                     f"{v['needs']:,}/{got} bytes")
         parts = ", ".join(part(src, v) for src, v in r["sources"].items())
         status = "ok" if r["ok"] else ("TOO LARGE" if r["ok"] is False else "unknown")
+        status = "OVERSHOOT" if r.get("overshoot") else "LONG LINE" if r.get("dominant_line") else status
         unit = "English-equivalent bytes" if r.get("unit") == "english_bytes" else "words"
         largest = f"; largest possible with this mixture: {r['largest']:,} {unit}" if r["largest"] is not None else ""
         lines.append(f"  {r['corpus']:<10} {r['size']:>6}  {status:<9} ({parts}){largest}")
+    for r in sizes:
+        if r.get("overshoot"):
+            why = r["overshoot"].replace("corpora.<corpus>.", f"corpora.{r['corpus']}.")
+            lines.append(f"  -> ERROR at run time: {r['corpus']} {r['size']}: {why}")
+        elif r.get("dominant_line"):
+            lines.append(f"  -> WARNING: {r['corpus']} {r['size']}: {r['warning']}")
     return lines
 
 

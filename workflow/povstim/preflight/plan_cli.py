@@ -71,6 +71,7 @@ def run(args) -> int:
     broken = [s["note"] for s in result["sources"].values() if s["status"] in ("missing", "empty")]
     if broken:
         raise PovstimError("; ".join(broken))
-    bad = [r for r in result["sizes"] if r["ok"] is False] or any(
+    # a size that does not fit, or whose assemble job would fail on its size_tolerance (one very long line)
+    bad = [r for r in result["sizes"] if r["ok"] is False or r.get("overshoot")] or any(
         s.get("empty") or not s.get("generates", True) for s in result["suites"].values())
     return 3 if bad else 0

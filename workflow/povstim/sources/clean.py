@@ -46,6 +46,46 @@ def source_format(name: str, spec: dict) -> str:
     return fmt
 
 
+class EmptySource(PovstimError):
+    """A local source whose path holds nothing to clean (``empty_local``): its own message, not "download it"."""
+
+
+def _include(spec: dict, fmt: str) -> list[str] | None:
+    """The file patterns a folder or archive is read through: ``include``, else the format's default."""
+    include = spec.get("include", _DEFAULT_INCLUDE.get(fmt))
+    return [include] if isinstance(include, str) else include
+
+
+def empty_local(name: str, spec: dict, path: Path) -> str | None:
+    """Why a local source's existing ``path`` holds no text to clean, else None: a 0-byte file, a folder without
+    files, a folder none of whose files ``include`` selects (as the folder reader does: ``textfmt.iter_members``),
+    or one whose selected files are all 0 bytes. Issue 54: an empty folder got "cleaning kept no lines ...
+    (dropped: {})", an empty file "download it first"."""
+    key = f"sources.{name}.path"
+    if path.is_file():
+        if path.stat().st_size == 0:  # not "download it first": the user's own file is empty
+            return f"{key}: {path} is empty (0 bytes): put the source's text in it (or point {key} at the file that holds it)"
+        return None
+    if not path.is_dir():
+        return None
+    files = sorted(p for p in path.rglob("*") if p.is_file())
+    if not files:
+        return (f"{key}: {path} is an empty folder (no files): put the source's files in it (or point {key} at the "
+                "folder that holds them)")
+    include = _include(spec, source_format(name, spec))
+    picked = [p for p in files if textfmt.selected(p.relative_to(path).as_posix(), include)]
+    if not picked:
+        where = (f"sources.{name}.include" if "include" in spec else
+                 f"format {source_format(name, spec)}'s default include")
+        return (f"{key}: {path} holds {len(files):,} file(s) (first: {files[0].relative_to(path).as_posix()}) but "
+                f"none that {where} selects ({', '.join(include)}): set sources.{name}.include to your files' names, "
+                "or put the source's files in the folder")
+    if all(p.stat().st_size == 0 for p in picked):
+        return (f"{key}: {path}: its {len(picked):,} file(s) that it reads are all empty (0 bytes; first: "
+                f"{picked[0].relative_to(path).as_posix()}): put the source's text in them")
+    return None
+
+
 def input_paths(name: str, spec: dict, input_dir: Path | None, base_dir: Path) -> list[Path]:
     """The files to clean: the manifest's files, or a local source's path."""
     if spec.get("kind") == "local":
@@ -54,9 +94,9 @@ def input_paths(name: str, spec: dict, input_dir: Path | None, base_dir: Path) -
             path = base_dir / path
         if not path.exists():
             raise PovstimError(f"sources.{name}.path: {path} does not exist")
-        if path.is_file() and path.stat().st_size == 0:  # not "download it first": the user's own file is empty
-            raise PovstimError(f"sources.{name}.path: {path} is empty (0 bytes): put the source's text in it "
-                               "(or point sources.{name}.path at the file that holds it)".replace("{name}", name))
+        why = empty_local(name, spec, path)
+        if why:
+            raise EmptySource(why)
         return [path]
     if input_dir is None:
         raise PovstimError(f"source '{name}' ({spec.get('kind')}) needs --input-dir with its downloaded files")
@@ -91,9 +131,7 @@ def bad_line_handler(name: str, spec: dict, stats: CleanStats) -> textfmt.BadLin
 
 def _members(paths: list[Path], spec: dict, fmt: str, bad_line: textfmt.BadLine | None = None
              ) -> Iterator[tuple[str, Iterable[str]]]:
-    include = spec.get("include", _DEFAULT_INCLUDE.get(fmt))
-    if isinstance(include, str):
-        include = [include]
+    include = _include(spec, fmt)
     local_file = spec.get("kind") == "local" and len(paths) == 1 and paths[0].is_file()
     for path in paths:
         is_archive = path.name.lower().endswith(textfmt.ARCHIVE_SUFFIXES)

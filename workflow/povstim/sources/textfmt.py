@@ -70,6 +70,11 @@ def _matches(name: str, include: list[str] | None) -> bool:
     return any(fnmatch.fnmatch(name, pat) or fnmatch.fnmatch(Path(name).name, pat) for pat in include)
 
 
+def selected(rel: str, include: list[str] | None) -> bool:
+    """Does a folder's file (its path relative to the folder) pass the patterns, as ``iter_members`` reads it?"""
+    return _matches(rel, include)
+
+
 def matches_file(name: str, include: list[str]) -> bool:
     """Does a (maybe compressed) file name match the patterns? 'a.cha.gz' matches '*.cha'."""
     bare = re.sub(r"\.(gz|bz2|xz)$", "", name, flags=re.I)
@@ -117,8 +122,7 @@ def iter_members(path: Path, include: list[str] | None = None, encoding: str = "
     name = path.name.lower()
     if path.is_dir():
         for child in sorted(p for p in path.rglob("*") if p.is_file()):
-            rel = child.relative_to(path).as_posix()
-            if _matches(rel, include):
+            if selected(child.relative_to(path).as_posix(), include):
                 yield from iter_members(child, None, encoding, bad_line)
         return
     try:
