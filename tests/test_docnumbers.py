@@ -71,9 +71,17 @@ DELTA_HEAD = ("condition\tconstructions\tfull\tarch\tsize\tsuite\tn_target\tn_co
 
 
 def test_update_writes_the_runs_numbers_into_the_doc(tmp_path):
-    """A hand-written delta.tsv (one fit converged, one not) -> the snapshot and the doc's table say so."""
+    """A hand-written delta.tsv (one fit converged, one not), filter summary and condition records -> the snapshot
+    and the doc's tables and removals say so."""
     root = _root(tmp_path)
-    d = tmp_path / "results" / "constructions-demo" / "analysis" / "construction_delta"
+    run = tmp_path / "results" / "constructions-demo"
+    (run / "filter" / "baby" / "50k").mkdir(parents=True)
+    (run / "filter" / "baby" / "50k" / "summary.json").write_text(json.dumps({
+        "n_sentences": 1200, "per_phenomenon": {"b": 7, "a": 30}, "prefilter": {"n_misses": 0, "n_spared": 40}}))
+    for cond, removed in (("full", {}), ("no-a", {"a": 30}), ("no-b", {"b": 7})):
+        (run / "corpus" / cond / "50k").mkdir(parents=True)
+        (run / "corpus" / cond / "50k" / "condition.json").write_text(json.dumps({"dpe_removed": removed}))
+    d = run / "analysis" / "construction_delta"
     d.mkdir(parents=True)
     (d / "delta.tsv").write_text(DELTA_HEAD + (
         "no-a\ta\tfull\tg\t50k\tblimp\t2\t6\t1\t0.5\t0.6\t-0.1\t0.6\t0.6\t0.0\t-0.1\t-0.1\t-0.2\t-0.05\t0.0\t-0.01\t0.01\t"
@@ -81,13 +89,24 @@ def test_update_writes_the_runs_numbers_into_the_doc(tmp_path):
         "no-b\tb\tfull\tg\t50k\tblimp\t1\t7\t1\t0.5\t0.5\t0.0\t0.6\t0.6\t0.0\t0.0\t0.0\t-0.05\t0.05\t0.0\t-0.01\t0.01\t"
         "0.0\t-0.05\t0.05\t0.5\tFalse\t1.03\t1.01\t90.0\t2\t(1|seed)\tmax R-hat 1.030 > 1.01 (Intercept)\n"))
     changed = D.update("constructions-demo", tmp_path / "results", root)
-    assert changed == ["docs/constructions.md", "docs/constructions.md"]
+    assert changed == ["docs/constructions.md"] * 3
     snap = json.loads((root / "docs" / "demo-numbers" / "constructions-demo.json").read_text())
     assert snap["delta"]["no-a"]["converged"] is True and snap["delta"]["no-b"]["converged"] is False
     text = (root / "docs" / "constructions.md").read_text(encoding="utf-8")
     assert "| no-a | −0.100 [−0.200, −0.050] |" in text and "converged (R-hat 1.004, bulk ESS 400)" in text
     assert "| no-b |" in text and "**not converged**: max R-hat 1.030 > 1.01 (Intercept)" in text
-    assert "Of the 2 fits 1 passed" in text and "excludes 0 for no-a" in text
+    assert "Of the 2 fits 1 passed" in text and "excludes 0 for no-a." in text
+    assert ("The filter removed 30 (a) and 7 (b) of 1,200 sentences (baby/50k); prefilter: 0 misses, 40 sentences "
+            "spared the parse. Removed per condition (condition.json): full nothing; no-a a 30; no-b b 7.") \
+        in " ".join(text.split())
+    # one fit converged: the flag is the other's, not every fit's
+    assert "the others' chains are not called mixed, so their estimates are flagged" in text
+    # an interval that excludes 0 from a fit that did not converge says so beside its name
+    snap["delta"]["no-b"].update(diff_lower=0.01, diff_upper=0.05)
+    assert "excludes 0 for no-a, no-b (not converged)." in D.render_delta(snap)
+    snap["delta"]["no-a"]["converged"] = False
+    assert "Of the 2 fits none passed the stage's convergence check: at the demo's 2 x 500 draws the chains are" \
+        in D.render_delta(snap)
     assert D.check(root) == [] or all("constructions-demo" not in p for p in D.check(root))
     with pytest.raises(PovstimError, match="missing"):
         D.constructions_demo(tmp_path / "nowhere")

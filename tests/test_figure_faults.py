@@ -140,3 +140,86 @@ def test_word_learning_figure_draws_no_point_for_an_unidentified_word(with_ages)
         assert ax.get_title().endswith("not identified (1, no point): hat")
         assert ax.get_xlabel() == "" or ("age" in ax.get_xlabel()) == with_ages
     assert layout.overlapping_texts(fig) == [] and layout.legends_over_axes(fig) == []
+
+
+def _analysis_dir(root):
+    """A small analysis folder with an input for every figure `povstim figures` plans: POSH scored at two steps and
+    BLiMP (its long paradigm names) at the final step only, two archs with biases (Figs. 4-5), both Bayesian
+    summaries with convergence problems; the tables written as `povstim analyze` writes them (CSV, read back)."""
+    import json
+
+    from helpers.simulate import simulate_scores
+    from povstim.analysis import exp3 as exp3_tables
+    from povstim.analysis import tables, tidy
+    from povstim.analysis.curves import curve_table
+
+    archs = {"gpt2-tiny": "vanilla", "gpt2-recency": "recency"}
+    conditions = {"baby-f": {"source": "baby", "filtered": True}, "baby": {"source": "baby", "filtered": False}}
+    frames = []
+    for arch in archs:
+        frames.append(simulate_scores(conditions, sizes=("10M",), items=6, steps=(50, 100), arch=arch))
+        frames.append(simulate_scores(conditions, sizes=("10M",), items=6, steps=(100,), arch=arch, suite="blimp",
+                                      paradigms={p: p.split("_")[0] for p in BLIMP}))
+    scores = tidy.normalise(pd.concat(frames, ignore_index=True), "sim")
+    adir = root / "analysis"
+    (adir / "bayes").mkdir(parents=True)
+    (adir / "tables").mkdir()
+    acc, curves = tables.accuracy_table(tidy.final_items(scores)), curve_table(scores)
+    acc.to_csv(adir / "accuracy.csv", index=False)
+    curves.to_csv(adir / "accuracy_by_step.csv", index=False)
+    meta = {a: {"bias": b} for a, b in archs.items()}
+    exp3_tables.attach_archs(acc, meta).to_csv(adir / "tables" / "exp3_accuracy.csv", index=False)
+    exp3_tables.attach_archs(curves, meta).to_csv(adir / "tables" / "exp3_curves.csv", index=False)
+    summary = pd.DataFrame({"term": ["Intercept", "size", "filtered[True]", "sd(1|seed)"],
+                            "median": [0.5, 0.1, -0.2, 0.05], "lower": [0.1, 0.05, -0.3, 0.0],
+                            "upper": [0.9, 0.15, -0.1, 0.3]})
+    for prefix in ("", "three_level_"):
+        summary.to_csv(adir / "bayes" / f"{prefix}summary.csv", index=False)
+        (adir / "bayes" / f"{prefix}diagnostics.json").write_text(json.dumps({"problems": [
+            "max R-hat 1.030 > 1.01 (Intercept): chains have not mixed", "3 divergent transitions"]}))
+    return adir
+
+
+def _layout_faults(fig) -> dict:
+    # (text outside the figure's box is no fault here: style.apply saves with savefig.bbox "tight", which keeps it)
+    faults = {"overlapping texts": layout.overlapping_texts(fig), "legend over a panel": layout.legends_over_axes(fig),
+              "one-point curves": layout.single_point_lines(fig), "legend over data": layout.legends_over_data(fig)}
+    return {k: v for k, v in faults.items() if v}
+
+
+def test_no_figure_the_figures_stage_draws_has_a_layout_fault(tmp_path):
+    """Every figure `povstim figures` plans (figures/draw.py: the same (stem, function, args) it saves) on a small
+    fixture, and the construction_delta stage's: no two titles, axis labels or legends overlap (every pair of panel
+    titles included), no legend covers a panel (the Δ figure's loc="best" legend sat on the constructions demo's
+    last interval), no single-point "curve" (Fig. 4's row of a suite scored at its final step only, and Figs. 1-2's
+    errorbar lines at one training size, were lines through one point)."""
+    import matplotlib.pyplot as plt
+    from povstim.figures import construction_delta, draw
+    from povstim.figures import cli as fcli
+    from test_filter_audit_figure import LONG, _dpe
+
+    adir = _analysis_dir(tmp_path)
+    study = pd.DataFrame({"vocab_size": [8192, 32768] * 2, "dataset": ["wiki", "wiki", "baby", "baby"],
+                          "size": ["10M"] * 4, "tokens": [17341898, 14442880, 16216427, 15318669]})
+    rows = [(i, "question_formation", LONG, i % 3 == 0) for i in range(10)]
+    rows += [(100 + i, "binding", "binding_posh_self_after_two_nominals", i % 2 == 0) for i in range(6)]
+    audit = fcli.read_filter_audit([(c, s, _dpe(tmp_path / "filter", c, s, rows, n_sentences=1000))
+                                    for c in ("baby", "wiki") for s in ("8k", "290k")])
+    planned = draw.plan(adir, study=study, audit=audit)
+    stems = [stem for stem, _, _ in planned]
+    assert {"fig1_children", "fig2_accuracy", "fig3_posterior", "fig3_three_level", "learning_curves_posh",
+            "learning_curves_posh_category", "learning_curves_blimp", "learning_curves_blimp_category",
+            "tokenizer_study", "filter_audit"} <= set(stems)
+    assert {s for s in stems if s.startswith("fig4_biases")} == {"fig4_biases_baby_10M", "fig4_biases_baby-f_10M"}
+    delta = pd.DataFrame([{"suite": "blimp", "constructions": c, "arch": "gpt2-tiny", "size": "50k",
+                           "converged": c != "relative_clause", "delta_target": -0.02, "delta_target_lower": -0.05,
+                           "delta_target_upper": 0.01, "delta_control": 0.0, "delta_control_lower": -0.01,
+                           "delta_control_upper": 0.01}
+                          for c in ("det_noun", "relative_clause", "irregular_subject_verb_agreement")])
+    faults = {}
+    for stem, fn, args in planned + [("delta_blimp", construction_delta.delta_figure, (delta, "blimp"))]:
+        fig = fn(*args)
+        if found := _layout_faults(fig):
+            faults[stem] = found
+        plt.close(fig)
+    assert faults == {}

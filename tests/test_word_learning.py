@@ -39,6 +39,9 @@ def test_word_categories():
     assert WL.categorise_word(early) == ("before_first", pytest.approx(1e4))
 
 
+ZIGZAG = np.array([14, 8, 13, 7, 14, 8, 13, 7, 14, 8.0])  # surprisals between baseline and floor: no crossing to fit
+
+
 def test_an_unidentified_crossing_is_not_a_point():
     """Issue 54: word points with standard errors of ~20 decades were reported as points. A surprisal curve that
     zigzags between baseline and floor has a fitted crossing inside the checkpoints whose SE is far over a decade:
@@ -158,3 +161,69 @@ def test_acquisition_stage_with_word_curves(tmp_path):
     reg = pd.read_csv(out / "word_regression.csv").set_index("term")
     assert reg.loc["child age_first_months", "estimate"] == pytest.approx(0.1, abs=0.03)
     assert reg.loc["child age_first_months", "n_words"] == 8
+
+
+def test_the_demo_rule_reads_the_childrens_ages_from_the_config(tmp_path):
+    """Issue 54: the acquisition demo showed children's ages only when the stage was rerun by hand with --childes.
+    The rule's command, as Snakemake builds it from configs/acquisition-demo.yaml (a dry run; acquisition.childes
+    pointed at the hand-written CHAT fixture instead of ../shared/data), passes no --childes: the ages come from
+    the config's section in --params, with every model's word curves. Run as built (its paradigm fit switched to
+    per_seed, the fast one) on simulated curves, it writes children.csv with the fixture's hand-known age of
+    'want' (Eve, 1;09.15) and the word-learning figure."""
+    import json
+    import os
+    import shlex
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+    from helpers.project import copy_parts
+    from povstim import cli
+    from test_acquisition import curves_table
+
+    repo = Path(__file__).resolve().parents[1]
+    chat = repo / "tests" / "fixtures" / "children" / "chat"
+    work = copy_parts(tmp_path / "wf")
+    config = yaml.safe_load((repo / "configs" / "acquisition-demo.yaml").read_text())
+    config["acquisition"]["childes"] = [str(chat)]
+    (work / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    target = "results/acquisition-demo/analysis/acquisition"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    dry = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--workflow-profile", "none", "--cores", "2",
+                          target], cwd=work, capture_output=True, text=True, env=env)
+    assert dry.returncode == 0, dry.stderr[-3000:]
+    line = next(ln for ln in dry.stdout.splitlines() if "-m povstim acquisition " in ln)
+    argv = shlex.split(line.split("-m povstim ", 1)[1].split(" > ", 1)[0])
+    assert "--childes" not in argv
+    params = json.loads(argv[argv.index("--params") + 1])
+    assert params["childes"] == [str(chat)] and params["word_learning"] is True
+    word_curves = argv[argv.index("--word-curves") + 1:argv.index("--out-dir")]
+    assert len(word_curves) == 3 * 2  # every condition x seed of the demo
+
+    rng = np.random.default_rng(3)
+    rows = [{"arch": "gpt2-tiny", "condition": "baby", "size": "50k", "seed": seed, "step": step,
+             "words_seen": int(words), "word": w, "surprisal": s, "n_contexts": 20, "count": 50,
+             "per_million": 5.0 + 10 * i, "unigram_bits": 14.0}
+            for seed in (1, 2) for i, w in enumerate(["want", "dog", "ball", "cup"])
+            for step, (words, s) in enumerate(zip(WORDS, ZIGZAG if w == "cup" else
+                                                  simulate(4.8 + 0.3 * i, rng=rng, noise=0.05)), 1)]
+    pd.DataFrame(rows).to_csv(tmp_path / "wc.csv", index=False)
+    curves_table({"baby": {"p1": 5.0}}, seeds=(1,)).to_csv(tmp_path / "curves.csv", index=False)
+    out = tmp_path / "acq"
+    argv[argv.index("--curves") + 1] = str(tmp_path / "curves.csv")
+    argv[argv.index("--params") + 1] = json.dumps({**params, "method": "per_seed"})
+    argv[argv.index("--out-dir") + 1] = str(out)
+    argv = argv[:argv.index("--word-curves") + 1] + [str(tmp_path / "wc.csv")] + argv[argv.index("--out-dir"):]
+    assert cli.main(argv) == 0
+    kids = pd.read_csv(out / "children.csv").set_index("word")
+    assert kids.loc["want", "age_first_days"] == pytest.approx(365.25 + 9 * 30.4375 + 15)  # 1;09.15
+    assert (out / "word_learning.png").stat().st_size > 0
+    # a crossing the data do not pin down is reported as not identified, not as a number: NaN in the csv, the words
+    # in the table a reader sees
+    points = pd.read_csv(out / "word_points.csv")
+    cup = points[points["word"] == "cup"]
+    assert len(cup) == 2 and set(cup["acquisition"]) == {"not_identified"} and cup["log10_point"].isna().all()
+    assert set(points.loc[points["word"] != "cup", "acquisition"]) == {"acquired"}
+    md = [ln for ln in (out / "word_points.md").read_text().splitlines() if "| cup " in ln]
+    assert len(md) == 2 and all(ln.count(WL.NOT_IDENTIFIED) == 3 for ln in md)  # point_words, log10_point, x0

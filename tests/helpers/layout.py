@@ -66,3 +66,34 @@ def single_point_lines(fig) -> list[tuple[int, str]]:
 def _is_reference(line) -> bool:
     """axhline / axvline (chance lines, points): drawn in axes coordinates on one axis, two points each."""
     return len(line.get_xdata()) == 2 or len(line.get_ydata()) == 2
+
+
+def legends_over_data(fig) -> list[tuple[int, str]]:
+    """(axes index, what) for each legend drawn inside a panel that covers one of the panel's data points: a
+    line's vertex (its markers) or an error bar's end. Reference lines (axhline, axvline) do not count."""
+    import numpy as np
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    out = []
+    for k, ax in enumerate(fig.axes):
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        box = legend.get_window_extent(renderer)
+        points = []
+        for line in ax.get_lines():
+            if not _is_reference(line):
+                points.append((line.get_label(), line.get_transform().transform(line.get_xydata())))
+        for coll in ax.collections:  # error bars (LineCollection), scatter offsets
+            for path in coll.get_paths():
+                points.append((type(coll).__name__, coll.get_transform().transform(path.vertices)))
+            offsets = coll.get_offsets()
+            if len(offsets) and coll.get_offset_transform() is not None:
+                points.append((type(coll).__name__, coll.get_offset_transform().transform(offsets)))
+        for what, xy in points:
+            xy = np.asarray(xy, float).reshape(-1, 2)
+            xy = xy[np.isfinite(xy).all(axis=1)]
+            if any(box.contains(x, y) for x, y in xy):
+                out.append((k, what))
+    return out

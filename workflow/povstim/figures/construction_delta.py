@@ -8,6 +8,7 @@ posterior medians with 95% intervals, and a zero line. A row whose fit did not c
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from . import style
@@ -41,5 +42,6 @@ def delta_figure(table: pd.DataFrame, suite: str):
     ax.set_yticklabels([_label(r, multi) for _, r in d.iloc[::-1].iterrows()])
     ax.set_xlabel("Δ accuracy, filtered − full (percentage points; 95% CrI)")
     ax.set_title(f"{suite}: does removing a construction cost more on its own paradigms?")
-    ax.legend(loc="best", frameon=False)
+    # below the axis, not inside it: loc="best" put it over the last row's interval in the constructions demo's figure
+    style.legend_below(fig, np.array([ax]))
     return fig

@@ -88,11 +88,9 @@ def fig4_biases(curves: pd.DataFrame, main_suite: str | None = None):
             if sub.empty:
                 continue
             st = bias_style(bias, order)
-            ax.plot(sub["step"], 100 * sub["mean"], color=st["color"], linestyle=st["linestyle"],
-                    linewidth=st["linewidth"], marker=st["marker"], markersize=2.5, label=_label(bias),
-                    zorder=3 if bias == NONE else 2)
-            ax.fill_between(sub["step"], 100 * (sub["mean"] - sub["sd"]), 100 * (sub["mean"] + sub["sd"]),
-                            color=st["color"], alpha=0.12, linewidth=0)
+            # a suite scored at the final step only (scoring.checkpoints: false) is a marker, not a "curve"
+            style.curve(ax, sub["step"], 100 * sub["mean"], 100 * sub["sd"], st, _label(bias), markersize=2.5,
+                        band=0.12, linewidth=st["linewidth"], zorder=3 if bias == NONE else 2)
         ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
         ax.set_ylim(0, 100)
         ax.set_title(title)

@@ -71,8 +71,10 @@ def fig2_accuracy(acc: pd.DataFrame):
                 sub = sub.set_index("size").reindex(sizes)
                 st = style.condition_style(cond, conds)
                 off = (k - (len(conds) - 1) / 2) * width * 0.6
+                # one training size: a point with its SD, no line through it (one point is not a curve, issue 54)
                 ax.errorbar(x + off, 100 * sub["mean"], yerr=100 * sub["sd"], label=style.label(cond),
-                            color=st["color"], marker=st["marker"], linestyle=st["linestyle"], capsize=2)
+                            color=st["color"], marker=st["marker"],
+                            linestyle=st["linestyle"] if len(sizes) > 1 else "none", capsize=2)
             chance = 0.5
             if "chance" in d.columns:  # other task kinds (tidy.with_chance): 1/k, or none for completion
                 chance = d[(d["suite"] == suite) & (d["category"] == cat)]["chance"].mean()
@@ -316,11 +318,11 @@ def fig1_children(acc: pd.DataFrame, children: pd.DataFrame, suite: str = "posh"
                 sub["w"] = sub["size"].map(size_words)
                 sub = sub.sort_values("w")
                 st = style.condition_style(cond, conds)
+                line = st["linestyle"] if arch is None else style.DASHES[j % len(style.DASHES)]
                 ax.errorbar(sub["w"], 100 * sub["mean"], yerr=100 * sub["sd"],
                             label=style.label(cond) + (f", {arch_label}" if arch_label else ""), color=st["color"],
                             marker=st["marker"] if arch is None else style.MARKERS[j % len(style.MARKERS)],
-                            linestyle=st["linestyle"] if arch is None else style.DASHES[j % len(style.DASHES)],
-                            capsize=2)
+                            linestyle=line if len(sub) > 1 else "none", capsize=2)  # one size: a point, no line
         ax.axhline(50, color="0.4", linestyle="--", linewidth=0.8)
         ax.set_xscale("log")
         labels = ticks[ph]

@@ -127,15 +127,16 @@ def panel_title(name: str, chars: int = TITLE_CHARS) -> str:
     return textwrap.fill(name.replace("_", " "), chars, break_long_words=False)
 
 
-def curve(ax, x, y, sd, st: dict, label: str, markersize: float = 3, band: float = 0.15) -> bool:
+def curve(ax, x, y, sd, st: dict, label: str, markersize: float = 3, band: float = 0.15, **line) -> bool:
     """A condition's curve over training with its ± SD band; one point is drawn as a marker alone (no line, no
-    band: one checkpoint is not a curve, issue 54). True when it was a single point."""
+    band: one checkpoint is not a curve, issue 54). True when it was a single point. ``line``: more keywords of
+    the line (linewidth, zorder)."""
     import numpy as np
 
     x, y, sd = (np.asarray(v, float) for v in (x, y, sd))
     single = len(x) < 2
     ax.plot(x, y, color=st["color"], marker=st["marker"], linestyle="none" if single else st["linestyle"],
-            label=label, markersize=markersize + (1.5 if single else 0))
+            label=label, markersize=markersize + (1.5 if single else 0), **line)
     if single:
         ax.errorbar(x, y, yerr=sd, color=st["color"], linestyle="none", capsize=2, linewidth=0.8)
     else:

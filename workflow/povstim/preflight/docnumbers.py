@@ -91,7 +91,38 @@ def constructions_demo(results: Path) -> dict:
     for r in rows:
         out[r["condition"]] = {**{k: _num(r.get(k)) for k in DELTA_KEYS}, "converged": r.get("converged") == "True",
                                "problems": r.get("problems") or ""}
-    return {"delta": dict(sorted(out.items()))}
+    return {"delta": dict(sorted(out.items())), "removals": constructions_removals(results)}
+
+
+def constructions_removals(results: Path) -> dict:
+    """Per filtered corpus x size (filter/*/*/summary.json): sentences, removals per construction, prefilter misses;
+    per condition (corpus/*/*/condition.json): what it removed."""
+    filters = sorted((results / "filter").glob("*/*/summary.json"))
+    if not filters:
+        raise PovstimError(f"{results / 'filter'}: no */*/summary.json (run the demo first)")
+    out = {"filter": {}, "conditions": {}}
+    for path in filters:
+        s = _json(path)
+        pre = s.get("prefilter") or {}
+        out["filter"][f"{path.parent.parent.name}/{path.parent.name}"] = {
+            "n_sentences": s["n_sentences"], "removed": dict(sorted(s["per_phenomenon"].items())),
+            "prefilter_misses": pre.get("n_misses"), "prefilter_spared": pre.get("n_spared")}
+    for path in sorted((results / "corpus").glob("*/*/condition.json")):
+        out["conditions"][path.parent.parent.name] = dict(sorted(_json(path).get("dpe_removed", {}).items()))
+    return out
+
+
+def render_removals(summary: dict) -> str:
+    r = summary["removals"]
+    parts = []
+    for where, f in r["filter"].items():
+        removed = [f"{n:,} ({c})" for c, n in f["removed"].items()]
+        listed = ", ".join(removed[:-1]) + f" and {removed[-1]}" if len(removed) > 1 else "".join(removed)
+        parts.append(f"The filter removed {listed} of {f['n_sentences']:,} sentences ({where}); prefilter: "
+                     f"{f['prefilter_misses']} misses, {f['prefilter_spared']} sentences spared the parse.")
+    conds = [f"{c} {', '.join(f'{k} {n:,}' for k, n in d.items()) or 'nothing'}" for c, d in r["conditions"].items()]
+    parts.append(f"Removed per condition (condition.json): {'; '.join(conds)}.")
+    return "\n".join(_wrap(" ".join(parts))) + "\n"
 
 
 def _f(x, digits=3, sign=True) -> str:
@@ -125,10 +156,13 @@ def render_delta(summary: dict) -> str:
                      f"{_f(r['diff_upper'])}] | {r['p_diff_below_0']:.2f} | {fit} |")
     n_ok = sum(r["converged"] for r in rows.values())
     word = {0: "none", len(rows): "all"}.get(n_ok, str(n_ok))
-    excludes = [c for c, r in rows.items() if r["diff_lower"] is not None and (r["diff_lower"] > 0 or r["diff_upper"] < 0)]
+    excludes = [c + ("" if rows[c]["converged"] else " (not converged)") for c, r in rows.items()
+                if r["diff_lower"] is not None and (r["diff_lower"] > 0 or r["diff_upper"] < 0)]
+    # with some fits converged, the sentence is about the others: their estimates, not all of them, are flagged
+    others = "" if n_ok == 0 else "the others' "
     lines += ["", f"Of the {len(rows)} fits {word} passed the stage's convergence check"
-              + (": at the demo's 2 x 500 draws the chains are not called mixed, so its estimates are flagged, not "
-                 "results." if n_ok < len(rows) else ".")
+              + (f": at the demo's 2 x 500 draws {others or 'the '}chains are not called mixed, so "
+                 f"{'their' if others else 'its'} estimates are flagged, not results." if n_ok < len(rows) else ".")
               + (" No target − control interval excludes 0." if not excludes else
                  f" The target − control interval excludes 0 for {', '.join(excludes)}.")]
     return "\n".join(lines) + "\n"
@@ -264,6 +298,7 @@ EXPERIMENTS: dict[str, Callable[[Path], dict]] = {
     "acquisition-demo": acquisition_demo,
 }
 BLOCKS = {b.name: b for b in [
+    Block("constructions-demo/removals", "docs/constructions.md", lambda s: render_removals(s)),
     Block("constructions-demo/raw-delta", "docs/constructions.md", lambda s: render_raw_delta(s)),
     Block("constructions-demo/delta", "docs/constructions.md", lambda s: render_delta(s)),
     Block("dose-demo/replace", "docs/manipulations.md", lambda s: render_replace(s)),
