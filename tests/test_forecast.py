@@ -169,3 +169,19 @@ def test_a_void_twin_with_identical_text_is_forecast_as_a_link_not_a_training(mo
         {k: v for k, v in before.items() if v["kind"] == "score"}
     text = "\n".join(F.render(once))
     assert "train gpt2-nano/baby/8k/seed1" in text and "not trained: links baby-f's model (identical corpus)" in text
+
+
+def test_a_file_suite_is_forecast_at_the_pairs_the_benchmarks_stage_keeps(tmp_path):
+    """pairs_per_paradigm and paradigms bound the scored words (the French demo's CLAMS-fr was forecast whole:
+    thousands of pairs a paradigm where the run scores 100). By hand: every sentence has 3 words (+ <s>, </s>)."""
+    from povstim.preflight.forecast import suite_words_of
+
+    folder = tmp_path / "clams"
+    folder.mkdir()
+    for paradigm, n in (("simple_agrmt", 7), ("vp_coord", 5), ("subj_rel", 9)):
+        (folder / f"{paradigm}.txt").write_text(
+            "".join(f"True\tle chien{i} dort\nFalse\tle chien{i} dorment\n" for i in range(n)))
+    spec = {"kind": "clams", "path": "clams", "seed": 1, "language": "fr"}
+    assert suite_words_of("c", spec, tmp_path) == (7 + 5 + 9) * 2 * 5  # the whole suite: 210 words
+    assert suite_words_of("c", {**spec, "pairs_per_paradigm": 6}, tmp_path) == (6 + 5 + 6) * 2 * 5
+    assert suite_words_of("c", {**spec, "pairs_per_paradigm": 6, "paradigms": ["vp_coord"]}, tmp_path) == 5 * 2 * 5

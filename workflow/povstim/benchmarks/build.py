@@ -76,6 +76,14 @@ def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | No
                 log.warning("the word-frequency baseline of %s solves %s %s (accuracy %.2f): a model's accuracy "
                             "there says little about structure", s["corpus"], s["level"], s["name"], s["accuracy"])
         return pairs, params
+    return imported_pairs(suite, spec), dict(spec)
+
+
+def imported_pairs(suite: str, spec: dict) -> list:
+    """The pairs of a suite read from files (every kind but generated): imported, the configured paradigms
+    selected, at most ``pairs_per_paradigm`` of each sampled. The one place for that, so that what the plan's
+    forecast counts (preflight/forecast.py) is what the benchmarks stage writes."""
+    kind = spec["kind"]
     if kind not in importers.FORMATS:  # the schema's enum and the importers must agree
         raise PovstimError(
             f"benchmarks.{suite}: unknown kind {kind!r}; use generated or one of {', '.join(importers.FORMATS)}"
@@ -86,7 +94,7 @@ def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | No
         pairs = select_paradigms(pairs, spec["paradigms"], f"benchmarks.{suite}.paradigms", spec["path"])
     if spec.get("pairs_per_paradigm"):
         pairs = sample_per_paradigm(pairs, spec["pairs_per_paradigm"], spec["seed"])
-    return pairs, dict(spec)
+    return pairs
 
 
 def sample_per_paradigm(pairs: list, k: int, seed: int) -> list:

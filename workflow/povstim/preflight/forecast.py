@@ -370,6 +370,19 @@ def suite_words_of(name: str, spec: dict, base_dir: Path) -> int:
 
         paradigms = spec.get("paradigms") or posh.PARADIGMS
         return int(2 * len(paradigms) * int(spec["pairs_per_paradigm"]) * (7.0 + 2))  # POSH items: ~7 words
+    path = spec.get("path")
+    if spec["kind"] != "suite" and path and not str(path).startswith("builtin:"):
+        # the pairs the benchmarks stage keeps (paradigms, pairs_per_paradigm), not the whole file: CLAMS-fr has
+        # thousands of pairs a paradigm where the French demo scores 100 (its forecast was 236x the run's)
+        from ..benchmarks.build import imported_pairs
+
+        where = Path(path) if Path(path).is_absolute() else base_dir / path
+        try:
+            pairs = imported_pairs(name, {**spec, "path": str(where)})
+        except (PovstimError, OSError, KeyError):
+            pairs = None
+        if pairs is not None:
+            return int(sum(len(s.split()) + 2 for p in pairs for s in (p.good, p.bad)))
     sents, _ = casing.suite_sentences(name, spec, base_dir)
     return int(sum(len(s.split()) + 2 for s in sents)) if sents else 0
 
