@@ -277,6 +277,34 @@ def test_ctrl_c_in_any_stage_is_one_line_and_exit_130(monkeypatch, capsys):
     assert err == ["povstim check: interrupted (Ctrl-C); unfinished outputs were not written"]
 
 
+def test_ctrl_c_while_a_job_waits_for_the_warm_start_server_is_one_line(tmp_path, monkeypatch, capsys):
+    """Issue 54, replayed by hand: Ctrl-C under Snakemake while a train job waited for the warm-start server (still
+    importing torch) left a KeyboardInterrupt traceback in the job's log, which Snakemake prints."""
+    from povstim import warm
+
+    server = tmp_path / "warm"
+    server.mkdir()
+    (server / "starting").touch()  # a live server still importing: no socket yet, so the job waits for it
+    (server / "pid").write_text(str(os.getpid()))
+    monkeypatch.setenv(warm.ENV_SOCKET, str(server / "povstim.sock"))
+    monkeypatch.delenv(warm.ENV_CHILD, raising=False)
+    waited = []
+
+    def ctrl_c(seconds):  # the SIGINT lands while the job waits
+        waited.append(seconds)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(warm.time, "sleep", ctrl_c)
+    try:
+        rc = cli.main(["train", "--out-dir", str(tmp_path / "m")])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C while waiting for the warm-start server escaped povstim's main (a traceback)")
+    assert waited, "the job did not wait for the starting server"
+    assert rc == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["povstim train: interrupted (Ctrl-C); unfinished outputs were not written"]
+
+
 def test_end_line_of_an_interrupted_run_says_so_and_blames_no_cause():
     line = runs.end_line("mine", False, ".snakemake/log/x.log", interrupted=True)
     assert "interrupted (Ctrl-C)" in line and "FAILED" not in line and "Fix the cause" not in line

@@ -98,6 +98,20 @@ def test_a_rerun_of_the_twin_is_already_trained(corpora, trained, capsys):
     assert "is already trained with these inputs" in capsys.readouterr().err
 
 
+def test_a_rerun_into_the_recorded_folder_changes_neither_it_nor_the_index(corpora, trained, capsys):
+    """Issue 54, replayed by hand: `povstim train` into the finished folder that the index records said 'already
+    trained' and left the folder alone, but rewrote the index's trained.json at every rerun (same bytes, new mtime)."""
+    def state():
+        return {p: (p.stat().st_mtime_ns, p.read_bytes()) for d in (trained / "a", trained / ".reuse")
+                for p in sorted(d.rglob("*")) if p.is_file()}
+
+    before = state()
+    assert any(p.name == reuse.RECORD for p in before)
+    assert cli.main(argv(corpora["a"], trained / "a", trained / ".reuse")) == 0
+    assert "is already trained with these inputs" in capsys.readouterr().err
+    assert state() == before
+
+
 def test_a_different_seed_trains(corpora, trained, caplog):
     with caplog.at_level(logging.INFO, logger="povstim.train"):
         assert cli.main(argv(corpora["b"], trained / "b2", trained / ".reuse", seed=2, condition="b")) == 0

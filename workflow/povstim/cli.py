@@ -90,6 +90,18 @@ def main(argv: list[str] | None = None) -> int:
     stage = next((a for a in argv if not a.startswith("-")), None)
     if stage is not None and stage not in STAGES:
         stage = None
+    try:
+        return _main(argv, stage)
+    except KeyboardInterrupt:
+        # Ctrl-C (or SIGINT from Snakemake) at any point -- in the stage, while its modules import, or while a job
+        # waits for the warm-start server to take it: outputs are written atomically, so nothing half-written
+        # remains.
+        print(f"povstim{' ' + stage if stage else ''}: interrupted (Ctrl-C); unfinished outputs were not written",
+              file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str], stage: str | None) -> int:
     if os.environ.get(warm.ENV_SOCKET):
         # a Snakemake run's warm-start server runs torch stages in a child that has the imports done
         rc = warm.delegate(argv, stage)
@@ -114,10 +126,6 @@ def main(argv: list[str] | None = None) -> int:
     except PovstimError as exc:
         print(f"povstim {args.stage}: error: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        # Ctrl-C (or SIGINT from Snakemake): outputs are written atomically, so nothing half-written remains.
-        print(f"povstim {args.stage}: interrupted (Ctrl-C); unfinished outputs were not written", file=sys.stderr)
-        return 130
     except BrokenPipeError:  # `povstim plan ... | head`: the reader left; not an error worth a traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141

@@ -80,11 +80,13 @@ def run(args) -> int:
                   f"{out / SUMMARY_FILE}): nothing changed. --force trains it again from scratch.", file=sys.stderr)
             print(json.dumps({k: done.get(k) for k in SHOWN}, sort_keys=True))
             if index_root is not None and not done.get("reused"):
-                # trained before the index knew it (or its record was lost): a duplicate may still reuse it
+                # trained before the index knew it (or its record was lost): a duplicate may still reuse it;
+                # a record that already names this folder is left as it is (written once, not at every rerun)
                 index = index_root / reuse.reuse_key(key, training)
-                with folder_lock(index, "trained", f"povstim train --out-dir {out}", wait=True):
-                    if reuse.source_of(index, key, out) is None:
-                        reuse.record(index, out, key, done)
+                if not reuse.recorded(index, key, out):
+                    with folder_lock(index, "trained", f"povstim train --out-dir {out}", wait=True):
+                        if reuse.source_of(index, key, out) is None and not reuse.recorded(index, key, out):
+                            reuse.record(index, out, key, done)
             return 0
         # the job training this run's key holds its index folder till the model is final; a duplicate waits there
         index = index_root / reuse.reuse_key(key, training) if index_root is not None else None

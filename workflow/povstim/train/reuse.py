@@ -61,15 +61,23 @@ def final_hashes(folder: Path) -> dict[str, str]:
     return {name: sha256_file(folder / name) for name in FINAL_FILES}
 
 
+def _read_record(index: Path) -> tuple[Path, dict] | None:
+    """(the folder ``index/trained.json`` names, the record); None when there is none or it cannot be read."""
+    try:
+        rec = json.loads((index / RECORD).read_text(encoding="utf-8"))
+        return (index / rec["out_dir"]).resolve(), rec
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def source_of(index: Path, run_key: str, out: Path) -> tuple[Path, dict] | None:
     """(the folder, its train_summary.json) of the finished run ``index/trained.json`` names, when it is still
     that run (key and final files as recorded) and not ``out`` itself; None otherwise (nothing trained yet, a
     killed first job, a folder deleted, retrained or changed since)."""
-    try:
-        rec = json.loads((index / RECORD).read_text(encoding="utf-8"))
-        folder = (index / rec["out_dir"]).resolve()
-    except (OSError, ValueError, KeyError, TypeError):
+    found = _read_record(index)
+    if found is None:
         return None
+    folder, rec = found
     if folder == out.resolve() or rec.get("key") != run_key:
         return None
     summary = CheckpointStore(folder, run_key).finished()
@@ -81,6 +89,16 @@ def source_of(index: Path, run_key: str, out: Path) -> tuple[Path, dict] | None:
                     "reusing them", index / RECORD, folder)
         return None
     return folder, summary
+
+
+def recorded(index: Path, run_key: str, out: Path) -> bool:
+    """``index/trained.json`` already names ``out`` as the finished run of ``run_key``, with its final files as
+    they are now: a rerun into the finished folder then leaves the index as it is (issue 54: nothing changed)."""
+    found = _read_record(index)
+    if found is None:
+        return False
+    folder, rec = found
+    return folder == out.resolve() and rec.get("key") == run_key and rec.get("files") == final_hashes(out)
 
 
 def record(index: Path, out: Path, run_key: str, summary: dict) -> None:
