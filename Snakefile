@@ -29,8 +29,8 @@ from povstim.io import PovstimError  # noqa: E402
 from povstim import codehash  # noqa: E402
 from povstim.preflight import runs as povstim_runs  # noqa: E402
 from povstim import warm as povstim_warm  # noqa: E402
-from povstim.analysis import prewarm as povstim_prewarm  # noqa: E402
-from povstim.analysis import conditions_page as povstim_conditions_page  # noqa: E402
+from povstim.analysis.models import prewarm as povstim_prewarm  # noqa: E402
+from povstim.analysis.tables import conditions_page as povstim_conditions_page  # noqa: E402
 from povstim.devices.threads import job_environment  # noqa: E402
 
 # Every job, and the warm-start server they are forked from, shares the cores politely (povstim.devices).
@@ -162,7 +162,7 @@ onstart:
         os.makedirs(LOGS, exist_ok=True)
         WARM_START["server"] = povstim_warm.start(str(WORKFLOW_DIR), log=f"{LOGS}/warm_start.log")
         # the Bayesian model's sampler code compiles on idle cores while the models train
-        # (povstim/analysis/prewarm.py); only when this run will fit it
+        # (povstim/analysis/models/prewarm.py); only when this run will fit it
         _analyze = [job for job in workflow.dag.needrun_jobs() if job.rule.name == "analyze"]
         if _analyze and config["prewarm_analysis"]:
             WARM_START["prewarm"] = povstim_prewarm.launch(

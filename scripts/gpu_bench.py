@@ -311,7 +311,7 @@ def row_dag(work: Path, dry: bool) -> list[dict]:
 
 
 def prewarm_note(logs: Path) -> str:
-    """What the run's `povstim analyze-prewarm` did (povstim/analysis/prewarm.py: compiled the Bayesian model
+    """What the run's `povstim analyze-prewarm` did (povstim/analysis/models/prewarm.py: compiled the Bayesian model
     ahead on idle CPUs, or was stopped by analyze), from its log lines."""
     import re
 

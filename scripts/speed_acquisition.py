@@ -1,4 +1,4 @@
-"""Time the acquisition analysis (analysis/acquisition.py; `povstim acquisition`) at the issue's scale.
+"""Time the acquisition analysis (analysis/timing/acquisition.py; `povstim acquisition`) at the issue's scale.
 
 12 models (BABY-F/BABY/WIKI x 2 sizes x 2 seeds) x 10 word-budget checkpoints (10k..10M, log-spaced) x 10
 paradigms of 500 items: numpy-simulated binomial accuracies with planted acquisition points (BABY-F one decade
@@ -27,7 +27,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 
-from povstim.analysis import acquisition as A
+from povstim.analysis.timing import acquisition as A
 
 CONDITIONS = ("baby-f", "baby", "wiki")
 SIZES = ("10M", "30M")

@@ -28,7 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # helpers: simulated scores, tiny models
 
-from povstim.analysis import bayes, tidy  # noqa: E402
+from povstim.analysis.models import bayes  # noqa: E402
+
+from povstim.analysis.tables import tidy  # noqa: E402
 from povstim.analysis.pipeline import analysis_settings  # noqa: E402
 from helpers.simulate import CONDITIONS, TRUE_COEFS, simulate_scores  # noqa: E402
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from povstim.analysis import acquisition as A
+from povstim.analysis.timing import acquisition as A
 from povstim.io import PovstimError
 
 SETTINGS = A.AcquisitionSettings(method="per_seed", min_checkpoints=4, min_gain=0.05, interval=0.95, childes=None,
@@ -188,7 +188,7 @@ def test_bad_params_name_the_key(tmp_path):
 # ------------------------------------------------------------- the hierarchical Bayesian fit (acquisition_bayes)
 def test_draws_are_classified_by_the_budget_and_the_gain():
     """Hand-made draws for two groups with checkpoints 10k..10M (log10 4..7) and min_gain 0.05."""
-    from povstim.analysis import acquisition_bayes as H
+    from povstim.analysis.timing import acquisition_bayes as H
 
     groups = pd.DataFrame({"first_words": [1e4, 1e4], "budget_words": [1e7, 1e7]})
     draws = {"x0": np.array([[5.0, 3.5], [7.5, 5.0], [5.0, 6.0]]),
@@ -199,7 +199,7 @@ def test_draws_are_classified_by_the_budget_and_the_gain():
 
 def test_contrast_of_draws_and_its_bounds():
     """delta, interval and P(later) from hand-made draws; a side not acquired gives a bound from its budget."""
-    from povstim.analysis import acquisition_bayes as H
+    from povstim.analysis.timing import acquisition_bayes as H
 
     x0 = np.array([[6.0, 5.0], [6.2, 5.0], [6.4, 5.2], [5.8, 4.8], [6.1, 5.1]])
     side = lambda i, state: pd.DataFrame({"acquisition": [state], "budget_words": [1e7]}, index=[i])

@@ -10,7 +10,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from povstim.analysis import bayes, formula, tables, tidy
+from povstim.analysis.models import bayes
+
+from povstim.analysis.models import formula
+
+from povstim.analysis.tables import tables
+
+from povstim.analysis.tables import tidy
 from helpers.simulate import CONDITIONS, simulate_scores
 from povstim.io import PovstimError
 

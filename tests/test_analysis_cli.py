@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from povstim.analysis import tidy
+from povstim.analysis.tables import tidy
 from helpers.simulate import CONDITIONS, TRUE_COEFS, simulate_scores
 from povstim.cli import main
 from test_analysis_helpers import PARAMS, simulated_results

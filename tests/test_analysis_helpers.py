@@ -57,7 +57,7 @@ def simulated_results() -> Path:
 def test_simulated_files_follow_the_score_schema(tmp_path):
     import pandas as pd
 
-    from povstim.analysis.tidy import SCORE_COLUMNS
+    from povstim.analysis.tables.tidy import SCORE_COLUMNS
 
     paths = simulate_into(tmp_path, items=5)
     assert len(paths) == 3 * 2 * 2  # conditions x sizes x seeds

@@ -19,7 +19,9 @@ import pytest
 import yaml
 from helpers.simulate import CONDITIONS, simulate_scores, write_score_files
 from povstim import biases
-from povstim.analysis import bayes, pipeline, tidy
+from povstim.analysis import pipeline
+from povstim.analysis.models import bayes
+from povstim.analysis.tables import tidy
 from povstim.figures import plots, style
 from test_train import TRAINING, corpus, train  # noqa: F401 (corpus is a fixture)
 

@@ -171,7 +171,7 @@ def test_scoring_scores_the_word_checkpoints_with_their_words(word_run):
 
 def test_curves_carry_words_seen():
     import pandas as pd
-    from povstim.analysis.curves import curve_table
+    from povstim.analysis.timing.curves import curve_table
 
     rows = []
     for step, words in ((10, 500), (20, 1000)):

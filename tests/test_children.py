@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from helpers.simulate import simulate_scores
-from povstim.analysis import tables, tidy
+from povstim.analysis.tables import tables
+from povstim.analysis.tables import tidy
 from povstim.figures import plots, style
 
 # POSH-BENCH Table 7, typed from the paper: phenomenon -> ((younger age, acc), (older age, acc))

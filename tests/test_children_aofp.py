@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from povstim.analysis import children
+from povstim.analysis.timing import children
 from povstim.io import PovstimError
 
 FIX = Path(__file__).parent / "fixtures" / "children"

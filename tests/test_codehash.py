@@ -267,5 +267,5 @@ def test_snakemake_reruns_what_imports_the_edited_module(tmp_path):
     assert jobs.get("train") == 6 and jobs.get("score") == 6, jobs
     assert not {"synth", "assemble", "parse", "filter", "condition", "tokenizer", "benchmark"} & set(jobs), jobs
     # a module only one leaf stage imports: that stage and what follows it
-    jobs = rerun_after_appending("analysis/guardrails.py")
+    jobs = rerun_after_appending("analysis/guardrails/checks.py")
     assert set(jobs) == {"guardrails", "figures_index"}, jobs

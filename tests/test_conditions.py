@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from povstim.analysis.conditions_page import write_page
-from povstim.analysis.guardrails import read_condition
+from povstim.analysis.tables.conditions_page import write_page
+from povstim.analysis.guardrails.checks import read_condition
 from povstim.conditions.build import split
 from povstim.io import PovstimError
 

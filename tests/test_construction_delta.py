@@ -1,4 +1,4 @@
-"""Δ accuracy per construction (analysis/construction_delta.py, `povstim construction-delta`): a planted effect
+"""Δ accuracy per construction (analysis/models/construction_delta.py, `povstim construction-delta`): a planted effect
 the Bambi fit recovers, the raw Δ against a hand computation, the degenerate case where the estimate is the raw
 Δ, and a construction without targets as a warning."""
 
@@ -10,7 +10,7 @@ import logging
 import numpy as np
 import pandas as pd
 import pytest
-from povstim.analysis import construction_delta as cd
+from povstim.analysis.models import construction_delta as cd
 from povstim.analysis.pipeline import analysis_settings
 
 TARGETS = ["determiner_noun_agreement_1", "determiner_noun_agreement_2"]  # det_noun's targets (library)

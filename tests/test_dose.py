@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from povstim.analysis import dose
+from povstim.analysis.models import dose
 from povstim.io import PovstimError
 
 pytest.importorskip("bambi")

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 
 from povstim import cli
-from povstim.analysis import bayes, exp3
-from povstim.analysis.tidy import SCORE_COLUMNS
+from povstim.analysis.models import bayes
+from povstim.analysis.tables import exp3
+from povstim.analysis.tables.tidy import SCORE_COLUMNS
 from povstim.io import PovstimError
 
 ARCHS = {"vanilla": "vanilla", "dyck": "dyck", "tpt": "tpt", "rec": "recency", "dyck-rec": "dyck+recency"}

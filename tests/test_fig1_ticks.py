@@ -10,7 +10,8 @@ import matplotlib
 import pandas as pd
 import pytest
 from helpers.simulate import simulate_scores
-from povstim.analysis import tables, tidy
+from povstim.analysis.tables import tables
+from povstim.analysis.tables import tidy
 from povstim.figures import plots, style
 
 

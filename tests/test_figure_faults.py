@@ -75,7 +75,8 @@ def test_long_paradigm_names_do_not_overlap_as_panel_titles(level):
 
 def _acc_three_archs():
     from helpers.simulate import simulate_scores
-    from povstim.analysis import tables, tidy
+    from povstim.analysis.tables import tables
+    from povstim.analysis.tables import tidy
 
     acc = tables.accuracy_table(tidy.final_items(tidy.normalise(
         simulate_scores(items=20, sizes=("10M", "30M"), seeds=(1, 2)), "sim")))
@@ -95,7 +96,7 @@ def test_a_ten_entry_legend_fits_below_the_children_figure():
 
 
 def _acquisition_tables():
-    from povstim.analysis import acquisition as A
+    from povstim.analysis.timing import acquisition as A
     from test_acquisition import SETTINGS, curves_table
 
     pars = {p: 5.0 + 0.1 * k for k, p in enumerate(["question_formation_sr", "island_complex_np",
@@ -149,9 +150,10 @@ def _analysis_dir(root):
     import json
 
     from helpers.simulate import simulate_scores
-    from povstim.analysis import exp3 as exp3_tables
-    from povstim.analysis import tables, tidy
-    from povstim.analysis.curves import curve_table
+    from povstim.analysis.tables import exp3 as exp3_tables
+    from povstim.analysis.tables import tables
+    from povstim.analysis.tables import tidy
+    from povstim.analysis.timing.curves import curve_table
 
     archs = {"gpt2-tiny": "vanilla", "gpt2-recency": "recency"}
     conditions = {"baby-f": {"source": "baby", "filtered": True}, "baby": {"source": "baby", "filtered": False}}

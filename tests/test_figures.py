@@ -7,8 +7,10 @@ import json
 import pandas as pd
 import pytest
 
-from povstim.analysis import tables, tidy
-from povstim.analysis.curves import curve_table
+from povstim.analysis.tables import tables
+
+from povstim.analysis.tables import tidy
+from povstim.analysis.timing.curves import curve_table
 from helpers.simulate import simulate_scores
 from povstim.cli import main
 from povstim.figures import cli as fcli, filter_audit, plots, style

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from povstim.analysis import guardrails as G
+from povstim.analysis.guardrails import checks as G
 from povstim.cli import main
 from povstim.settings import build
 

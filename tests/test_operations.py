@@ -212,7 +212,7 @@ def test_an_operation_that_changes_nothing_is_a_warning(tmp_path, caplog):
     st2 = opsrun.build(lines2, parsed2, ops2, 1, "cf", [str(tmp_path / "0.conllu")])
     assert st2.text and "warnings" not in opsrun.stats("b", lines2, st2, ops2, st2.ids, [], _split())
     # the report's conditions page says it, in the log too
-    from povstim.analysis import conditions_page
+    from povstim.analysis.tables import conditions_page
 
     page = tmp_path / "conditions.html"
     conditions_page.write_page([{**stats, "condition": "anan", "size": "8k"}], page, 0.1)

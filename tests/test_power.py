@@ -1,4 +1,4 @@
-"""Power before training (povstim/analysis/power.py): the closed-form normal approximation against brute-force
+"""Power before training (povstim/analysis/models/power.py): the closed-form normal approximation against brute-force
 binomial simulations of the three-level design (parameter recovery), its MDE against scipy's normal quantiles,
 the recommendation, and bad input naming the config key."""
 
@@ -13,7 +13,7 @@ from scipy import stats
 from scipy.special import expit, logit
 
 from povstim import config as cfg
-from povstim.analysis import power
+from povstim.analysis.models import power
 from povstim.io import PovstimError
 
 REPO = Path(__file__).resolve().parents[1]

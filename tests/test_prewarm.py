@@ -1,4 +1,4 @@
-"""`povstim analyze-prewarm` (analysis/prewarm.py): while the models train, compile the Bayesian model that
+"""`povstim analyze-prewarm` (analysis/models/prewarm.py): while the models train, compile the Bayesian model that
 `analyze` will fit, from the config's models and the suite alone -- the design must be the one the real
 scores give, the compiled code must be what `analyze` then finds in the cache, and the command must get out
 of the way (lowest priority, stop when analyze starts or the run ends, never fail)."""
@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from helpers.simulate import CONDITIONS, simulate_scores, write_score_files
-from povstim.analysis import prewarm, tidy
+from povstim.analysis.models import prewarm
+from povstim.analysis.tables import tidy
 from povstim.analysis.pipeline import analysis_settings, model_design, model_items, model_spec
 
 REPO = Path(__file__).resolve().parents[1]

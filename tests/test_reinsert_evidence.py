@@ -13,9 +13,9 @@ import jinja2
 import pandas as pd
 
 from povstim import plan
-from povstim.analysis import bayes
+from povstim.analysis.models import bayes
 from povstim.analysis import cli as analysis_cli
-from povstim.analysis import conditions_page as CP
+from povstim.analysis.tables import conditions_page as CP
 
 WORKFLOW_RST = Path(__file__).resolve().parents[1] / "workflow" / "report" / "workflow.rst"
 

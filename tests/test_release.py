@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from povstim.analysis import released
-from povstim.analysis.released import release_settings
+from povstim.analysis.tables import released
+from povstim.analysis.tables.released import release_settings
 from povstim.benchmarks.suite import POSH_CATEGORIES
 from povstim.cli import main
 from povstim.io import PovstimError

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from povstim.analysis import released
-from povstim.analysis.released import release_settings
+from povstim.analysis.tables import released
+from povstim.analysis.tables.released import release_settings
 from povstim.cli import main
 from povstim.io import PovstimError
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from scipy.stats import binomtest
 
-from povstim.analysis.conditions_page import write_page
+from povstim.analysis.tables.conditions_page import write_page
 from povstim.filter import residual as R
 from povstim.preflight import evidence
 

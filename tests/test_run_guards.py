@@ -353,7 +353,7 @@ def test_ctrl_c_under_snakemake_says_interrupted_and_exits_130(tmp_path):
 def test_truncated_posterior_is_never_summarised():
     import numpy as np
     import arviz as az
-    from povstim.analysis.bayes import check_complete
+    from povstim.analysis.models.bayes import check_complete
 
     full = az.from_dict(posterior={"b": np.zeros((2, 100))})
     check_complete(full, chains=2, draws=100)
@@ -366,7 +366,7 @@ def test_a_sigint_that_the_sampler_swallows_is_still_recorded():
     """PyMC catches KeyboardInterrupt inside pm.sample and returns the draws so far; bayes._interrupts records the
     SIGINT anyway, so fit() raises instead of summarising a truncated trace (the whole path, with a real PyMC
     fit, is the heavy test below)."""
-    from povstim.analysis.bayes import _interrupts
+    from povstim.analysis.models.bayes import _interrupts
 
     before = signal.getsignal(signal.SIGINT)
     with _interrupts() as interrupted:
@@ -467,7 +467,7 @@ def test_speed_only_settings_are_not_a_change_of_results(tmp_path):
 def test_guardrail_lines_name_every_fired_check_and_count_the_rest(tmp_path):
     # Issue 42 replay: six checks fired and the end-of-run summary kept the first four (limit=4), dropping
     # reinsert_shortfall and size_label. Planted: six fired checks, 3 + 1 + 2 + 1 + 2 + 4 = 13 findings.
-    from povstim.analysis import guardrails as G
+    from povstim.analysis.guardrails import checks as G
     counts = {"undertrained": 3, "equal_tokens": 1, "lexical_preference": 2, "below_chance": 1,
               "reinsert_shortfall": 2, "size_label": 4}
     result = {"fired": list(counts), "checks": {

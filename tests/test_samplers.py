@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from povstim.analysis import bayes
+from povstim.analysis.models import bayes
 from povstim.analysis.pipeline import analysis_settings, fit_models
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from povstim.analysis import sensitivity
+from povstim.analysis.tables import sensitivity
 from povstim.cli import main
 
 # Per row: paradigm, category, (sum, ntok) of good and bad with BOS, and without BOS.

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from povstim import schema
-from povstim.analysis.acquisition import AcquisitionSettings
-from povstim.analysis.guardrails import GuardrailSettings
+from povstim.analysis.timing.acquisition import AcquisitionSettings
+from povstim.analysis.guardrails.checks import GuardrailSettings
 from povstim.analysis.pipeline import AnalysisSettings
-from povstim.analysis.power import PowerSettings
-from povstim.analysis.released import ReleaseSettings
+from povstim.analysis.models.power import PowerSettings
+from povstim.analysis.tables.released import ReleaseSettings
 from povstim.conditions.build import SplitSettings
 from povstim.devices.sharing import GpuSettings
 from povstim.filter.settings import FilterSettings
@@ -172,7 +172,7 @@ def _schema_defaults() -> dict[str, set]:
 
 # `.get(key, literal)` on dicts that are not config sections: a model's metadata (seed), and a
 # source's language, whose fallback is the experiment's `language` (resolved by the plan).
-NOT_CONFIG_GETS = {("scoring/items.py", "seed"), ("analysis/guardrails.py", "seed"),
+NOT_CONFIG_GETS = {("scoring/items.py", "seed"), ("analysis/guardrails/checks.py", "seed"),
                    ("sources/clean.py", "language")}
 
 

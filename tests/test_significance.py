@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from povstim.analysis import tables
+from povstim.analysis.tables import tables
 
 N = 100  # items per paradigm and seed
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from povstim.analysis import guardrails as G
-from povstim.analysis.conditions_page import size_gaps, size_sentence, write_page
+from povstim.analysis.guardrails import checks as G
+from povstim.analysis.tables.conditions_page import size_gaps, size_sentence, write_page
 from povstim.cli import main
 from povstim.settings import build
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from povstim.analysis.age import Norms, Row, age_table, format_age, lookup, read_norms
+from povstim.analysis.timing.age import Norms, Row, age_table, format_age, lookup, read_norms
 from povstim.cli import main
 from povstim.io import PovstimError
 from povstim.scoring.items import write_parquet

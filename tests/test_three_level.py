@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from helpers.simulate import CONDITIONS, simulate_scores
-from povstim.analysis import bayes, tidy
+from povstim.analysis.models import bayes
+from povstim.analysis.tables import tidy
 from povstim.analysis.pipeline import analysis_settings
 
 THREE = "(size + category) * source_filter + (1|seed) + (1|phenomenon)"

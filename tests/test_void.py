@@ -1,4 +1,4 @@
-"""Void contrasts (analysis/void.py, issue 51): a BABY that got nothing back trains on BABY-F's text, so the
+"""Void contrasts (analysis/guardrails/void.py, issue 51): a BABY that got nothing back trains on BABY-F's text, so the
 BABY-F vs. BABY contrast is reported as void with no estimate and BABY's copied cells stay out of the
 Bayesian models."""
 
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from helpers.simulate import simulate_scores, write_score_files
-from povstim.analysis import void
-from povstim.analysis.conditions_page import read_condition
+from povstim.analysis.guardrails import void
+from povstim.analysis.tables.conditions_page import read_condition
 from povstim.cli import main
 from povstim.dpe import audit
 from povstim.io import PovstimError
@@ -112,7 +112,8 @@ def test_analysis_reports_a_void_contrast_without_an_estimate(tmp_path):
 def test_table12_without_the_void_duplicate_has_no_separate_filtering_term():
     """BABY's cells gone, filtered and source are aliased (BABY-F vs. WIKI only): Table 12 keeps one of the two
     terms, so no "filtering" estimate comes from copies of BABY-F (bayes._drop_aliased)."""
-    from povstim.analysis import bayes, tidy
+    from povstim.analysis.models import bayes
+    from povstim.analysis.tables import tidy
     from povstim.analysis.pipeline import drop_void
 
     sim = simulate_scores(conditions=META, sizes=("1k", "2k"), seeds=(1, 2, 3), items=5, steps=(10,))
@@ -186,7 +187,7 @@ def test_model_groups_per_suite_and_learner():
     """Every suite gets its own fit and every learner family its own (analysis.suite null, pool_learners
     false); the primary suite (posh) and first family come first; pooling a corpus model with a neural one is
     an error naming the key, pooling two causal neural learners is allowed."""
-    from povstim.analysis import tidy
+    from povstim.analysis.tables import tidy
     from povstim.analysis.pipeline import analysis_settings, model_groups
 
     frames = [simulate_scores(conditions=META, sizes=("1k",), seeds=(1,), items=3, steps=(10,), arch=arch,

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from povstim.analysis import word_learning as WL
+from povstim.analysis.timing import word_learning as WL
 from test_checkpoint_words import word_run  # noqa: F401 (fixture)
 from test_train_checkpoints import corpus  # noqa: F401 (fixture)
 

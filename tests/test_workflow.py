@@ -199,7 +199,7 @@ def test_same_config_gives_byte_identical_outputs(finished, tmp_path):
     forked = (finished / "logs" / "tiny" / "warm_start.log").read_text()
     assert forked.count(": povstim train ") == 6 and forked.count(": povstim score-group ") == 6
     assert forked.count(": povstim analyze ") == 1 and forked.count(": povstim figures ") == 2  # + the index
-    # and the Bayesian model's prewarm (povstim/analysis/prewarm.py), started with the run, ended by analyze or
+    # and the Bayesian model's prewarm (povstim/analysis/models/prewarm.py), started with the run, ended by analyze or
     # done before it (which of the two depends on how long the score jobs take: a slow machine's CI run once
     # saw the prewarm compile everything first)
     assert forked.count(": povstim analyze-prewarm ") == 1

@@ -50,7 +50,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "export-babylm": ("povstim.scoring.babylm_cli", "export a model's checkpoints as chck_* folders and its minimal-pair "
                       "predictions in the BabyLM evaluation pipeline's layout"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
-    "analyze-prewarm": ("povstim.analysis.prewarm_cli", "compile the Bayesian model's sampler code ahead of "
+    "analyze-prewarm": ("povstim.analysis.models.prewarm_cli", "compile the Bayesian model's sampler code ahead of "
                         "analyze (a Snakemake run starts it while its models train)"),
     "probe": ("povstim.probes.cli", "MSGS fine-tuning probes: generate tasks, fine-tune a model, summarise the LBS"),
     "dose": ("povstim.figures.dose_cli", "dose-response curves of the dose series (Bambi) and the counterfactual "
@@ -60,9 +60,9 @@ STAGES: dict[str, tuple[str, str]] = {
     "construction-delta": ("povstim.figures.construction_delta_cli", "Δ accuracy of filtered training per "
                            "construction: target vs control paradigms, a Bambi estimate (conditions that name "
                            "constructions)"),
-    "word-curves": ("povstim.analysis.word_learning_cli", "one model's surprisal of a word list in its training "
+    "word-curves": ("povstim.analysis.timing.word_learning_cli", "one model's surprisal of a word list in its training "
                     "contexts at every word checkpoint (word learning, acquisition.word_learning)"),
-    "guardrails": ("povstim.analysis.guardrails_cli", "checks a reviewer would ask for: undertrained models, "
+    "guardrails": ("povstim.analysis.guardrails.cli", "checks a reviewer would ask for: undertrained models, "
                    "equal training tokens, lexical preferences, below-chance results"),
     "figures": ("povstim.figures.cli", "draw the paper's figures from the analysis outputs"),
     "release": ("povstim.figures.release_cli", "POSH Tables 3/8/12 and Figures 1-3 from published per-model accuracies"),

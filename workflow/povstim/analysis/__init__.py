@@ -1,17 +1,22 @@
-"""Item scores -> accuracy tables, chi-square tests and the Bayesian mixed model.
+"""Item scores -> accuracy tables, chi-square tests, Bayesian models, guardrails and acquisition timing.
 
-Modules:
-    tidy      read item-score parquet files / aggregated count tables into one tidy frame
-    tables    accuracy per model x paradigm/category, chi-square tests (pooled or POSH's per-seed
-              procedure), POSH Tables 3 and 8
-    sensitivity  accuracy and verdict flips under sum/mean x BOS/no-BOS scoring
-    curves    learning curves: accuracy per model x training step
-    bayes     the Bambi mixed-effects logistic regressions: POSH Table 12 and the three-level
-              BABY-F/BABY/WIKI model with pairwise contrasts
-    released  published per-model accuracy files -> counts (``povstim release``: figures/release_cli.py)
-    formula   the model formula language (fixed effects, interactions, group terms)
-    pipeline  the analysis settings and the whole ``povstim analyze`` run
-    prewarm   the Bayesian model compiled into PyTensor's cache on idle CPUs before ``analyze`` needs it
-    cli       ``povstim analyze`` (arguments and files only)
-    prewarm_cli  ``povstim analyze-prewarm`` (arguments only; a Snakemake run starts it)
+One sub-package per question an analysis answers (modules keep the names the papers and configs use):
+
+    tables/      what did each model get right?  tidy (item scores / count tables -> one tidy frame),
+                 tables (accuracy, chi-square tests, POSH Tables 3 and 8), sensitivity (verdict flips under the
+                 scoring metrics), exp3 (POSH §7: accuracy by inductive bias), released (published per-model
+                 accuracies as input, ``povstim release``), conditions_page (the report's conditions table)
+    models/      what does a Bayesian model say?  bayes (Bambi: POSH Table 12 and the three-level
+                 BABY-F/BABY/WIKI model), formula (the formula language), power (power before training),
+                 construction_delta (Δ accuracy per construction), dose (dose-response), prewarm and
+                 prewarm_cli (the sampler compiled ahead of ``analyze``)
+    guardrails/  can the result be trusted?  checks (undertrained, equal tokens, lexical preference, below
+                 chance, ...), settings, cli (``povstim guardrails``), void (void contrasts refused)
+    timing/      when is it acquired?  curves (learning curves), acquisition, acquisition_bayes,
+                 acquisition_settings (acquisition points over words seen), age (age-equivalent scores),
+                 children (children's age of first production), word_curves, word_learning,
+                 word_learning_cli (word learning)
+
+At the top: pipeline (the analysis settings and the whole ``povstim analyze`` run), archs (learners and
+training order as factors), cli (``povstim analyze``: arguments and files only).
 """

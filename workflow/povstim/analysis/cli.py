@@ -18,9 +18,9 @@ import argparse
 import logging
 from pathlib import Path
 
-from ..io import PovstimError, json_object_arg
-from ..settings import build, section
-from .conditions_page import read_condition, shortfall_caveat
+from povstim.io import PovstimError, json_object_arg
+from povstim.settings import build, section
+from povstim.analysis.tables.conditions_page import read_condition, shortfall_caveat
 
 log = logging.getLogger("povstim.analyze")
 
@@ -48,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="condition -> {source, filtered} as a JSON string or a .json file "
                    "(adds the 'source' and 'filtered' predictors)")
     p.add_argument("--archs", metavar="JSON", help="arch -> {bias, ordered} (povstim.biases.arch_meta): adds the "
-                   "'bias' predictor and the Experiment 3 table (analysis/exp3.py), and with several archs or an "
+                   "'bias' predictor and the Experiment 3 table (analysis/tables/exp3.py), and with several archs or an "
                    "ordered one the 'ordered' column and the models' arch terms (analysis/archs.py)")
     p.add_argument("--params", metavar="JSON", help="the config's analysis section as JSON (flags override it)")
     out = p.add_argument_group("outputs")
@@ -93,7 +93,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cores", type=int, help="processes for the chains (default: min(chains, CPUs))")
     p.add_argument("--suite-dirs", nargs="+", metavar="DIR", default=[],
                    help="benchmark suite folders (results/benchmarks/{suite}); a norms.json/norms.csv in one "
-                   "adds age-equivalent scores (analysis/age.py)")
+                   "adds age-equivalent scores (analysis/timing/age.py)")
     p.add_argument("--condition-stats", nargs="*", default=[], metavar="JSON",
                    help="condition.json files ({condition}/{size}/condition.json; missing ones are skipped): "
                    "the captions of Tables 3/8 give each condition's actual words and sentences beside its size label")
@@ -127,7 +127,7 @@ def _priors_file(path: str | None) -> dict | None:
 def resolve_params(args):
     """The analysis section from --params, overridden by the flags, defaulted and checked by the schema."""
     # deferred: pandas loads when the command runs, not for --help
-    from .pipeline import analysis_settings
+    from povstim.analysis.pipeline import analysis_settings
 
     given = json_object_arg(args.params, "--params", allow_file=True)
     priors = _priors_file(args.priors)
@@ -157,7 +157,7 @@ def _shortfall_caveat(sizes: tuple[list[dict], float] | None, share: float | Non
     if not sizes:
         return ""
     if share is None:
-        from .guardrail_settings import GuardrailSettings
+        from povstim.analysis.guardrails.settings import GuardrailSettings
 
         share = build(GuardrailSettings, "guardrails", {}).reinsert_share
     return shortfall_caveat(sizes[0], share)
@@ -172,7 +172,7 @@ def formulas_as_written(args) -> frozenset:
 
 def run(args) -> int:
     # deferred: pandas loads when the command runs, not for --help
-    from .pipeline import full_analysis, model_only
+    from povstim.analysis.pipeline import full_analysis, model_only
 
     n_inputs = sum(x is not None for x in (args.scores, args.items, args.counts))
     if n_inputs != 1:

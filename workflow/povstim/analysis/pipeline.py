@@ -13,12 +13,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import PovstimError, atomic_path, atomic_write, write_json
-from ..settings import build
-from . import age, archs, bayes, sensitivity, void
-from . import formula as fml
-from .conditions_page import size_sentence
-from .curves import curve_table
+from povstim.io import PovstimError, atomic_path, atomic_write, write_json
+from povstim.settings import build
+from povstim.analysis import archs
+from povstim.analysis.timing import age
+from povstim.analysis.models import bayes
+from povstim.analysis.tables import sensitivity
+from povstim.analysis.guardrails import void
+from povstim.analysis.models import formula as fml
+from povstim.analysis.tables.conditions_page import size_sentence
+from povstim.analysis.timing.curves import curve_table
 
 log = logging.getLogger("povstim.analyze")
 
@@ -61,7 +65,8 @@ def model_only(settings: "AnalysisSettings", out: Path, *, counts: str | None = 
     """Fit only the Bayesian model, on aggregated counts (binomial) or an item table (bernoulli unless
     ``family``); write summary.csv, diagnostics.json, posterior.nc and table12.* to ``out``. ``as_written``:
     the models whose formula was given by hand (fitted as written, :func:`model_spec`)."""
-    from . import exp3, tidy
+    from povstim.analysis.tables import exp3
+    from povstim.analysis.tables import tidy
 
     if counts:
         df = tidy.read_counts(counts)
@@ -95,7 +100,9 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
     ``external_paths``: item scores of models trained elsewhere (external_models, arch ``external``): in the
     accuracy tables and learning curves, not in items.parquet (no condition predictors) nor the Bayesian model.
     ``caveat``: BABY's evidence shortfall, said with the BABY-F vs. BABY contrast (bayes.filtering_sentences)."""
-    from . import exp3, tables, tidy
+    from povstim.analysis.tables import exp3
+    from povstim.analysis.tables import tables
+    from povstim.analysis.tables import tidy
 
     scores = tidy.read_scores(score_paths)
     # The tidy table: every item score of every model and checkpoint, with the condition's predictors.
@@ -199,7 +206,7 @@ def check_poolable(arch_meta: dict, archs) -> None:
 
 
 def void_contrasts(stats: list[dict], settings: "AnalysisSettings", meta: dict | None) -> list[dict]:
-    """The void pairs of conditions (analysis/void.py) with the report's sentence about each."""
+    """The void pairs of conditions (analysis/guardrails/void.py) with the report's sentence about each."""
     sizes_of: dict[str, list[str]] = {}
     for s in stats:
         sizes_of.setdefault(s["condition"], []).append(s["size"])
@@ -224,9 +231,10 @@ def drop_void(df: pd.DataFrame, voids: list[dict]) -> pd.DataFrame:
 def model_items(items: pd.DataFrame, settings: "AnalysisSettings", meta: dict | None,
                 arch_meta: dict | None, suite: str | None = None) -> tuple[str, pd.DataFrame]:
     """(suite, its final items with the condition and arch predictors): what the Bayesian models are fitted
-    on (also what ``povstim analyze-prewarm`` compiles them for, analysis/prewarm.py); ``suite``: default the
+    on (also what ``povstim analyze-prewarm`` compiles them for, analysis/models/prewarm.py); ``suite``: default the
     primary one (:func:`model_suite`)."""
-    from . import exp3, tidy
+    from povstim.analysis.tables import exp3
+    from povstim.analysis.tables import tidy
 
     suite = suite or model_suite(settings, items["suite"])
     modelled = exp3.attach_archs(tidy.attach_conditions(items[items["suite"] == suite], meta), arch_meta)
@@ -238,7 +246,7 @@ def counts_analysis(counts: pd.DataFrame, settings: "AnalysisSettings", out: Pat
     """The same tables and models from per-model x paradigm counts (n_correct, n_total; e.g. published
     accuracies, ``povstim release``) carrying ``source`` and ``filtered``; ``model_counts``: the rows the
     Bayesian models are fitted to (default: all)."""
-    from . import tables
+    from povstim.analysis.tables import tables
 
     acc = tables.accuracy_from_counts(counts[[c for c in ("suite", "arch", "condition", "size", "seed", "category",
                                                           "paradigm", "n_correct", "n_total") if c in counts]])
@@ -265,7 +273,7 @@ def write_tables(acc: pd.DataFrame, settings: "AnalysisSettings", out: Path, n_s
                  notes=None) -> pd.DataFrame:
     """accuracy.csv, chisq.csv (settings.significance, settings.correction) and Tables 3 and 8 per suite;
     ``notes(suite)`` adds to each caption (other task kinds' chance levels, unfiltered conditions)."""
-    from . import tables
+    from povstim.analysis.tables import tables
 
     chisq = tables.chisq_table(acc, settings.correction, settings.significance)
     write_csv(acc, out / "accuracy.csv")
@@ -434,7 +442,7 @@ def caption_notes(items: pd.DataFrame, suite: str, meta: dict | None) -> str:
 
 
 def age_tables(items: pd.DataFrame, suite_dirs, out: Path) -> None:
-    """Age-equivalent scores for every suite folder that ships norms (analysis/age.py)."""
+    """Age-equivalent scores for every suite folder that ships norms (analysis/timing/age.py)."""
     frames = []
     for d in suite_dirs:
         suite = age.suite_name(d)
@@ -498,7 +506,7 @@ def write_csv(df: pd.DataFrame, path: Path) -> None:
 
 
 def write_table(df: pd.DataFrame, stem: Path, cap: str, label: str, banner: str = "") -> None:
-    from . import tables
+    from povstim.analysis.tables import tables
 
     write_csv(df, stem.with_suffix(".csv"))
     md = tables.to_markdown(df, cap)

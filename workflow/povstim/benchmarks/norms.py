@@ -1,4 +1,4 @@
-"""A suite's normative data, ``norms.json`` or ``norms.csv`` (the format: :mod:`povstim.analysis.age`): reading
+"""A suite's normative data, ``norms.json`` or ``norms.csv`` (the format: :mod:`povstim.analysis.timing.age`): reading
 and checking it.
 
 It sits with the benchmarks, below the analysis that looks scores up in it, because the benchmark job validates

@@ -19,7 +19,7 @@ Every benchmark item has ``suite, paradigm, category, item_id`` and a ``task``
 Items may carry more fields (``test``, ``source``, ...); they are kept.
 
 A suite folder may also ship normative data, ``norms.json`` or ``norms.csv``
-(raw score -> age, :mod:`povstim.analysis.age`; read by :mod:`povstim.benchmarks.norms`), copied along by the importer.
+(raw score -> age, :mod:`povstim.analysis.timing.age`; read by :mod:`povstim.benchmarks.norms`), copied along by the importer.
 """
 
 from __future__ import annotations

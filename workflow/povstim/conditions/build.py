@@ -198,14 +198,14 @@ def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict
         # The measured rate of *disambiguating* evidence (removals the strict rule flags) in this condition.
         "dpe_rate_targeted": {p: _rate(targeted_present.get(p, 0), n) for p in sorted(set(removed) | set(reinsert))},
         # ... and its count: two conditions of one base whose counts differ by fewer sentences than
-        # analysis.void_evidence make a void contrast (analysis/void.py)
+        # analysis.void_evidence make a void contrast (analysis/guardrails/void.py)
         "dpe_count_targeted": {p: targeted_present.get(p, 0) for p in sorted(set(removed) | set(reinsert))},
     }
 
 
 def corpus_hash(train_lines, dev_lines) -> str:
     """sha256 of a condition's training text as written (train, then dev): two conditions with the same hash
-    train the same models (condition.json ``corpus_sha256``; analysis/void.py)."""
+    train the same models (condition.json ``corpus_sha256``; analysis/guardrails/void.py)."""
     h = hashlib.sha256()
     for part in (train_lines, dev_lines):
         for line in part:

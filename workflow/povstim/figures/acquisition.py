@@ -1,4 +1,4 @@
-"""Figures of the acquisition analysis (analysis/acquisition.py): curves over words seen with the fitted sigmoids
+"""Figures of the acquisition analysis (analysis/timing/acquisition.py): curves over words seen with the fitted sigmoids
 and acquisition points, and the points per condition with their intervals (does filtering delay acquisition?).
 
 acquisition_curves   one panel per paradigm (rows: arch x size): mean accuracy and words seen over seeds at each
@@ -17,9 +17,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..analysis.acquisition import fitted_curve
-from ..analysis.word_learning import per_word
-from ..analysis.tidy import size_words
+from ..analysis.timing.acquisition import fitted_curve
+from ..analysis.timing.word_learning import per_word
+from ..analysis.tables.tidy import size_words
 from . import style
 
 
@@ -142,7 +142,7 @@ def word_learning(points: pd.DataFrame, kids: pd.DataFrame | None = None):
     (log10 words seen, the seeds' mean) against the children's age of first production (months) when the ages are
     there, else against the word's log10 frequency per million. A word not acquired within the budget is a '^' at
     the budget, one acquired before the first checkpoint a 'v' there; a word whose point is not identified has no
-    point to draw: the panel lists it below its axis (analysis/word_learning.py)."""
+    point to draw: the panel lists it below its axis (analysis/timing/word_learning.py)."""
     d = per_word(points)
     d["size"] = d["size"].astype(str)
     ages = kids is not None and not kids.empty

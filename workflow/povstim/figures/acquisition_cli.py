@@ -3,13 +3,13 @@
 From the learning curves of models trained with ``training.checkpoint_words`` (analysis/accuracy_by_step.csv,
 with words seen) -> ``--out-dir``:
 
-  points.csv                  per model x paradigm: sigmoid fit, halfway point, category (analysis/acquisition.py)
+  points.csv                  per model x paradigm: sigmoid fit, halfway point, category (analysis/timing/acquisition.py)
   summary.{csv,html,md,tex}   per condition x size x paradigm: point, interval, category (acquisition.method:
                               hierarchical, one sampled PyMC model; per_seed, the seeds' fits pooled)
   contrasts.{csv,html,md,tex} BABY-F vs BABY vs WIKI per paradigm and category: delay in decades of words, bounds
   children.{csv,html,md,tex}  with acquisition.childes: children's age of first production per word
   word_points.{csv,html,...}  with --word-curves (acquisition.word_learning): each word's acquisition point per model
-  word_regression.{csv,html,...}  the models' word points on children's ages + log frequency (analysis/word_learning.py)
+  word_regression.{csv,html,...}  the models' word points on children's ages + log frequency (analysis/timing/word_learning.py)
   word_learning.{png,pdf}     each word's acquisition point per condition against the children's age of first
                               production (or its frequency without ages); not identified words listed, not drawn
   acquisition_curves_{suite}.png/.pdf, acquisition_points_{suite}.png/.pdf
@@ -48,7 +48,7 @@ def run(args) -> int:
     # deferred: pandas, scipy and matplotlib load when the command runs, not for --help
     import pandas as pd
 
-    from ..analysis.acquisition import AcquisitionSettings
+    from ..analysis.timing.acquisition import AcquisitionSettings
 
     given = json_object_arg(args.params, "--params", allow_file=True) or {}
     if args.childes:
@@ -66,8 +66,8 @@ def run(args) -> int:
 
 def acquisition(curves, settings, out: Path, word_curves=None) -> dict:
     """Write every output of the stage into ``out``; returns notes.json's content."""
-    from ..analysis import acquisition as A
-    from ..analysis import children
+    from ..analysis.timing import acquisition as A
+    from ..analysis.timing import children
     from ..analysis.pipeline import write_csv, write_table
     from . import acquisition as figs
     from . import style
@@ -112,7 +112,7 @@ def acquisition(curves, settings, out: Path, word_curves=None) -> dict:
 
 def _word_learning(word_curves, kids, settings, out: Path) -> list[str]:
     """word_points and, with the children's ages, word_regression; their notes."""
-    from ..analysis import word_learning as WL
+    from ..analysis.timing import word_learning as WL
     from ..analysis.pipeline import write_csv, write_table
     from . import acquisition as figs
     from . import style

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis import tidy
-from ..analysis.curves import curve_table
+from ..analysis.tables import tidy
+from ..analysis.timing.curves import curve_table
 from ..io import PovstimError, json_object_arg
 from .draw import draw_analysis
 from .filter_audit import read_filter_audit

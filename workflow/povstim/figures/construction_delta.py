@@ -1,4 +1,4 @@
-"""The Δ-accuracy figure of filtered training (analysis/construction_delta.py): FiCT's question per construction.
+"""The Δ-accuracy figure of filtered training (analysis/models/construction_delta.py): FiCT's question per construction.
 
 One row per filtered condition (its constructions; with several archs or sizes, one row each): Δ accuracy
 (filtered - full, percentage points) on the constructions' target paradigms and on the control paradigms,

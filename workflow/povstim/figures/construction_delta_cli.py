@@ -2,7 +2,7 @@
 
 For every condition that names the constructions it removes (``conditions.<c>.filter: [..]``) against the
 unfiltered condition of its corpus, per arch x size x suite: a binomial GLMM of item correctness,
-``filtered * target + (1|seed) + (1|paradigm)`` (analysis/construction_delta.py), read as Δ accuracy
+``filtered * target + (1|seed) + (1|paradigm)`` (analysis/models/construction_delta.py), read as Δ accuracy
 (filtered - full) on the constructions' target paradigms and on the control paradigms, and their difference,
 on the probability scale with 95% intervals -> ``--out-dir``:
 
@@ -43,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     # deferred: pandas, Bambi and matplotlib load when the command runs, not for --help
-    from ..analysis import tidy
+    from ..analysis.tables import tidy
     from ..analysis.pipeline import analysis_settings
     from ..constructions.library import use
 
@@ -57,8 +57,8 @@ def run(args) -> int:
 
 def construction_delta(items, conditions: dict, settings, out: Path, cores: int | None = None) -> dict:
     """Write every output of the stage into ``out``; returns notes.json's content."""
-    from ..analysis import construction_delta as cd
-    from ..analysis import tables
+    from ..analysis.models import construction_delta as cd
+    from ..analysis.tables import tables
     from . import construction_delta as figs
     from . import style
 

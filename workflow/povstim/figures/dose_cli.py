@@ -3,7 +3,7 @@
 From the analysis's items.parquet and the expanded dose conditions (``--series``: series -> construction,
 members -> rate, paradigms) -> ``--out-dir``:
 
-  <series>.json          the fit (analysis/dose.py): formula, floor for rate 0, slope per decade with its
+  <series>.json          the fit (analysis/models/dose.py): formula, floor for rate 0, slope per decade with its
                          interval, each positive rate's effect vs rate 0, the smallest rate whose effect
                          excludes zero
   <series>_cells.csv     n_correct / n_items per condition x seed x paradigm (what was fitted)
@@ -117,7 +117,7 @@ def run(args) -> int:
     if series:
         import pandas as pd
 
-        from ..analysis import dose
+        from ..analysis.models import dose
 
         if not args.items:
             raise PovstimError("--series needs --items")

@@ -95,7 +95,7 @@ def draw(audit_df: pd.DataFrame):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from ..analysis.tidy import size_words
+    from ..analysis.tables.tidy import size_words
     from . import style
 
     corpora = sorted(audit_df["corpus"].unique())

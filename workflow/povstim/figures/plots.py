@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..analysis import archs as arch_factors
-from ..analysis.tidy import size_words
+from ..analysis.tables.tidy import size_words
 from . import style
 
 OVERALL = "Overall"

@@ -72,7 +72,7 @@ def _config_sections(path: str | None) -> dict:
 
 def settings(args):
     from ..analysis.pipeline import analysis_settings  # pandas: only when the command runs, not for --help
-    from ..analysis.released import release_settings
+    from ..analysis.tables.released import release_settings
 
     doc = _config_sections(args.config)
     where = args.config or "--params"
@@ -85,7 +85,7 @@ def settings(args):
 
 def run(args) -> int:
     from ..analysis.pipeline import counts_analysis  # pandas: only when the command runs, not for --help
-    from ..analysis.released import read_released
+    from ..analysis.tables.released import read_released
     from .draw import draw_analysis
 
     t0 = time.perf_counter()

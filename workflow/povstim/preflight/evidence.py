@@ -301,7 +301,7 @@ def reinsert_outlook(config: dict, rows: list[dict], exact: dict | None = None) 
 def void_outlook(config: dict, reinsert: list[dict]) -> list[dict]:
     """Per condition with reinsert rates x size: the evidence sentences it is expected to get back, against
     ``analysis.void_evidence``: fewer makes its contrast with its filtered sibling (a condition of the same corpus
-    and removals with nothing put back: BABY-F) void, as the analysis will find (analysis/void.py)."""
+    and removals with nothing put back: BABY-F) void, as the analysis will find (analysis/guardrails/void.py)."""
     threshold = int(section("analysis", config.get("analysis") or {}, "analysis")["void_evidence"])
     conds = config["conditions"]
     out = []

@@ -259,11 +259,11 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
 
 
 def power_summary(config: dict, base_dir: Path) -> dict:
-    """``povstim power``'s table (analysis/power.py) and the fewer-than-3-seeds warning, for plan's summary
+    """``povstim power``'s table (analysis/models/power.py) and the fewer-than-3-seeds warning, for plan's summary
     line; a power that cannot be computed (a single seed, an imported suite not built yet) is a note, a bad key of
     the config's own power: section an error."""
     # deferred: scipy, only when the plan runs
-    from ..analysis import power
+    from ..analysis.models import power
 
     out = {"warning": power.seed_warning(config)}
     try:

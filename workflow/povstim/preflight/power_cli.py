@@ -4,7 +4,7 @@ For every arch (learner) and contrast (BABY-F vs. BABY, BABY vs. WIKI, BABY-F vs
 category): the standard error the configured seeds, sizes and benchmark items give, the chance that the
 95% interval excludes 0 at the stated effect (``power.effects``, ``power.category_effects``; defaults from
 POSH-BENCH's Table 12), the minimal detectable effect at ``power.target`` power, and the seeds (or pairs per
-paradigm) that reach it. A normal approximation of the binomial GLMM (povstim/analysis/power.py;
+paradigm) that reach it. A normal approximation of the binomial GLMM (povstim/analysis/models/power.py;
 docs/analysis.md, "Power before training").
 
     povstim power config.yaml
@@ -31,7 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     # deferred: config pulls jsonschema and power scipy, which --help does not need
     from .. import config as cfg
-    from ..analysis import power
+    from ..analysis.models import power
 
     config = cfg.load(args.config)
     results = args.results or Path("results") / config["experiment"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..analysis.tidy import size_words
+from ..analysis.tables.tidy import size_words
 from ..figures import style
 from .msgs.features import DESCRIPTIONS, LINGUISTIC
 from .msgs.surface import SURFACE

@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from ..constructions.delta import reference_condition, targets_of
-from ..io import PovstimError
-from . import bayes
+from povstim.constructions.delta import reference_condition, targets_of
+from povstim.io import PovstimError
+from povstim.analysis.models import bayes
 
 log = logging.getLogger(__name__)
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ..io import PovstimError, parse_size
-from . import formula as fml
+from povstim.io import PovstimError, parse_size
+from povstim.analysis.models import formula as fml
 
 log = logging.getLogger(__name__)
 
@@ -721,7 +721,7 @@ def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat:
     """What the report says about filtering and training source, from the three-level contrasts only.
     ``caveat``: appended to the BABY-F vs. BABY sentence (BABY got less evidence back than configured:
     conditions_page.shortfall_caveat), or its own paragraph when that contrast is absent. ``void``: the
-    sentences of void contrasts (analysis/void.py: no estimate), first. ``seed_note``: appended to every
+    sentences of void contrasts (analysis/guardrails/void.py: no estimate), first. ``seed_note``: appended to every
     conclusion (fewer seeds than analysis.min_groups: the intervals leave out run-to-run variance)."""
     def verdict(r, better, worse):
         est = f"{r['median']:+.2f} [{r['lower']:.2f}, {r['upper']:.2f}] log-odds, P(> 0) = {r['p_gt0']:.2f}"

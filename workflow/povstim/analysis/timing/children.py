@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..io import PovstimError
-from ..sources.chat import clean_main_tier, read_transcript
-from ..sources.normalize import CleanStats
+from povstim.io import PovstimError
+from povstim.sources.chat import clean_main_tier, read_transcript
+from povstim.sources.normalize import CleanStats
 
 DAYS_PER_MONTH = 30.4375
 CSV_COLUMNS = ("speaker_role", "target_child_age", "gloss")

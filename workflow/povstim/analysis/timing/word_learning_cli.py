@@ -1,5 +1,5 @@
 """``povstim word-curves``: one model's surprisal of each word of a list in its training contexts, at every word
-checkpoint (training.checkpoint_words) and the final model (analysis/word_learning.py; docs/analysis.md,
+checkpoint (training.checkpoint_words) and the final model (analysis/timing/word_learning.py; docs/analysis.md,
 "Acquisition points").
 
     povstim word-curves --model results/<exp>/models/ARCH/COND/SIZE/seedN --train results/<exp>/corpus/COND/SIZE/train.txt \\
@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..io import PovstimError, atomic_write, json_object_arg
-from ..settings import build
+from povstim.io import PovstimError, atomic_write, json_object_arg
+from povstim.settings import build
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -28,8 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     # deferred: torch and pandas load when the command runs, not for --help
-    from .acquisition_settings import AcquisitionSettings
-    from .word_curves import word_curves
+    from povstim.analysis.timing.acquisition_settings import AcquisitionSettings
+    from povstim.analysis.timing.word_curves import word_curves
 
     settings = build(AcquisitionSettings, "acquisition", json_object_arg(args.params, "--params") or {})
     if not settings.child_words:

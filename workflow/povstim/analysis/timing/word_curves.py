@@ -1,5 +1,5 @@
 """Surprisal curves of a word list for one model (issue 46 §3, ``povstim word-curves``; see
-:mod:`povstim.analysis.word_learning`). Kept apart from the fits so the acquisition stage, which only fits the curves,
+:mod:`povstim.analysis.timing.word_learning`). Kept apart from the fits so the acquisition stage, which only fits the curves,
 does not import the scorer and torch."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import PovstimError
-from ..scoring.items import checkpoints, final_step, words_seen
-from ..scoring.scorer import load
-from ..scoring.tree import TreeScorer
-from ..scoring.words import word_scores
-from .word_learning import contexts, norm
+from povstim.io import PovstimError
+from povstim.scoring.items import checkpoints, final_step, words_seen
+from povstim.scoring.scorer import load
+from povstim.scoring.tree import TreeScorer
+from povstim.scoring.words import word_scores
+from povstim.analysis.timing.word_learning import contexts, norm
 
 
 def word_curves(model_dir: str | Path, train: str | Path, words, n_contexts: int, meta: dict,

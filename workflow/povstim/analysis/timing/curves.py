@@ -8,7 +8,8 @@ import pandas as pd
 def curve_table(scores: pd.DataFrame) -> pd.DataFrame:
     """Accuracy per model x step x paradigm (checkpoints and the final model): learning curves."""
     # deferred: tables pulls scipy, which `povstim figures` (importing this module) does not need otherwise
-    from . import tables, tidy
+    from povstim.analysis.tables import tables
+    from povstim.analysis.tables import tidy
 
     rows = tidy.curve_items(scores)
     keys = ["suite", "arch", "condition", "size", "seed", "step", "category", "paradigm"]

@@ -41,8 +41,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..benchmarks.norms import SELECT_KEYS, Norms, Row, format_age, read_norms  # noqa: F401 (re-exported)
-from ..io import PovstimError
+from povstim.benchmarks.norms import SELECT_KEYS, Norms, Row, format_age, read_norms  # noqa: F401 (re-exported)
+from povstim.io import PovstimError
 
 
 @dataclass(frozen=True)

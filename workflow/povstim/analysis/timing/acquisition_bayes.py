@@ -193,7 +193,7 @@ def summarise(data: Data, idata, points: pd.DataFrame, settings) -> tuple[pd.Dat
 def contrasts(summ: pd.DataFrame, draws: dict, settings) -> pd.DataFrame:
     """Pairwise condition contrasts as differences of posterior draws of x0, per paradigm and per category (the
     mean of its paradigms' x0 per draw); where a side is not acquired, a bound as in the per-seed table."""
-    from ..conditions.order import condition_order
+    from povstim.conditions.order import condition_order
 
     if summ.empty:
         return pd.DataFrame()

@@ -31,11 +31,11 @@ from pathlib import Path
 
 from scipy import optimize, stats
 
-from .. import plan as dag_plan
-from ..benchmarks.suite import POSH_CATEGORIES
-from ..benchmarks.tasks import iter_jsonl
-from ..io import PovstimError
-from ..settings import build, section
+from povstim import plan as dag_plan
+from povstim.benchmarks.suite import POSH_CATEGORIES
+from povstim.benchmarks.tasks import iter_jsonl
+from povstim.io import PovstimError
+from povstim.settings import build, section
 
 Z = float(stats.norm.ppf(0.975))  # the 95% interval's half-width in SEs
 
@@ -145,7 +145,7 @@ def models_per_level(config: dict) -> dict[str, dict[str, int]]:
 
 def _pairs(levels) -> list[tuple[str, str]]:
     # deferred: bayes imports pandas; the order of the report's contrasts is its fact
-    from .bayes import condition_pairs
+    from povstim.analysis.models.bayes import condition_pairs
 
     return condition_pairs(levels)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..io import PovstimError
+from povstim.io import PovstimError
 
 Term = tuple[str, ...]  # variables of one fixed-effect term, in first-appearance order
 

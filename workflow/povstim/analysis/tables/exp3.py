@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..io import PovstimError
-from . import tables
+from povstim.io import PovstimError
+from povstim.analysis.tables import tables
 
 NONE = "vanilla"  # povstim.biases.NONE
 ORDER = ["vanilla", "dyck", "tpt", "recency", "dyck+recency"]  # POSH Fig. 4's conditions first

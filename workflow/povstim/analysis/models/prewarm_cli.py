@@ -1,6 +1,6 @@
 """``povstim analyze-prewarm``: compile the Bayesian model's sampler code before ``analyze`` needs it.
 
-A Snakemake run starts it by itself when its DAG holds an ``analyze`` job (analysis/prewarm.py says why and
+A Snakemake run starts it by itself when its DAG holds an ``analyze`` job (analysis/models/prewarm.py says why and
 how); by hand it fills the compile cache for the fit that ``povstim analyze`` will make. It writes nothing
 but the cache and always exits 0.
 """
@@ -13,8 +13,8 @@ import logging
 import time
 from pathlib import Path
 
-from ..io import PovstimError, json_object_arg
-from . import prewarm
+from povstim.io import PovstimError, json_object_arg
+from povstim.analysis.models import prewarm
 
 log = logging.getLogger("povstim.analyze-prewarm")
 
@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args) -> int:
     # deferred: pandas loads when the command runs, not for --help
-    from .pipeline import analysis_settings
+    from povstim.analysis.pipeline import analysis_settings
 
     t0 = time.perf_counter()
     log.info("priority lowered: %s", prewarm.lower_priority())

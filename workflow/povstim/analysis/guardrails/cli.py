@@ -4,7 +4,7 @@
         --benchmarks results/<exp>/benchmarks/posh --models results/<exp>/models/*/*/*/seed* \\
         --params '{"still_learning": 0.01}' --out-dir results/<exp>/analysis/guardrails
 
-Writes guardrails.json, guardrails.csv and guardrails.html (see povstim.analysis.guardrails) and logs
+Writes guardrails.json, guardrails.csv and guardrails.html (see povstim.analysis.guardrails.checks) and logs
 every finding as a GUARDRAIL warning. Findings never change a result and never fail the run.
 """
 
@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..benchmarks.suite import read_suite
-from ..filter.residual import recall_source
-from ..io import PovstimError, json_object_arg
-from ..settings import build
-from .conditions_page import write_page
+from povstim.benchmarks.suite import read_suite
+from povstim.filter.residual import recall_source
+from povstim.io import PovstimError, json_object_arg
+from povstim.settings import build
+from povstim.analysis.tables.conditions_page import write_page
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,8 +48,8 @@ def run(args) -> int:
     # deferred: pandas loads when the command runs, not for --help
     import pandas as pd
 
-    from . import guardrails as G
-    from .tidy import read_frame
+    from povstim.analysis.guardrails import checks as G
+    from povstim.analysis.tables.tidy import read_frame
 
     settings = build(G.GuardrailSettings, "guardrails", json_object_arg(args.params, "--params"))
     items = read_frame(Path(args.items), "items")

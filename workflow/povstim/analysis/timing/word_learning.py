@@ -4,7 +4,7 @@ that follow when children first say it?
 1. **Contexts** (:func:`contexts`): for each word of ``acquisition.child_words``, the first ``acquisition.contexts``
    sentences of the model's training text that hold it as a whitespace word (lower-cased, edge punctuation off),
    in corpus order.
-2. **Surprisal curves** (:func:`povstim.analysis.word_curves.word_curves`, ``povstim word-curves``, one job per
+2. **Surprisal curves** (:func:`povstim.analysis.timing.word_curves.word_curves`, ``povstim word-curves``, one job per
    model; a module of its own, since it loads the models and this one's fits must not import torch): the word's mean
    surprisal in bits over its contexts (its first occurrence in each; ``scoring/words.py``'s per-word
    log-probabilities, BOS framing) at every word checkpoint (``chck_*``) and the final model, with words seen.
@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io import iter_sentences
+from povstim.io import iter_sentences
 
 MIN_DROP = 0.5  # bits: a floor less far below the unigram baseline is not acquired
 # decades: a crossing whose standard error is wider is not identified (the checkpoints of a run span 1-3 decades,

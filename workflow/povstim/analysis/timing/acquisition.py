@@ -21,7 +21,7 @@ likelihood ratio below chi-square(3)'s 95% point -- is not acquired):
 
 **Over seeds** (``summary.csv``, one row per suite x arch x condition x size x paradigm), by
 ``acquisition.method``: ``hierarchical`` (the default) samples one hierarchical Bayesian model over every group at
-once (analysis/acquisition_bayes.py: seeds' midpoints as deviations from their group's, categories as posterior
+once (analysis/timing/acquisition_bayes.py: seeds' midpoints as deviations from their group's, categories as posterior
 probabilities, intervals and contrasts from the draws); ``per_seed`` (the fast option) pools the per-seed fits
 below by a random-effects summary: mean mu of the seeds' log10 points with a between-seed SD tau
 (DerSimonian-Laird, weights 1 / (se^2 + tau^2)) and a normal interval of mu. Its group category: acquired (all
@@ -45,9 +45,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..conditions.order import condition_order
-from ..io import PovstimError
-from .acquisition_settings import AcquisitionSettings
+from povstim.conditions.order import condition_order
+from povstim.io import PovstimError
+from povstim.analysis.timing.acquisition_settings import AcquisitionSettings
 
 MODEL = ["suite", "arch", "condition", "size", "seed"]
 GROUP = ["suite", "arch", "condition", "size"]
@@ -246,7 +246,7 @@ def acquisition_points(curves: pd.DataFrame, settings: AcquisitionSettings,
 def analyse(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame,
                                                                            list[str], dict]:
     """points (per-seed fits), summary, contrasts, notes and a description of the fit, with
-    ``settings.method``: ``hierarchical`` (one sampled PyMC model, analysis/acquisition_bayes.py) or
+    ``settings.method``: ``hierarchical`` (one sampled PyMC model, analysis/timing/acquisition_bayes.py) or
     ``per_seed`` (the seeds' MAP fits pooled by a random-effects summary)."""
     fitted, skipped = fit_inputs(curves, settings)
     points, notes = acquisition_points(curves, settings, (fitted, skipped))
@@ -255,7 +255,7 @@ def analyse(curves: pd.DataFrame, settings: AcquisitionSettings) -> tuple[pd.Dat
         info = {"method": "per_seed: MAP sigmoid fits per seed (binomial, weak priors), seeds pooled by a "
                           "DerSimonian-Laird random-effects summary"}
         return points, summ, contrasts(summ, settings), notes, info
-    from . import acquisition_bayes as H
+    from povstim.analysis.timing import acquisition_bayes as H
 
     data = H.prepare(fitted)
     idata = H.sample(H.build_model(data), settings)
@@ -336,7 +336,7 @@ def summary(points: pd.DataFrame, settings: AcquisitionSettings) -> pd.DataFrame
 
 
 def _sort(df: pd.DataFrame) -> pd.DataFrame:
-    from .tidy import size_words  # (tidy imports pandas only)
+    from povstim.analysis.tables.tidy import size_words  # (tidy imports pandas only)
 
     if df.empty:
         return df
@@ -379,7 +379,7 @@ def _sort_contrasts(out: pd.DataFrame) -> pd.DataFrame:
     if out.empty:
         return out
     order = {c: i for i, c in enumerate(condition_order(list(out["condition_a"]) + list(out["condition_b"])))}
-    from .tidy import size_words
+    from povstim.analysis.tables.tidy import size_words
 
     out["_o"] = out["condition_a"].map(order) * 100 + out["condition_b"].map(order)
     out["_s"] = out["size"].map(size_words)

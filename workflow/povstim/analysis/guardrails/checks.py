@@ -55,10 +55,10 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
-from ..benchmarks.audit import solved_by_baselines
-from ..io import PovstimError, atomic_write, parse_size, write_json
-from .conditions_page import read_condition, reinsert_rows, size_gaps  # noqa: F401 (read_condition: guardrails_cli)
-from .guardrail_settings import GuardrailSettings
+from povstim.benchmarks.audit import solved_by_baselines
+from povstim.io import PovstimError, atomic_write, parse_size, write_json
+from povstim.analysis.tables.conditions_page import read_condition, reinsert_rows, size_gaps  # noqa: F401 (read_condition: guardrails_cli)
+from povstim.analysis.guardrails.settings import GuardrailSettings
 
 log = logging.getLogger("povstim.guardrails")
 

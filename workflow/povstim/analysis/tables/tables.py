@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..conditions.order import condition_order
-from .tidy import size_words
+from povstim.conditions.order import condition_order
+from povstim.analysis.tables.tidy import size_words
 
 LEVELS = ["paradigm", "category", "overall"]
 SIGNIFICANCE = {

@@ -20,8 +20,8 @@ import json
 import logging
 from pathlib import Path
 
-from ..filter.residual import residual_rows
-from ..io import PovstimError, atomic_write, parse_size
+from povstim.filter.residual import residual_rows
+from povstim.io import PovstimError, atomic_write, parse_size
 
 log = logging.getLogger("povstim.guardrails")
 

@@ -21,7 +21,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ..io import PovstimError, parse_size
+from povstim.io import PovstimError, parse_size
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ evidence estimate, preflight/evidence.py)."""
 
 from __future__ import annotations
 
-from ..conditions.order import condition_order
+from povstim.conditions.order import condition_order
 
 
 def evidence_difference(a: dict, b: dict) -> int | None:

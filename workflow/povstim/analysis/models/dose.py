@@ -22,7 +22,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from ..io import PovstimError
+from povstim.io import PovstimError
 
 log = logging.getLogger("povstim.dose")
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..conditions.order import condition_order
-from .tidy import SENSITIVITY_COLUMNS
+from povstim.conditions.order import condition_order
+from povstim.analysis.tables.tidy import SENSITIVITY_COLUMNS
 
 # key -> (reduction, bos, label)
 METRICS = {

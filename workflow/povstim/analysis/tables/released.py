@@ -32,10 +32,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..benchmarks.suite import POSH_CATEGORIES
-from ..io import PovstimError, parse_size
-from ..settings import build
-from .tidy import normalise
+from povstim.benchmarks.suite import POSH_CATEGORIES
+from povstim.io import PovstimError, parse_size
+from povstim.settings import build
+from povstim.analysis.tables.tidy import normalise
 
 log = logging.getLogger("povstim.release")
 

@@ -36,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..warm import alive as running  # the warm-start server's own check (a zombie counts as gone)
+from povstim.warm import alive as running  # the warm-start server's own check (a zombie counts as gone)
 
 # numpy/pandas are imported where used: the Snakefile imports this module to start the command
 
@@ -156,9 +156,9 @@ def designs(models: list[dict], suites: dict[str, Path], meta: dict | None, arch
     # this module at every DAG build)
     import pandas as pd
 
-    from ..benchmarks.importers import load_pairs
-    from . import tidy
-    from .pipeline import model_design, model_items, model_spec, model_suite
+    from povstim.benchmarks.importers import load_pairs
+    from povstim.analysis.tables import tidy
+    from povstim.analysis.pipeline import model_design, model_items, model_spec, model_suite
 
     suite = model_suite(settings, pd.Series(sorted(suites)))
     folder = Path(suites[suite])
@@ -174,7 +174,7 @@ def prewarm(models: list[dict], suites: dict[str, Path], meta: dict | None, arch
             wait_s: float = 0.0) -> list[str]:
     """Fit every model of ``settings.models`` for DRAWS draws with the sampler the real fit will use; returns
     a line per model."""
-    from . import bayes
+    from povstim.analysis.models import bayes
 
     sampler = bayes.resolve_sampler(settings.sampler, settings.chains * (settings.tune + settings.draws))
     # two chains: the fit's own summary wants R-hat, which needs two (one core: they run one after the other)
