@@ -142,7 +142,7 @@ def test_a_void_twin_with_identical_text_is_forecast_as_a_link_not_a_training(mo
     from povstim import config as config_mod
     from povstim.preflight import evidence
 
-    cal = {**CAL, "score_s_per_word": 1e-4, "score_pass_s": 0.1, "device": "cpu", "threads": 1}
+    cal = {**CAL, "score_s_per_token": 1e-4, "score_pass_s": 0.1, "device": "cpu", "threads": 1}
     monkeypatch.setattr(F, "calibrate", lambda *a, **k: dict(cal))
     monkeypatch.setattr(F, "process_costs", lambda *a, **k: {"job_process_s": 0.5, "warm_server_s": 3.0,
                                                              "cold_job_s": 2.0})
@@ -167,6 +167,14 @@ def test_a_void_twin_with_identical_text_is_forecast_as_a_link_not_a_training(mo
     assert once["cpu"] == pytest.approx(plain["cpu"] - (before[twin]["seconds"] - 0.5))
     assert {k: v for k, v in rows.items() if v["kind"] == "score"} == \
         {k: v for k, v in before.items() if v["kind"] == "score"}
+    # a score job by hand: passes x (the suite's words x the corpus's tokens per word x s/token + s/pass) + a job
+    # start; the scorer's cost is per token, since its calibration's pseudo-words split unlike a suite's words
+    tpw = F.tokens_per_word(lines + lines, dict(config["tokenizer"]), 8000)
+    for name, r in rows.items():
+        if r["kind"] == "score" and "/8k/" in name:
+            suite = name.rsplit("/", 1)[1]
+            words = F.suite_words_of(suite, config["benchmarks"][suite], REPO)
+            assert r["seconds"] == pytest.approx(r["passes"] * (words * tpw * 1e-4 + 0.1) + 0.5)
     text = "\n".join(F.render(once))
     assert "train gpt2-nano/baby/8k/seed1" in text and "not trained: links baby-f's model (identical corpus)" in text
 

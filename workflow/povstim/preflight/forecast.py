@@ -42,7 +42,7 @@ log = logging.getLogger("povstim.plan")
 
 CALIBRATION_STEPS = 40  # steps per calibration run: the first log window is warm-up, the rest are measured
 CALIBRATION_LOG = 5
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 # The plateau rule (docs/own-data.md, "Compute forecast"): the epochs after which a size's dev loss stops
 # improving (its best evaluation before early stopping's patience runs out), as PLATEAU_EPOCHS at
@@ -239,12 +239,12 @@ def calibrate(arch_name: str, arch: dict, training, vocab_size: int, cache: Path
             "fixed_s": fixed, "key": key, "cached": False,
         }
         if scoring is not None:
-            entry.update(score_costs(tmp / "model", scoring, clock, vocab_size))
+            entry.update(score_costs(tmp / "model", scoring, clock, vocab_size, tok))
     write_json(path, entry)
     return entry
 
 
-def score_costs(model: Path, scoring: dict, clock, vocab_size: int) -> dict:
+def score_costs(model: Path, scoring: dict, clock, vocab_size: int, tokenizer=None) -> dict:
     """The real scorer (``scoring.run.score_model``, the config's scoring settings, final model only) on 16 and
     on 128 pseudo-word pairs: seconds per scored token (the difference) and per pass (a model's load, framing,
     the table; what is left at 16 pairs)."""
@@ -269,10 +269,13 @@ def score_costs(model: Path, scoring: dict, clock, vocab_size: int) -> dict:
             score_model(pairs, str(model), settings, {"arch": "calibration"}, threads=2)
             best = min(best, clock() - c0)
         times[n] = best
-        # words + <s> </s> of each sentence, as suite_words_of counts a suite
-        tokens[n] = sum(len(p["good"].split()) + len(p["bad"].split()) + 4 for p in pairs)
+        # tokens + <s> </s> of each sentence: per token, since the pseudo-words split into more tokens than a
+        # real suite's words do (the forecast multiplies by the suite's words x the corpus's tokens per word)
+        sentences = [s for p in pairs for s in (p["good"], p["bad"])]
+        tokens[n] = (sum(len(e.ids) for e in tokenizer.encode_batch(sentences, add_special_tokens=False))
+                     if tokenizer is not None else sum(len(s.split()) for s in sentences)) + 2 * len(sentences)
     per_token = max(0.0, (times[128] - times[16]) / (tokens[128] - tokens[16]))
-    return {"score_s_per_word": per_token, "score_pass_s": max(0.0, times[16] - per_token * tokens[16])}
+    return {"score_s_per_token": per_token, "score_pass_s": max(0.0, times[16] - per_token * tokens[16])}
 
 
 def process_costs(cache: Path, recalibrate: bool = False) -> dict:
@@ -453,7 +456,7 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         jobs.append(Job(name, est["seconds"], int(training.threads), after))
         passes = 1 + (est["expected_steps"] // training.save_every if scoring["checkpoints"] else 0)
         for suite, words in suite_words.items():
-            secs = passes * (words * cal["score_s_per_word"] + cal["score_pass_s"]) + per_job
+            secs = passes * (words * tpw[corpus, m.size] * cal["score_s_per_token"] + cal["score_pass_s"]) + per_job
             sname = f"score {m.arch}/{m.condition}/{m.size}/seed{m.seed}/{suite}"
             rows.append({"job": sname, "kind": "score", "threads": 2, "passes": passes, "seconds": secs})
             jobs.append(Job(sname, secs, 2, (name,)))
