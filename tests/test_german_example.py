@@ -134,6 +134,11 @@ def _job_counts(out: str) -> dict[str, int]:
 def test_check_says_german_has_no_dpe_filter(tmp_path, shared_data, capsys, monkeypatch):
     project = _project(tmp_path, shared_data)
     monkeypatch.chdir(project)
+    # check reads relative source paths against the repository of the povstim it imports (this checkout), not
+    # the copy: name the copy's generated CSVs absolutely (a fresh clone has none of its own)
+    config = project / "configs" / "german-example.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("data/german-example/", f"{project}/data/german-example/"),
+                      encoding="utf-8")
     assert main(["check", "configs/german-example.yaml"]) == 0
     out = capsys.readouterr().out
     assert ("OK: experiment 'german-example', 2 source(s), 2 corpora x 2 size(s), 2 condition(s), 12 model(s), "
