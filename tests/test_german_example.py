@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import os
 import re
 import subprocess
 import sys
@@ -21,7 +20,7 @@ import jinja2
 import pandas as pd
 import pytest
 
-from helpers.project import copy_parts
+from helpers.project import copy_parts, job_counts, run_snakemake
 from povstim import config as povstim_config
 from povstim import plan
 from povstim.cli import main
@@ -106,29 +105,8 @@ def _project(tmp_path: Path, shared_data: Path) -> Path:
 
 
 def _snakemake(project: Path, *args: str) -> str:
-    env = dict(os.environ, POVSTIM_YES="1")
-    env.pop("PYTHONPATH", None)
-    proc = subprocess.run([sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "2",
-                           "--configfile", "configs/german-example.yaml", *args],
-                          cwd=project, capture_output=True, text=True, env=env)
-    text = proc.stdout + proc.stderr
-    if proc.returncode != 0:
-        logs = "\n".join(f"--- {p}\n{p.read_text()[-2000:]}" for p in sorted((project / "logs").rglob("*.log"))) \
-            if (project / "logs").exists() else ""
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{text[-5000:]}\n{logs[-8000:]}")
-    return text
-
-
-def _job_counts(out: str) -> dict[str, int]:
-    counts, on = {}, False
-    for line in out.splitlines():
-        if line.startswith("Job stats"):
-            on = True
-        elif on and line.strip().startswith("total"):
-            break
-        elif on and len(parts := line.split()) == 2 and parts[1].isdigit():
-            counts[parts[0]] = int(parts[1])
-    return counts
+    proc = run_snakemake(project, "configs/german-example.yaml", *args)
+    return proc.stdout + proc.stderr
 
 
 def test_check_says_german_has_no_dpe_filter(tmp_path, shared_data, capsys, monkeypatch):
@@ -150,7 +128,7 @@ def test_check_says_german_has_no_dpe_filter(tmp_path, shared_data, capsys, monk
 @pytest.mark.slow
 def test_dry_run_trains_baby_and_wiki_and_scores_clams_de(tmp_path, shared_data):
     out = _snakemake(_project(tmp_path, shared_data), "-n", "-p", "--", "results/figures")
-    counts = _job_counts(out)
+    counts = job_counts(out)
     assert "parse" not in counts and "filter" not in counts   # no German DPE rules: nothing parsed or filtered
     assert counts["clean"] == 2 and counts["benchmark"] == 2 and counts["analyze"] == 1
     assert counts["train"] == 12 and counts["score"] == 24     # 2 conditions x 2 sizes x 3 seeds; x 2 suites
@@ -205,7 +183,7 @@ def test_report_description_says_french_baby_f_is_filtered():
 def test_the_german_example_runs_end_to_end_with_clams_de(tmp_path, shared_data):
     project = _project(tmp_path, shared_data)
     out = _snakemake(project, "--", "results/figures")
-    assert "parse" not in _job_counts(out) and not (project / "results/german-example/parse").exists()
+    assert "parse" not in job_counts(out) and not (project / "results/german-example/parse").exists()
     results = project / "results" / "german-example"
     acc = pd.read_csv(results / "analysis" / "accuracy.csv")
     clams = acc[(acc.suite == "clams-de") & (acc.level == "paradigm")]

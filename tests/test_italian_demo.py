@@ -8,15 +8,13 @@ the built-in suites; test_tasks_age.py: the analysis with norms).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import unicodedata
 from pathlib import Path
 
 import pytest
 
-from helpers.project import copy_parts
+from helpers.project import copy_parts, job_counts, run_snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 PARTS = ["Snakefile", "rules", "workflow", "envs", "configs", "data"]
@@ -28,35 +26,12 @@ def project(tmp_path_factory) -> Path:
 
 
 def snakemake(project: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "2",
-           "--configfile", "configs/italian-demo.yaml", *args]
-    proc = subprocess.run(cmd, cwd=project, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        logs = "\n".join(f"--- {p}\n{p.read_text()[-2000:]}" for p in sorted((project / "logs").rglob("*.log"))) \
-            if (project / "logs").exists() else ""
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}\n{logs}")
-    return proc
-
-
-def _job_counts(out: str) -> dict[str, int]:
-    counts, on = {}, False
-    for line in out.splitlines():
-        if line.startswith("Job stats"):
-            on = True
-        elif on and line.strip().startswith("total"):
-            break
-        elif on:
-            parts = line.split()
-            if len(parts) == 2 and parts[1].isdigit():
-                counts[parts[0]] = int(parts[1])
-    return counts
+    return run_snakemake(project, "configs/italian-demo.yaml", *args)
 
 
 def test_dry_run_has_no_parse_or_filter_jobs(project):
     proc = snakemake(project, "-n", "-p", "--", "results/figures")
-    counts = _job_counts(proc.stdout + proc.stderr)
+    counts = job_counts(proc.stdout + proc.stderr)
     assert "parse" not in counts and "filter" not in counts  # no Italian DPE rules: nothing to parse
     assert counts["clean"] == 2 and counts["benchmark"] == 1 and counts["analyze"] == 1
     assert counts["train"] == counts["score"] == 4  # 2 conditions x 2 sizes x 1 seed

@@ -19,3 +19,35 @@ def copy_parts(dst: Path, parts=WORKFLOW_PARTS) -> Path:
         else:
             shutil.copy2(src, dst / part)
     return dst
+
+
+def run_snakemake(project: Path, configfile: str, *args: str):
+    """Snakemake on a copied project with ``configfile`` (the copy's own package, not this checkout's:
+    PYTHONPATH dropped); a failure raises with the output's tail and every job log's."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, POVSTIM_YES="1")
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "--workflow-profile", "none", "--cores", "2",
+                           "--configfile", configfile, *args], cwd=project, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        logs = "\n".join(f"--- {p}\n{p.read_text()[-2000:]}" for p in sorted((project / "logs").rglob("*.log"))) \
+            if (project / "logs").exists() else ""
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}\n"
+                             f"{logs[-8000:]}")
+    return proc
+
+
+def job_counts(out: str) -> dict[str, int]:
+    """Snakemake's 'Job stats' table (rule -> jobs) from its output."""
+    counts, on = {}, False
+    for line in out.splitlines():
+        if line.startswith("Job stats"):
+            on = True
+        elif on and line.strip().startswith("total"):
+            break
+        elif on and len(parts := line.split()) == 2 and parts[1].isdigit():
+            counts[parts[0]] = int(parts[1])
+    return counts
