@@ -41,8 +41,9 @@ def test_the_docs_no_longer_say_what_the_demos_contradict():
 
 
 def _root(tmp_path) -> Path:
-    """A copy of the docs and snapshots to edit."""
+    """A copy of the docs, the README and the snapshots to edit."""
     shutil.copytree(REPO / "docs", tmp_path / "docs")
+    shutil.copy(REPO / "README.md", tmp_path / "README.md")
     return tmp_path
 
 
@@ -131,6 +132,82 @@ def test_the_dose_demos_rewrites_are_counted_from_the_audit(tmp_path):
     text = D.render_replace(json.loads(json.dumps(s, sort_keys=True)))
     assert "of 4 question-formation rows 1 were rewritten (2: not a question, 1: do-support" in text
     assert "of 3 binding rows 0 were rewritten (2: the gender of X is unknown, 1: X takes" in text
+
+
+def _demo_run(root: Path) -> Path:
+    """A hand-written results/demo: 4 models, the guardrails, both Bayesian models' files, the run's config."""
+    run = root / "results" / "demo"
+    for cond, size, seed, best, steps, loss, reason in (
+            ("baby", "10k", 1, 200, 330, 2.6391, "plateau"), ("baby-f", "10k", 1, 248, 248, 2.611, "max_steps"),
+            ("wiki", "10k", 1, 125, 248, 3.5074, "plateau"), ("baby", "30k", 1, 743, 743, 2.3214, "plateau")):
+        d = run / "models" / "gpt2-tiny" / cond / size / f"seed{seed}"
+        d.mkdir(parents=True)
+        (d / "train_summary.json").write_text(json.dumps({"best_step": best, "steps": steps, "best_dev_loss": loss,
+                                                          "stop_reason": reason}))
+    g = run / "analysis" / "guardrails"
+    g.mkdir(parents=True)
+    (g / "guardrails.json").write_text(json.dumps({"fired": ["below_chance", "size_label"], "checks": {
+        "undertrained": {"fired": False, "findings": []}, "equal_tokens": {"fired": False, "findings": []},
+        "below_chance": {"fired": True, "findings": [
+            {"scope": "posh/wanna", "accuracy": 0.18, "detail": "gpt2-tiny wiki 10k: accuracy 18.0% is below"},
+            {"scope": "posh/wanna", "accuracy": 0.21, "detail": "gpt2-tiny wiki 30k: accuracy 21.0% is below"}]},
+        "size_label": {"fired": True, "findings": [{"scope": "baby/10k", "detail": "holds 9,011 words"}]}}}))
+    b = run / "analysis" / "bayes"
+    b.mkdir(parents=True)
+    (b / "three_level_contrasts.csv").write_text(
+        "contrast,a,b,scope,median,lower,upper,p_gt0\n"
+        "BABY-F vs. BABY,BABY-F,BABY,overall,0.1038,-0.013,0.2223,0.9605\n"
+        "BABY-F vs. BABY,BABY-F,BABY,Question Formation,0.1457,-0.0144,0.307,0.961\n"
+        "BABY vs. WIKI,BABY,WIKI,Question Formation,-0.13,-0.29,0.04,0.06\n")
+    (b / "table12.csv").write_text('Predictor,Estimate,95% CrI,R-hat,ESS (bulk)\n'
+                                   'Question Formation × Filtering,-0.20,"[-0.27, -0.13]",1.00,5158\n')
+    for name, ok in (("diagnostics.json", True), ("three_level_diagnostics.json", False)):
+        (b / name).write_text(json.dumps({"converged": ok, "divergences": 0 if ok else 3, "max_r_hat": 1.003,
+                                          "min_ess_bulk": 1273.0}))
+    shutil.copy(REPO / "config.yaml", run / "config.yaml")
+    return run
+
+
+def test_the_embedded_defaults_numbers_come_from_its_run(tmp_path):
+    """README's training, filtering and checks blocks and analysis.md's power block, from a hand-written run."""
+    root = _root(tmp_path)
+    _demo_run(tmp_path)
+    changed = D.update("demo", tmp_path / "results", root)
+    assert "README.md" in changed  # analysis.md's power block: the same config as the real run, so unchanged
+    readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    assert ("The 4 models stopped by 3 `plateau`; 1 `max_steps`: best steps 125-248 at 10k (of 248-330 steps; the "
+            "best is the last step in 1 of 3; dev losses 2.61-2.64 BABY/BABY-F, 3.51 WIKI); best steps 743 at 30k (of "
+            "743 steps; the best is the last step in 1 of 1; dev losses 2.32 BABY/BABY-F). `undertrained` and "
+            "`equal_tokens` pass.") in readme
+    assert "Question Formation × Filtering is -0.20 [-0.27, -0.13] log-odds, which reads as filtering faring worse" \
+        in readme
+    assert "BABY-F vs. BABY on question formation is +0.15 [-0.01, 0.31] (P(> 0) = 0.96)" in readme
+    assert "The two disagree in the way docs/analysis.md warns about" in readme  # credible term, no direct effect
+    assert "Overall BABY-F and BABY do not differ credibly (+0.10 [-0.01, 0.22], P(> 0) = 0.96)" in readme
+    assert "table12 converged (0 divergences" in readme and "three_level NOT converged (3 divergences" in readme
+    assert "Checks that fire (2 of 4): `below_chance`, `size_label`; pass: `equal_tokens`, `undertrained`." in readme
+    assert "`below_chance` (2 findings): wanna: WIKI 10k 18.0%, WIKI 30k 21.0%." in readme
+    assert "`size_label` (1 finding): baby/10k: holds 9,011 words." in readme
+    # a direct contrast that agrees with the interaction is not called a disagreement
+    snap = json.loads((root / "docs" / "demo-numbers" / "demo.json").read_text())
+    snap["contrasts"]["BABY-F vs. BABY|Question Formation"].update(median=-0.2, lower=-0.3, upper=-0.1)
+    assert "agrees with the interaction" in " ".join(D.render_demo_filtering(snap).split())
+    with pytest.raises(PovstimError, match="no .*train_summary.json"):
+        D.demo(tmp_path / "nowhere")
+
+
+def test_the_power_the_docs_quote_is_what_power_computes_on_the_default_config():
+    """analysis.md's power block against `povstim power config.yaml` now: a change to the power code or the
+    config's design must regenerate the doc."""
+    from povstim import config as cfg
+    from povstim.analysis.models import power as P
+
+    rep = P.analyse(cfg.load(REPO / "config.yaml"))
+    fb = next(r for r in rep["rows"] if r["contrast"] == "BABY-F vs. BABY" and r["scope"] == "overall")
+    text = " ".join((REPO / "docs" / "analysis.md").read_text(encoding="utf-8").split())
+    assert (f"BABY-F vs. BABY has SE {fb['se']:.3f}, power {fb['power']:.2f} at {fb['effect']:.2f} and MDE "
+            f"{fb['mde']:.2f}; 80% needs {rep['recommend']['seeds']} seeds or {rep['recommend']['pairs_per_paradigm']} "
+            "pairs per paradigm") in text
 
 
 def test_the_command_line(capsys):

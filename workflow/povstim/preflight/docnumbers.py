@@ -291,11 +291,185 @@ def _wrap(text: str, width: int = 115) -> list[str]:
     return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
 
 
+
+# ---------------------------------------------------------------- the embedded default (config.yaml: results/demo)
+def demo(results: Path) -> dict:
+    """The README's numbers of the embedded default: each model's training, the guardrails that fire and their
+    findings, the two Bayesian models' filtering numbers, and the power the config's design has."""
+    models = {}
+    for path in sorted((results / "models").glob("*/*/*/seed*/train_summary.json")):
+        s = _json(path)
+        models["/".join(path.parent.parts[-4:])] = {
+            "best_step": s["best_step"], "steps": s["steps"], "stop_reason": s["stop_reason"],
+            "best_dev_loss": round(float(s["best_dev_loss"]), 3)}
+    if not models:
+        raise PovstimError(f"{results / 'models'}: no */*/*/seed*/train_summary.json (run the demo first)")
+    g = _json(results / "analysis" / "guardrails" / "guardrails.json")
+    checks = {name: {"fired": bool(c["fired"]),
+                     "findings": [{"scope": f.get("scope"), "detail": f.get("detail"),
+                                   **({"accuracy": f["accuracy"]} if "accuracy" in f else {})}
+                                  for f in c.get("findings", [])]}
+              for name, c in sorted(g["checks"].items())}
+    bayes = results / "analysis" / "bayes"
+    contrasts = {f"{r['contrast']}|{r['scope']}": {k: _num(r[k]) for k in ("median", "lower", "upper", "p_gt0")}
+                 for r in _csv(bayes / "three_level_contrasts.csv")}
+    table12 = {r["Predictor"]: {"estimate": r["Estimate"], "interval": r["95% CrI"]} for r in _csv(bayes / "table12.csv")}
+    fits = {}
+    for name, file in (("table12", "diagnostics.json"), ("three_level", "three_level_diagnostics.json")):
+        d = _json(bayes / file)
+        fits[name] = {"converged": bool(d.get("converged")), "divergences": d.get("divergences"),
+                      "max_r_hat": d.get("max_r_hat"), "min_ess_bulk": d.get("min_ess_bulk")}
+    from .. import config as cfg
+    from ..analysis.models import power as P
+
+    rep = P.analyse(cfg.load(results / "config.yaml"), results)
+    return {"models": models, "checks": checks, "contrasts": contrasts, "table12": table12, "fits": fits,
+            "power": _power_summary(rep)}
+
+
+def _power_summary(rep: dict) -> dict:
+    """The design's power (analysis/models/power.py on the run's recorded config): overall contrasts of the
+    first learner, and the seeds or pairs that reach the target."""
+    arch = rep["rows"][0]["arch"] if rep["rows"] else None
+    rows = {r["contrast"]: {"se": round(r["se"], 3), "effect": r["effect"],
+                            "power": None if r["power"] is None else round(r["power"], 2), "mde": round(r["mde"], 2)}
+            for r in rep["rows"] if r["arch"] == arch and r["scope"] == "overall"}
+    return {"arch": arch, "seeds": rep["seeds"], "sizes": rep["sizes"], "paradigms": sum(map(len, rep["items"].values())),
+            "pairs": sorted({n for v in rep["items"].values() for n in v}), "target": rep["target"], "overall": rows,
+            "recommend": {k: rep["recommend"][k] for k in ("seeds", "pairs_per_paradigm")}}
+
+
+_LEVEL = {"baby-f": "BABY-F", "baby": "BABY", "wiki": "WIKI"}
+
+
+def _span(values, fmt="{}") -> str:
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if lo == hi else f"{fmt.format(lo)}-{fmt.format(hi)}"
+
+
+def render_demo_training(summary: dict) -> str:
+    models = summary["models"]
+    reasons: dict[str, int] = {}
+    for m in models.values():
+        reasons[m["stop_reason"]] = reasons.get(m["stop_reason"], 0) + 1
+    parts = []
+    for size in sorted({k.split("/")[2] for k in models}, key=lambda x: float(x.rstrip("kM"))):
+        at = {k: m for k, m in models.items() if k.split("/")[2] == size}
+        losses = []
+        for conds, label in ((("baby-f", "baby"), "BABY/BABY-F"), (("wiki",), "WIKI")):
+            ls = [m["best_dev_loss"] for k, m in at.items() if k.split("/")[1] in conds]
+            if ls:
+                losses.append(f"{_span(ls, '{:.2f}')} {label}")
+        last = sum(m["best_step"] == m["steps"] for m in at.values())
+        parts.append(f"best steps {_span([m['best_step'] for m in at.values()])} at {size} (of "
+                     f"{_span([m['steps'] for m in at.values()])} steps; the best is the last step in {last} of "
+                     f"{len(at)}; dev losses {', '.join(losses)})")
+    said = "; ".join(f"{n} `{r}`" for r, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])))
+    checks = summary["checks"]
+    passed = [c for c in ("undertrained", "equal_tokens") if c in checks and not checks[c]["fired"]]
+    text = (f"The {len(models)} models stopped by {said}: " + "; ".join(parts) + "."
+            + (f" {' and '.join(f'`{c}`' for c in passed)} pass." if passed else ""))
+    return "\n".join(_wrap(text)) + "\n"
+
+
+def _interval(r: dict) -> str:
+    return f"{r['median']:+.2f} [{r['lower']:.2f}, {r['upper']:.2f}]"
+
+
+def _credible(r: dict) -> bool:
+    return r["lower"] > 0 or r["upper"] < 0
+
+
+def render_demo_filtering(summary: dict) -> str:
+    c, t = summary["contrasts"], summary["table12"]
+    qf_term = t.get("Question Formation × Filtering")
+    fb_qf, fb_all = c.get("BABY-F vs. BABY|Question Formation"), c.get("BABY-F vs. BABY|overall")
+    bw_qf = c.get("BABY vs. WIKI|Question Formation")
+    if not (qf_term and fb_qf and fb_all and bw_qf):
+        raise PovstimError("demo: the snapshot lacks Table 12's Question Formation × Filtering or the three-level "
+                           "contrasts of question formation")
+    est = float(qf_term["estimate"])
+    reads = "worse" if est < 0 else "better"
+    text = (f"Table 12's Question Formation × Filtering is {est:+.2f} "
+            f"{qf_term['interval']} log-odds, which reads as filtering faring {reads} on question formation; the "
+            f"three-level model's BABY-F vs. BABY on question formation is {_interval(fb_qf)} "
+            f"(P(> 0) = {fb_qf['p_gt0']:.2f}), and BABY vs. WIKI there {_interval(bw_qf)} "
+            f"(P(> 0) = {bw_qf['p_gt0']:.2f}).")
+    lo, hi = (float(x) for x in qf_term["interval"].strip("[]").split(","))
+    term_credible = lo > 0 or hi < 0
+    direct_agrees = _credible(fb_qf) and (fb_qf["median"] < 0) == (est < 0)
+    if term_credible and not direct_agrees:
+        text += (" The two disagree in the way docs/analysis.md warns about: the interaction is measured against "
+                 "the WIKI cells as well, and the direct contrast does not show it.")
+    elif term_credible:
+        text += " Here the direct contrast agrees with the interaction."
+    text += (f" Overall BABY-F and BABY " + ("differ credibly" if _credible(fb_all) else "do not differ credibly")
+             + f" ({_interval(fb_all)}, P(> 0) = {fb_all['p_gt0']:.2f}).")
+    fits = summary["fits"]
+    text += " Fits: " + "; ".join(
+        f"{name} {'converged' if f['converged'] else 'NOT converged'} ({f['divergences']} divergences, R-hat "
+        f"{f['max_r_hat']:.3f}, bulk ESS {f['min_ess_bulk']:.0f})" for name, f in fits.items()) + "."
+    return "\n".join(_wrap(text)) + "\n"
+
+
+def _model_of(detail: str) -> str:
+    """'gpt2-tiny wiki 10k: accuracy ...' -> 'WIKI 10k'."""
+    words = detail.split(":")[0].split()
+    return " ".join([_LEVEL.get(words[1], words[1]), *words[2:]]) if len(words) >= 3 else detail.split(":")[0]
+
+
+def render_demo_checks(summary: dict) -> str:
+    checks = summary["checks"]
+    fired = [n for n, c in checks.items() if c["fired"]]
+    lines = [f"Checks that fire ({len(fired)} of {len(checks)}): {', '.join(f'`{n}`' for n in fired) or 'none'}; "
+             f"pass: {', '.join(f'`{n}`' for n, c in checks.items() if not c['fired']) or 'none'}.", ""]
+    for name in fired:
+        findings = checks[name]["findings"]
+        if name == "below_chance":
+            per: dict[str, list[str]] = {}
+            for f in findings:
+                per.setdefault(f["scope"], []).append(f"{_model_of(f['detail'])} {100 * f['accuracy']:.1f}%")
+            said = "; ".join(f"{scope.split('/', 1)[-1]}: {', '.join(v)}" for scope, v in per.items())
+            lines.append(f"* `below_chance` ({len(findings)} findings): {said}.")
+        elif name == "lexical_preference":
+            said = "; ".join(f"{f['scope'].split('/', 1)[-1]}: {f['detail'].split(': e.g.')[0]}" for f in findings)
+            lines.append(f"* `lexical_preference` ({len(findings)} paradigms): {said}.")
+        else:
+            said = "; ".join(f"{f['scope']}: {f['detail']}" for f in findings)
+            lines.append(f"* `{name}` ({len(findings)} finding{'s' * (len(findings) != 1)}): {said}.")
+    out = []
+    for ln in lines:
+        if ln.startswith("* "):
+            wrapped = _wrap(ln[2:], 113)
+            out += ["* " + wrapped[0]] + ["  " + w for w in wrapped[1:]]
+        else:
+            out += _wrap(ln) if ln else [""]
+    return "\n".join(out) + "\n"
+
+
+def render_demo_power(summary: dict) -> str:
+    pw = summary["power"]
+    fb = pw["overall"].get("BABY-F vs. BABY")
+    if fb is None:
+        raise PovstimError("demo: the snapshot's power has no BABY-F vs. BABY contrast")
+    rec = pw["recommend"]
+    need = " or ".join(x for x in (f"{rec['seeds']} seeds" if rec["seeds"] else "",
+                                   f"{rec['pairs_per_paradigm']} pairs per paradigm" if rec["pairs_per_paradigm"]
+                                   else "") if x) or "more than power.max_seeds seeds"
+    pairs = "/".join(str(n) for n in pw["pairs"])
+    power_at = "" if fb["power"] is None else f", power {fb['power']:.2f} at {fb['effect']:.2f}"
+    text = (f"On the embedded default ({pw['seeds']} seeds × {pw['sizes']} sizes, {pw['paradigms']} paradigms × "
+            f"{pairs} pairs) BABY-F vs. BABY has SE {fb['se']:.3f}{power_at} and MDE {fb['mde']:.2f}; "
+            f"{pw['target']:.0%} needs {need}.")
+    return "\n".join(_wrap(text)) + "\n"
+
+
 # ---------------------------------------------------------------- the registry
 EXPERIMENTS: dict[str, Callable[[Path], dict]] = {
     "constructions-demo": constructions_demo,
     "dose-demo": dose_demo,
     "acquisition-demo": acquisition_demo,
+    "demo": demo,
 }
 BLOCKS = {b.name: b for b in [
     Block("constructions-demo/removals", "docs/constructions.md", lambda s: render_removals(s)),
@@ -303,6 +477,10 @@ BLOCKS = {b.name: b for b in [
     Block("constructions-demo/delta", "docs/constructions.md", lambda s: render_delta(s)),
     Block("dose-demo/replace", "docs/manipulations.md", lambda s: render_replace(s)),
     Block("acquisition-demo/points", "docs/analysis.md", lambda s: render_acquisition(s)),
+    Block("demo/training", "README.md", render_demo_training),
+    Block("demo/filtering", "README.md", render_demo_filtering),
+    Block("demo/checks", "README.md", render_demo_checks),
+    Block("demo/power", "docs/analysis.md", render_demo_power),
 ]}
 
 
