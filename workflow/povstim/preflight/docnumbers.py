@@ -579,7 +579,7 @@ def main(argv=None) -> int:
         if args.update:
             for exp in args.update:
                 changed = update(exp, Path(args.results))
-                print(f"{exp}: snapshot written; {', '.join(changed) or 'no doc'} changed")
+                print(f"{exp}: snapshot written; {', '.join(dict.fromkeys(changed)) or 'no doc'} changed")
             return 0
         if args.compare:
             diffs = [d for exp in args.compare for d in compare(exp, Path(args.results))]
