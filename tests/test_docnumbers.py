@@ -26,6 +26,20 @@ def test_every_block_matches_its_snapshot():
     assert D.check() == []
 
 
+def test_a_typed_run_time_is_a_dated_record(tmp_path):
+    """Outside the generated blocks, a run's time or CPU typed into a doc says when it was measured."""
+    assert D.undated_timings() == []
+    root = _root(tmp_path)
+    doc = root / "docs" / "probe.md"
+    doc.write_text("# A page\n\nThe demo took 3 min 10 s.\n\n## Measured 2026-11-30\n\nIt took 200 CPU-s.\n\n"
+                   "## Later\n\nIntro.\n\nAnd 12 CPU-s\nhere.\n\n"
+                   "<!-- demo-numbers demo/cost (generated) -->\n9 min 9 s\n<!-- /demo-numbers -->\n",
+                   encoding="utf-8")
+    got = D.undated_timings(root)
+    assert got == ["docs/probe.md:3: '3 min 10 s' has no date in its paragraph or section (say when it was measured)",
+                   "docs/probe.md:13: '12 CPU-s' has no date in its paragraph or section (say when it was measured)"]
+
+
 def test_the_docs_no_longer_say_what_the_demos_contradict():
     """The two statements the issue found wrong: 'converged' fits that the demo reports not converged, and the QF
     linear rule said to skip do-support questions while the code rewrote them (now it skips them)."""
@@ -165,6 +179,12 @@ def _demo_run(root: Path) -> Path:
         (b / name).write_text(json.dumps({"converged": ok, "divergences": 0 if ok else 3, "max_r_hat": 1.003,
                                           "min_ess_bulk": 1273.0}))
     shutil.copy(REPO / "config.yaml", run / "config.yaml")
+    bench = root / "benchmarks" / "demo"  # Snakemake's benchmark files: s (wall) and cpu_time per job
+    for rel, wall, cpu in (("train/gpt2-tiny/baby/10k/seed1.tsv", 20.5, 38.25), ("train/gpt2-tiny/wiki/10k/seed1.tsv",
+                                                                                   10.0, 17.5),
+                           ("score/gpt2-tiny/baby/10k/seed1.tsv", 3.25, 3.0), ("analyze/analyze.tsv", 40.0, 61.0)):
+        (bench / rel).parent.mkdir(parents=True, exist_ok=True)
+        (bench / rel).write_text("s\th:m:s\tmax_rss\tcpu_time\n" f"{wall}\t0:00:{int(wall):02d}\t30.1\t{cpu}\n")
     return run
 
 
@@ -188,6 +208,14 @@ def test_the_embedded_defaults_numbers_come_from_its_run(tmp_path):
     assert "Checks that fire (2 of 4): `below_chance`, `size_label`; pass: `equal_tokens`, `undertrained`." in readme
     assert "`below_chance` (2 findings): wanna: WIKI 10k 18.0%, WIKI 30k 21.0%." in readme
     assert "`size_label` (1 finding): baby/10k: holds 9,011 words." in readme
+    # the jobs' wall time, summed from the benchmark files by hand: train 20.5 + 10.0 = 30.5 s over 2 jobs
+    cost = (root / "docs" / "own-data.md").read_text(encoding="utf-8")
+    assert "| analyze | 1 | 40.0 | 40.0 |\n| train | 2 | 30.5 | 10.0-20.5 |\n| score | 1 | 3.2 | 3.2 |\n" \
+        "| **all** | **4** | **73.8** | |" in cost
+    assert "4 jobs wrote a benchmark file (benchmarks/<exp>/, one a job), 74 job-seconds" in cost
+    (tmp_path / "benchmarks" / "demo" / "analyze" / "analyze.tsv").write_text("wall\n1\n")
+    with pytest.raises(PovstimError, match="analyze.tsv: not a Snakemake benchmark file"):
+        D.run_cost(tmp_path / "results" / "demo")
     # a direct contrast that agrees with the interaction is not called a disagreement
     snap = json.loads((root / "docs" / "demo-numbers" / "demo.json").read_text())
     snap["contrasts"]["BABY-F vs. BABY|Question Formation"].update(median=-0.2, lower=-0.3, upper=-0.1)

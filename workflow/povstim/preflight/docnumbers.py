@@ -198,6 +198,50 @@ def render_replace(summary: dict) -> str:
             f"rewritten ({why(b['kept'])}).\n")
 
 
+# ---------------------------------------------------------------- what a run's jobs cost
+def bench_dir(results: Path) -> Path:
+    """Snakemake's benchmark files of ``results/<exp>``: ``benchmarks/<exp>/`` beside ``results/`` (the ``BENCH``
+    of rules/common.smk), one TSV a job."""
+    return results.parent.parent / "benchmarks" / results.name
+
+
+def run_cost(results: Path) -> dict:
+    """Per rule (the benchmark file's first folder): the jobs, their wall seconds summed and each job's range, from
+    the run's benchmark files; and the totals. Wall time only: the files' CPU and memory columns do not see the
+    jobs' own Python processes here (the demo's 25 s training job reads 0.11 CPU-s and 23 MB), so they would mislead.
+    Snakemake's scheduling between jobs is in no file, and jobs overlap at ``--cores`` > 1, so the sum is neither
+    the run's wall time nor its CPU (docs/own-data.md has those, measured)."""
+    bench = bench_dir(results)
+    files = sorted(bench.rglob("*.tsv"))
+    if not files:
+        raise PovstimError(f"{bench}: no benchmark files (run the demo first, from this checkout)")
+    per: dict[str, list[float]] = {}
+    for f in files:
+        rows = _tsv(f)
+        if not rows or "s" not in rows[0] or "max_rss" not in rows[0]:
+            raise PovstimError(f"{f}: not a Snakemake benchmark file (columns s and max_rss)")
+        per.setdefault(f.relative_to(bench).parts[0], []).append(float(rows[-1]["s"]))
+    rules = {k: {"jobs": len(v), "wall_s": round(sum(v), 1), "wall_min_s": round(min(v), 1),
+                 "wall_max_s": round(max(v), 1)} for k, v in sorted(per.items())}
+    return {"rules": rules, "jobs": sum(len(v) for v in per.values()),
+            "wall_s": round(sum(x for v in per.values() for x in v), 1)}
+
+
+def render_cost(summary: dict) -> str:
+    c = summary["cost"]
+    lines = ["| jobs of | n | wall s, summed | wall per job, s |", "|---|---|---|---|"]
+    for name, r in sorted(c["rules"].items(), key=lambda kv: (-kv[1]["wall_s"], kv[0])):
+        span = f"{r['wall_min_s']:.1f}" if r["wall_min_s"] == r["wall_max_s"] else \
+            f"{r['wall_min_s']:.1f}-{r['wall_max_s']:.1f}"
+        lines.append(f"| {name} | {r['jobs']} | {r['wall_s']:.1f} | {span} |")
+    lines.append(f"| **all** | **{c['jobs']}** | **{c['wall_s']:.1f}** | |")
+    return "\n".join(lines) + "\n\n" + "\n".join(_wrap(
+        f"{c['jobs']} jobs wrote a benchmark file (benchmarks/<exp>/, one a job), {c['wall_s']:.0f} job-seconds in "
+        "all. Jobs overlap on several cores and Snakemake's scheduling is in no file, so this is neither the run's "
+        "wall time nor its CPU (the files' CPU column is left out: it does not see the jobs' own processes).")) \
+        + "\n"
+
+
 # ---------------------------------------------------------------- acquisition demo
 def acquisition_demo(results: Path) -> dict:
     adir = results / "analysis" / "acquisition"
@@ -238,6 +282,7 @@ def acquisition_demo(results: Path) -> dict:
         out["regression"] = {f"{r['condition']}|{r['term']}": {"estimate": _num(r["estimate"]), "se": _num(r["se"]),
                                                                 "n_words": int(float(r["n_words"]))}
                              for r in _csv(reg)}
+    out["cost"] = run_cost(results)
     return out
 
 
@@ -324,7 +369,7 @@ def demo(results: Path) -> dict:
 
     rep = P.analyse(cfg.load(results / "config.yaml"), results)
     return {"models": models, "checks": checks, "contrasts": contrasts, "table12": table12, "fits": fits,
-            "power": _power_summary(rep)}
+            "power": _power_summary(rep), "cost": run_cost(results)}
 
 
 def _power_summary(rep: dict) -> dict:
@@ -477,10 +522,12 @@ BLOCKS = {b.name: b for b in [
     Block("constructions-demo/delta", "docs/constructions.md", lambda s: render_delta(s)),
     Block("dose-demo/replace", "docs/manipulations.md", lambda s: render_replace(s)),
     Block("acquisition-demo/points", "docs/analysis.md", lambda s: render_acquisition(s)),
+    Block("acquisition-demo/cost", "docs/analysis.md", render_cost),
     Block("demo/training", "README.md", render_demo_training),
     Block("demo/filtering", "README.md", render_demo_filtering),
     Block("demo/checks", "README.md", render_demo_checks),
     Block("demo/power", "docs/analysis.md", render_demo_power),
+    Block("demo/cost", "docs/own-data.md", render_cost),
 ]}
 
 
@@ -524,6 +571,36 @@ def check(root: Path = ROOT) -> list[str]:
                             f"(edited by hand? regenerate: python -m povstim.preflight.docnumbers --update "
                             f"{name.split('/')[0]})")
     return problems
+
+
+# A run's cost typed into a doc ("3 min 47 s", "443 CPU-s") is a record of one run on one machine: outside the
+# generated blocks it must say when it was measured (a date in its paragraph or its section's heading), so no
+# reader takes an old timing for what the current code costs.
+RUN_TIME = re.compile(r"\b\d+ min \d+ s\b|\b[\d,.]+ CPU-s\b")
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+
+
+def undated_timings(root: Path = ROOT) -> list[str]:
+    """``doc:line: ...`` for each paragraph of README.md and docs/*.md, outside the generated blocks, that types a
+    run's time or CPU without a date in the paragraph or earlier in its section."""
+    out = []
+    for doc in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        text = doc.read_text(encoding="utf-8")
+        for start, end in sorted(blocks_in(text).values(), reverse=True):
+            text = text[:start] + "\n" * text.count("\n", start, end) + text[end:]  # keep the line numbers
+        dated, line = False, 1
+        for para in re.split(r"(\n\s*\n)", text):
+            if para.strip() and not para.isspace():
+                if para.lstrip().startswith("#"):
+                    dated = False
+                dated = dated or bool(DATE.search(para))
+                hit = RUN_TIME.search(para)
+                if hit and not dated:
+                    at = line + para.count("\n", 0, hit.start())
+                    out.append(f"{doc.relative_to(root)}:{at}: '{hit.group(0)}' has no date in its paragraph or "
+                               "section (say when it was measured)")
+            line += para.count("\n")
+    return out
 
 
 def update(experiment: str, results: Path, root: Path = ROOT) -> list[str]:
@@ -585,7 +662,7 @@ def main(argv=None) -> int:
             diffs = [d for exp in args.compare for d in compare(exp, Path(args.results))]
             print("\n".join(diffs) or "the runs give the snapshots' numbers")
             return 1 if diffs else 0
-        problems = check()
+        problems = check() + undated_timings()
     except PovstimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
