@@ -213,6 +213,10 @@ def test_the_embedded_defaults_numbers_come_from_its_run(tmp_path):
     assert "| analyze | 1 | 40.0 | 40.0 |\n| train | 2 | 30.5 | 10.0-20.5 |\n| score | 1 | 3.2 | 3.2 |\n" \
         "| **all** | **4** | **73.8** | |" in cost
     assert "4 jobs wrote a benchmark file (benchmarks/<exp>/, one a job), 74 job-seconds" in cost
+    # a rerun's other wall times are no difference for --compare (they differ on every run)
+    (tmp_path / "benchmarks" / "demo" / "train" / "gpt2-tiny" / "baby" / "10k" / "seed1.tsv").write_text(
+        "s\th:m:s\tmax_rss\tcpu_time\n99.0\t0:01:39\t30.1\t1\n")
+    assert D.compare("demo", tmp_path / "results", root) == []
     (tmp_path / "benchmarks" / "demo" / "analyze" / "analyze.tsv").write_text("wall\n1\n")
     with pytest.raises(PovstimError, match="analyze.tsv: not a Snakemake benchmark file"):
         D.run_cost(tmp_path / "results" / "demo")

@@ -628,9 +628,12 @@ def update(experiment: str, results: Path, root: Path = ROOT) -> list[str]:
 
 
 def compare(experiment: str, results: Path, root: Path = ROOT) -> list[str]:
-    """Numbers of a fresh run that differ from the snapshot (paths into the summary)."""
+    """Numbers of a fresh run that differ from the snapshot (paths into the summary). The jobs' wall times
+    (``cost``) are left out: they differ on every run and machine, and are what the code measured, not computed."""
     fresh = json.loads(json.dumps(EXPERIMENTS[experiment](results / experiment)))
     old = snapshot(experiment, root)
+    fresh.pop("cost", None)
+    old.pop("cost", None)
     out: list[str] = []
 
     def walk(a, b, where):
