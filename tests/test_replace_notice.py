@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.interrupt import sigint_as_in_a_terminal
 from povstim import config as cfg
 from povstim.preflight import runs
 
@@ -128,7 +129,7 @@ def test_on_a_terminal_ctrl_c_during_the_pause_stops_the_run_before_any_job(chan
                              "none", "--cores", "1", "--configfile", str(TINY), "--",
                              "results/tiny/corpus/clean/cds.txt"],
                             cwd=changed, stdin=follower, stdout=follower, stderr=follower, env=env,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=sigint_as_in_a_terminal)
     os.close(follower)
     seen = b""
     while b"Ctrl-C stops the run now" not in seen:  # synchronised on the countdown, not on time

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.interrupt import sigint_as_in_a_terminal
 
 from povstim import cli
 from povstim.io import PovstimError
@@ -316,6 +317,7 @@ def test_watch_interrupts_remembers_a_sigint_and_still_raises(monkeypatch):
     monkeypatch.setattr(runs, "_INTERRUPTS", [])
     previous = signal.getsignal(signal.SIGINT)
     try:
+        sigint_as_in_a_terminal()
         runs.watch_interrupts()
         assert not runs.interrupted()
         with pytest.raises(KeyboardInterrupt):
@@ -335,7 +337,8 @@ def test_ctrl_c_under_snakemake_says_interrupted_and_exits_130(tmp_path):
         proc = subprocess.Popen(
             [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "--workflow-profile", "none",
              "--cores", "1", "--configfile", str(TINY)],
-            cwd=tmp_path, stdout=err, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+            cwd=tmp_path, stdout=err, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            preexec_fn=sigint_as_in_a_terminal)
         incomplete = tmp_path / ".snakemake" / "incomplete"
         while proc.poll() is None and not (incomplete.is_dir() and any(incomplete.iterdir())):
             time.sleep(0.2)

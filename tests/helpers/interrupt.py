@@ -18,3 +18,13 @@ def stop_at(tr, step: int) -> None:
     tr.train_step = train_step
     with pytest.raises(KeyboardInterrupt):
         tr.run()
+
+
+def sigint_as_in_a_terminal() -> None:
+    """Give SIGINT Python's KeyboardInterrupt handler, as in a terminal. A test run started in the background
+    (``cmd &`` in a script, nohup) inherits SIGINT *ignored*, and a process that ignores it cannot be stopped
+    by Ctrl-C: the interrupt tests would test nothing. Used as ``preexec_fn`` of the children they signal (their
+    Python then installs its own handler at start) and in-process before a handler is installed."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
