@@ -55,8 +55,10 @@ PHEN = "question_formation"
 def load_at(rev: str):
     """``dpe/question_formation.py`` as it was at ``rev``, imported beside the current one (its relative imports
     resolve in the current package: dpe's tree, surface and words helpers it uses are unchanged since)."""
-    src = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{QF_PATH}"], check=True, capture_output=True,
-                         text=True).stdout
+    got = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{QF_PATH}"], capture_output=True, text=True)
+    if got.returncode:
+        raise SystemExit(f"git show {rev}:{QF_PATH}: {got.stderr.strip()} (a shallow clone? git fetch --unshallow)")
+    src = got.stdout
     name = f"povstim.dpe._question_formation_{rev}"
     spec = importlib.util.spec_from_loader(name, loader=None)
     mod = importlib.util.module_from_spec(spec)
@@ -79,7 +81,6 @@ class Units:
         # V1's relativizer cue finds subjects through whatever subject finder the current module has (so the
         # two round-2 switches stay independent)
         self.v1._subject_end = lambda ws, j: qf._subject_end(ws, j)
-        cues = qf.CONSERVATIVE_CUES
         self.round = {"cleft": 1, "extraposed": 1, "place_time_wh": 1, "possessive_subject": 2,
                       "relativizer_open_or_adverb": 2}
         self._patches = {
@@ -96,7 +97,6 @@ class Units:
                 self.v1.qf_conservative_relativizer if c is qf.qf_conservative_relativizer else c for c in cur)),
         }
         assert set(self._patches) == set(self.round)
-        self._cues = cues
 
     @contextlib.contextmanager
     def off(self, names):
@@ -152,6 +152,8 @@ def main(argv=None) -> int:
     import parser_cv
 
     cv = Path(args.cv)
+    if not (cv / "folds.json").is_file():
+        raise SystemExit(f"{cv / 'folds.json'}: missing: run python scripts/parser_cv.py train --out {cv} first")
     out = Path(args.out) if args.out else cv / "cue_design.json"
     folds = {int(k): v for k, v in json.loads((cv / "folds.json").read_text())["folds"].items()}
     sents = parser_cv.gold_train()
@@ -177,7 +179,6 @@ def main(argv=None) -> int:
     ref = [PHEN in d for d in decisions(gold, fs, "posh")]
     units = Units()
     names = list(units.round)
-    r1 = [n for n in names if units.round[n] == 1]
     r2 = [n for n in names if units.round[n] == 2]
 
     # 1. the switches reproduce the cue sets read from git, on every sentence and every path

@@ -590,7 +590,7 @@ def undated_timings(root: Path = ROOT) -> list[str]:
             text = text[:start] + "\n" * text.count("\n", start, end) + text[end:]  # keep the line numbers
         dated, line = False, 1
         for para in re.split(r"(\n\s*\n)", text):
-            if para.strip() and not para.isspace():
+            if para.strip():
                 if para.lstrip().startswith("#"):
                     dated = False
                 dated = dated or bool(DATE.search(para))
