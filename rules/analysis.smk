@@ -266,6 +266,9 @@ rule guardrails:
     input:
         tidy=f"{RESULTS}/analysis/items.parquet",
         chisq=f"{RESULTS}/analysis/chisq.csv",
+        # the conditions page's residual evidence reads this run's filter_validation output: an input, so the
+        # page waits for it and is rebuilt when it changes
+        validation=[f"{RESULTS}/filter/validation.json"] if VALIDATION else [],
     output:
         json=f"{RESULTS}/analysis/guardrails/guardrails.json",
         csv=f"{RESULTS}/analysis/guardrails/guardrails.csv",
@@ -295,10 +298,10 @@ rule guardrails:
             for s in plan.condition_sizes(config, c)
         ),
         out_dir=lambda wc, output: os.path.dirname(output.json),
-        # the conditions page's residual evidence (issue 52): the recall of the configured parser and mode,
+        # the conditions page's residual evidence: the recall of the configured parser and mode,
         # from this run's filter_validation output when the config has one (else povstim's shipped table)
-        residual=as_json({"backend": config["parser"]["backend"], "mode": config["filter"]["mode"],
-                          "validation": f"{RESULTS}/filter/validation.json" if VALIDATION else None}),
+        residual=lambda wc, input: as_json({"backend": config["parser"]["backend"], "mode": config["filter"]["mode"],
+                                            "validation": input.validation[0] if input.validation else None}),
         code=stage_code("guardrails", "filter/measured_recall.yaml"),
     log:
         f"{LOGS}/analyze/guardrails.log",

@@ -77,10 +77,16 @@ LOCAL_SOURCES = [s for s in REAL_SOURCES if config["sources"][s]["kind"] == "loc
 REPO_DIR = workflow.basedir
 
 
-def local_source_path(source):
-    """A local source's file/folder; relative paths are relative to the repository."""
-    path = Path(os.path.expanduser(config["sources"][source]["path"]))
+def repo_path(path):
+    """A config path; relative paths are relative to the repository, the Snakefile's folder (the one rule for
+    relative paths, which `povstim` commands follow too: povstim.io.project_dir)."""
+    path = Path(os.path.expanduser(path))
     return str(path if path.is_absolute() else Path(workflow.basedir) / path)
+
+
+def local_source_path(source):
+    """A local source's file/folder."""
+    return repo_path(config["sources"][source]["path"])
 
 
 # Only these keys reach the download rule, so editing a cleaning setting (style,
@@ -116,9 +122,8 @@ VALIDATION_FILES = ({k: VALIDATION[k] for k in ("treebank", "labels", "texts") i
 
 
 def validation_path(key):
-    """A filter_validation path; relative paths are relative to the repository."""
-    path = Path(os.path.expanduser(VALIDATION[key]))
-    return str(path if path.is_absolute() else Path(workflow.basedir) / path)
+    """A filter_validation path."""
+    return repo_path(VALIDATION[key])
 
 
 def validation_treebank():
@@ -145,12 +150,6 @@ CHILDES_PARSER = (f"{RESULTS}/parser/childes" if config["parser"]["backend"] == 
                   and not config["parser"].get("childes_model") else None)
 # The parser section the parse jobs get: the folder the DAG trains filled in.
 PARSER_SECTION = {**config["parser"], **({"childes_model": CHILDES_PARSER} if CHILDES_PARSER else {})}
-
-
-def repo_path(path):
-    """A config path relative to the repository (as filter_validation.treebank)."""
-    path = Path(os.path.expanduser(path))
-    return str(path if path.is_absolute() else Path(workflow.basedir) / path)
 
 
 def childes_treebank():

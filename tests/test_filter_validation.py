@@ -199,7 +199,11 @@ def test_stanza_without_models_falls_back_to_spacy_loudly(tmp_path):
                          "cache_dir": None})
     r = povstim("filter-validation", "--treebank", UD, "--parser-params", params, "--out", tmp_path / "v.json")
     assert r.returncode == 0, r.stderr
-    assert "PARSER FALLBACK" in r.stderr and "question formation 0.58" in r.stderr
+    # the recall it quotes is povstim's measured table, with its counts and sample (no typed copy)
+    from povstim.filter.residual import shipped_table
+    qf = shipped_table()["spacy"]["conservative"]["question_formation"]
+    assert "PARSER FALLBACK" in r.stderr
+    assert f"question formation {qf['tp'] / qf['positives']:.2f} ({qf['tp']}/{qf['positives']}, out of sample)" in r.stderr
     res = json.loads((tmp_path / "v.json").read_text())
     assert res["parser"].startswith("spacy") and "fallback: parser.backend is stanza" in res["parser"]
 
@@ -252,16 +256,6 @@ def test_dev_treebank_adults_is_too_small_to_measure_the_floor(shared_data, tmp_
             for mode in ("strict", "conservative"):
                 t = res["modes"][mode]["per_phenomenon"][phen]["cross_validated"]["targeted"]
                 assert t["tp"] == t["n_reference"], (mode, phen, t)
-    # the recall the stanza fallback warning quotes is these counts (a ratio of too few positives to be a
-    # measurement, which the warning says)
-    from povstim.parse.run import SPACY_MEASURED_RECALL
-
-    def ratio(c):
-        return round(c["tp"] / c["n_reference"], 2)
-
-    measured = {m: {p: ratio(res["modes"][m]["per_phenomenon"][p]["cross_validated"]["reference"])
-                    for p in SPACY_MEASURED_RECALL[m]} for m in SPACY_MEASURED_RECALL}
-    assert measured == SPACY_MEASURED_RECALL
 
 
 @pytest.mark.slow

@@ -359,6 +359,22 @@ _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMbB]?)\s*$")
 _SIZE_MULT = {"": 1, "k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
 
 
+def project_dir() -> Path:
+    """The project folder relative paths resolve against: the working directory's nearest folder (itself or a
+    parent) that holds a ``Snakefile``, else the working directory. A Snakemake run resolves a config's relative
+    paths against its Snakefile's folder (``rules/common.smk: repo_path``); a ``povstim`` command run in the
+    same checkout resolves them the same way -- never against the checkout povstim was installed from."""
+    cwd = Path.cwd()
+    return next((d for d in (cwd, *cwd.parents) if (d / "Snakefile").is_file()), cwd)
+
+
+def project_path(path: str | os.PathLike, base: str | os.PathLike | None = None) -> Path:
+    """Where a path of a config points: as written when absolute (``~`` expanded), else relative to ``base`` or,
+    by default, to :func:`project_dir` -- the one rule for relative paths."""
+    p = Path(path).expanduser()
+    return p if p.is_absolute() else Path(base if base is not None else project_dir()) / p
+
+
 def parse_size(size: str | int) -> int:
     """'300k' -> 300000, '10M' -> 10000000, 5000 -> 5000."""
     if isinstance(size, int):

@@ -15,7 +15,7 @@ import logging
 from pathlib import Path
 
 from ..dpe.registry import MODES, PHENOMENA, Hit, Phenomenon, register
-from ..io import PovstimError
+from ..io import PovstimError, project_dir
 from ..parse.tokenize import tokenize
 from . import fastmatch, match
 from .spec import Construction, Where, norm, parse_entries, read_file
@@ -23,7 +23,6 @@ from .spec import Construction, Where, norm, parse_entries, read_file
 log = logging.getLogger("povstim.constructions")
 
 LIBRARY = Path(__file__).with_name("library")
-REPO = Path(__file__).resolve().parents[3]
 CONSTRUCTIONS: dict[str, Construction] = {}  # name -> definition (library and user)
 _USER: dict[str, str] = {}  # name -> fingerprint of the user constructions registered
 
@@ -122,13 +121,15 @@ def register_library() -> None:
         add(read_file(path))
 
 
-def user_constructions(value, where: str = "filter.constructions", base_dir: Path = REPO,
+def user_constructions(value, where: str = "filter.constructions", base_dir: Path | None = None,
                        blimp: str | None = None) -> list[Construction]:
     """The constructions of ``filter.constructions``: a list of entries, or the path of a YAML file
-    (relative to the repository) holding ``constructions:``; ``blimp``: ``filter.blimp_vocabulary``, the BLiMP
-    folder a ``{blimp: name}`` word list is read from (relative to the repository)."""
+    (relative to ``base_dir``, by default the project folder: ``io.project_dir``) holding
+    ``constructions:``; ``blimp``: ``filter.blimp_vocabulary``, the BLiMP folder a ``{blimp: name}`` word list is
+    read from (relative likewise)."""
     if value in (None, [], (), ""):
         return []
+    base_dir = project_dir() if base_dir is None else base_dir
     if blimp:
         b = Path(blimp)
         blimp = str(b if b.is_absolute() else base_dir / b)

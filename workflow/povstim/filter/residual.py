@@ -32,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from ..io import PovstimError
+from ..io import PovstimError, project_path
 
 TABLE = Path(__file__).with_name("measured_recall.yaml")
 MIN_POSITIVES = 20
@@ -126,7 +126,7 @@ def config_recall(config: dict, backend: str, mode: str) -> tuple[dict[str, dict
     section and the file exists."""
     validation = None
     if config.get("filter_validation"):
-        validation = Path("results") / str(config.get("experiment", "")) / "filter" / "validation.json"
+        validation = project_path(Path("results") / str(config.get("experiment", "")) / "filter" / "validation.json")
     return recall_source(backend, mode, validation)
 
 

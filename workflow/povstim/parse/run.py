@@ -47,21 +47,26 @@ def parser_settings(given: dict | None = None, where: str = "--params", **overri
     return build(ParserSettings, "parser", given, where=where, **overrides)
 
 
-# What the fallback costs, measured: recall of each filter mode on en_core_web_sm parses against App. C's
-# literal rules on gold trees (UD_English-CHILDES dev split, 1,230 adult utterances; docs/filter.md).
-# tests/test_filter_validation.py re-measures it, so this table cannot go stale silently.
-SPACY_MEASURED_RECALL = {
-    "posh": {"question_formation": 0.58, "binding": 1.0},
-    "conservative": {"question_formation": 1.0, "binding": 1.0},
-}
+def measured_recall_note(backend: str, phenomena=("question_formation", "binding")) -> str:
+    """What a parser costs the DPE filter, as measured: the recall of ``phenomena`` in each filter mode on
+    ``backend``'s parses, read with its provenance from povstim's measured-recall table (filter/measured_recall.yaml,
+    the one place these numbers live); too few positives says so instead of a number."""
+    from ..filter.residual import MIN_POSITIVES, shipped_table  # the table's reader; see filter.smk's exclude
 
-
-def measured_recall_note(backend: str) -> str:
-    if backend != "spacy":
-        return ""
-    parts = [f"{mode}: " + ", ".join(f"{p.replace('_', ' ')} {r:.2f}" for p, r in rec.items())
-             for mode, rec in SPACY_MEASURED_RECALL.items()]
-    return ("en_core_web_sm's measured recall against gold CHILDES trees (UD_English-CHILDES dev, adults): "
+    entry = shipped_table().get(backend) or {}
+    modes = {m: v for m, v in entry.items() if isinstance(v, dict)}
+    if not modes:
+        return f"no measured recall for parser {backend} (filter/measured_recall.yaml)"
+    parts = []
+    for mode, rows in modes.items():
+        got = []
+        for phen in phenomena:
+            if phen in rows:
+                tp, n, sample = rows[phen]["tp"], rows[phen]["positives"], rows[phen].get("sample", "?")
+                got.append(f"{phen.replace('_', ' ')} {tp / n:.2f} ({tp}/{n}, {sample} of sample)" if n >= MIN_POSITIVES
+                           else f"{phen.replace('_', ' ')} not measurable ({tp}/{n} positives)")
+        parts.append(f"{mode}: " + ", ".join(got))
+    return (f"{backend}'s measured recall (filter/measured_recall.yaml: {entry.get('provenance', '?')}): "
             + "; ".join(parts))
 
 
@@ -83,7 +88,8 @@ def effective(settings: ParserSettings) -> tuple[ParserSettings, str | None]:
             f"parser.model_dir={settings.model_dir!r})")
     log.warning("PARSER FALLBACK: %s; parsing with %s instead (parser.fallback). The DPE filter's recall "
                 "depends on the parser: %s (docs/filter.md); set filter_validation to measure it in this run. "
-                "Cause: %s", settings.backend, settings.fallback, measured_recall_note(settings.fallback), why)
+                "Cause: %s", settings.backend, settings.fallback,
+                measured_recall_note(settings.fallback), why)
     return replace(settings, backend=settings.fallback), note
 
 

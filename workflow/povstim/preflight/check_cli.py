@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..io import project_dir, project_path
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = __doc__.split("\n\n", 1)[1]
     p.add_argument("configs", nargs="+", metavar="CONFIG", help="config file(s) (YAML)")
-
-
-REPO = Path(__file__).resolve().parents[3]
 
 
 def run(args) -> int:
@@ -36,15 +35,14 @@ def run(args) -> int:
         # every check first: an error (a csv's missing column) must not follow an "OK" line
         for name, spec in config["sources"].items():
             if spec["kind"] == "local":
-                where = Path(spec["path"]).expanduser()
-                where = where if where.is_absolute() else REPO / where
+                where = project_path(spec["path"])
                 if not where.exists():
                     warnings.append(f"{path}: warning: sources.{name}.path {spec['path']} does not exist yet ({where}); "
-                                    "relative paths are relative to the repository")
+                                    "relative paths are relative to the project folder (the one holding the Snakefile you run)")
                 elif why := empty_local(name, spec, where):  # a 0-byte file, an empty folder: as clean says
                     warnings.append(f"{path}: warning: {why}")
                 else:
-                    check_columns(name, spec, REPO)  # a csv/tsv's named columns, from its header line
+                    check_columns(name, spec, project_dir())  # a csv/tsv's named columns, from its header line
         print(f"{path}: OK: experiment '{config['experiment']}', {len(config['sources'])} source(s), "
               f"{len(config['corpora'])} corpora x {len(config['sizes'])} size(s), {len(config['conditions'])} "
               f"condition(s), {len(models)} model(s), suites {', '.join(plan.suites(config))}; outputs under "

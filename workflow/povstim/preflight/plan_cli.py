@@ -26,16 +26,13 @@ import argparse
 from pathlib import Path
 
 from . import config_command
-from ..io import PovstimError
-
-REPO = Path(__file__).resolve().parents[3]
-
+from ..io import PovstimError, project_dir
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     config_command(p, __doc__)
     p.add_argument("--base-dir", type=Path, default=None,
-                   help="folder that relative local source paths are relative to (default: the repository, as in "
-                   "the pipeline)")
+                   help="folder that relative local source paths are relative to (default: the project folder, "
+                   "the one holding the Snakefile you run, as in the pipeline)")
     p.add_argument("--downloads", type=Path, default=Path("resources/downloads"),
                    help="download cache of remote sources (default: resources/downloads)")
     p.add_argument("--json", type=Path, help="also write the plan as JSON here")
@@ -57,7 +54,7 @@ def run(args) -> int:
     from .plan import make_plan, render, write_json_report
 
     config = cfg.load(args.config)
-    base = args.base_dir or (REPO if (REPO / "Snakefile").exists() else Path.cwd())
+    base = args.base_dir or project_dir()
     if args.cores < 1:
         raise PovstimError(f"--cores {args.cores}: at least 1")
     result = make_plan(config, base, args.downloads, args.filter_sample,

@@ -17,7 +17,7 @@ import argparse
 from pathlib import Path
 
 from . import config_command
-from ..io import write_json
+from ..io import project_path, write_json
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,7 +34,7 @@ def run(args) -> int:
     from ..analysis.models import power
 
     config = cfg.load(args.config)
-    results = args.results or Path("results") / config["experiment"]
+    results = args.results or project_path(Path("results") / config["experiment"])
     rep = power.analyse(config, results)
     warning = power.seed_warning(config)
     print("\n".join(power.render(rep) + ([warning] if warning else [])))

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..io import PovstimError
+from ..io import PovstimError, project_dir
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -34,7 +34,8 @@ def run(args) -> int:
     config = cfg.load(args.config)
     exp = config["experiment"]
     out = args.out or f"results/{exp}/report.html"
-    snakefile = REPO / "Snakefile"
+    # the project's own Snakefile (io.project_dir), else that of the checkout povstim is installed from
+    snakefile = next((f for f in (project_dir() / "Snakefile", REPO / "Snakefile") if f.exists()), REPO / "Snakefile")
     if not snakefile.exists():
         raise PovstimError(f"no Snakefile at {snakefile}: run povstim report from a povstim checkout")
     if not Path(f"results/{exp}").is_dir():
