@@ -104,3 +104,19 @@ def test_a_construction_that_matches_nothing_is_a_warning(tmp_path):
                 "--summary", tmp_path / "s2.json")
     assert r.returncode == 0 and "no_match" not in json.loads((tmp_path / "s2.json").read_text())
     assert "NO MATCH" not in r.stderr
+
+
+def test_the_childes_parser_is_a_parser_choice(tmp_path):
+    """`--parser childes` is a backend like the others (it needs a trained parser, named in the error), and a
+    --parser that contradicts --parser-params' backend is an error, not a silent override."""
+    text = tmp_path / "t.txt"
+    text.write_text("Where is the doggie going?\nLook at the doggie.\n")
+    r = povstim("filter", text, "--parser", "childes", "--out", tmp_path / "dpe.tsv")
+    assert r.returncode == 1 and "invalid choice" not in r.stderr
+    assert "parser.childes_model is not set" in r.stderr and "Traceback" not in r.stderr
+    r = povstim("filter", text, "--parser", "spacy", "--parser-params", '{"backend": "childes"}',
+                "--out", tmp_path / "dpe.tsv")
+    assert r.returncode == 1 and "--parser spacy contradicts --parser-params' backend 'childes'" in r.stderr
+    assert not (tmp_path / "dpe.tsv").exists()
+    h = povstim("filter", "--help").stdout
+    assert "childes_model" in h and "childes" in h.split("--parser ")[1]

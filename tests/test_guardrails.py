@@ -148,7 +148,7 @@ def test_cli_writes_json_csv_html_and_all_pass_on_a_healthy_run(tmp_path, caplog
     assert code == 0
     result = json.loads((out / "guardrails.json").read_text())
     assert result["fired"] == [] and result["n_models"] == 2
-    assert "All 7 guardrails pass" in (out / "guardrails.html").read_text()
+    assert "All 8 guardrails pass" in (out / "guardrails.html").read_text()
     assert (out / "guardrails.csv").read_text().strip() == "check,scope,detail,advice"
 
 
@@ -170,7 +170,7 @@ def test_cli_fires_on_the_planted_faults_and_logs_them(tmp_path, caplog):
     assert len(result["checks"]["undertrained"]["findings"]) == 2
     assert "GUARDRAIL lexical_preference: posh/principle_a_command" in caplog.text
     html = (out / "guardrails.html").read_text()
-    assert "4 of 7 guardrails fired" in html
+    assert "4 of 8 guardrails fired" in html
 
 
 def _manifest(solved: list[dict]) -> dict:
@@ -479,12 +479,53 @@ def test_plateau_reached_before_the_decay_passes(tmp_path):
     assert G.check_undertrained([run], SETTINGS) == []
 
 
-def test_wsd_decay_after_its_plateau_passes(tmp_path):
+def test_a_still_falling_curve_fires_whatever_its_label(tmp_path):
     import math
 
-    # schedule wsd: the falling curve of the first test, but the run ended with stop_reason "plateau" (patience
-    # found it at the constant peak lr, then the lr decayed): the check trusts the plateau found at full lr
+    # the falling curve of the linear-decay test, labelled "plateau" (and once "early_stopping") with no decay
+    # recorded: the label is a claim the curve contradicts, so the check fires and says so
     dev = _noisy([(s, 2.5 + 1.5 * math.exp(-_cum_lr(s) / 1e-3 / 1000)) for s in range(50, 2001, 50)])
-    run = G.read_run(model_dir(tmp_path, "gpt2", "wiki", "60k", 3, steps=2000, best=2000, dev=dev, lr=_linear_lr,
-                               stop="plateau"))
-    assert G.check_undertrained([run], SETTINGS) == []
+    runs = [G.read_run(model_dir(tmp_path, "gpt2", "wiki", "60k", seed, steps=2000, best=2000, dev=dev,
+                                 lr=_linear_lr, stop=stop)) for seed, stop in ((3, "plateau"), (4, "early_stopping"))]
+    found = G.check_undertrained(runs, SETTINGS)
+    assert [f.scope for f in found] == ["gpt2/wiki/60k seed 3", "gpt2/wiki/60k seed 4"]
+    assert "labelled 'plateau' by its patience" in found[0].detail
+    assert "labelled 'early_stopping' by its patience" in found[1].detail
+
+
+def _wsd_dir(tmp_path, seed, dev, decay_start, steps):
+    d = model_dir(tmp_path, "gpt2", "wiki", "60k", seed, steps=steps, best=steps, dev=dev, stop="plateau")
+    summary = json.loads((d / "train_summary.json").read_text())
+    (d / "train_summary.json").write_text(json.dumps({**summary, "schedule": "wsd", "decay_start": decay_start}))
+    return d
+
+
+def test_wsd_plateau_found_at_full_lr_passes_and_a_false_one_fires(tmp_path):
+    # wsd: flat at 2.70 (+-0.01) from step 400 to the plateau at 1000, then the decay lowers it to 2.50 by 1200:
+    # the fall comes from the decay, the curve at full lr was flat -> no finding
+    flat = [(s, 2.7 + (0.3 if s < 400 else 0.0) + (0.01 if (s // 50) % 2 else -0.01)) for s in range(50, 1001, 50)]
+    decay = [(s, 2.7 - 0.2 * (s - 1000) / 200) for s in range(1050, 1201, 50)]
+    ok = G.read_run(_wsd_dir(tmp_path, 1, flat + decay, 1000, 1200))
+    assert ok.decay_start == 1000 and ok.at_full_lr().steps == 1000
+    assert G.check_undertrained([ok], SETTINGS) == []
+    # the same schedule, but at full lr the loss fell 0.002 per 50 steps to step 1000 (patience met by one
+    # noisy evaluation): over the last 20% of the full-lr part (after step 800: 800..1000, 5 evaluations) the
+    # slope is -4e-5 per step with no noise, upper bound < 0 -> undertrained, before the decay
+    falling = [(s, 3.0 - 0.00004 * s) for s in range(50, 1001, 50)]
+    bad = G.read_run(_wsd_dir(tmp_path, 2, falling + decay, 1000, 1200))
+    (f,) = G.check_undertrained([bad], SETTINGS)
+    assert "at full lr, before the decay its 'plateau' began at step 1000" in f.detail
+    assert f.data["steps"] == 1000 and f.data["slope_per_step"] == pytest.approx(-4e-5, rel=1e-3)
+
+
+def test_overfitting_fires_when_the_dev_loss_rose_after_its_best(tmp_path):
+    # the 20k model: best step 200 of 440, dev loss 4.03 then 4.17 at the end (+3.47% > 2%)
+    dev = [(100, 4.5), (200, 4.03), (300, 4.08), (400, 4.12), (440, 4.17)]
+    over = G.read_run(model_dir(tmp_path, "gpt2", "baby-f", "20k", 1, steps=440, best=200, dev=dev, stop="plateau"))
+    (f,) = G.check_overfitting([over], SETTINGS)
+    assert f.data["rise"] == pytest.approx((4.17 - 4.03) / 4.03, abs=1e-4)
+    assert "does not mean a plateau" in f.detail and f.data["best_step"] == 200
+    # a noisy plateau whose end is 0.5% above its best does not
+    flat = G.read_run(model_dir(tmp_path, "gpt2", "baby-f", "20k", 2, steps=440, best=300,
+                                dev=[(100, 4.5), (200, 4.05), (300, 4.03), (440, 4.05)], stop="plateau"))
+    assert G.check_overfitting([flat], SETTINGS) == []

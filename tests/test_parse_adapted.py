@@ -9,6 +9,7 @@ parse with it through ``povstim parse`` (valid UD trees), and dry-run the DAG th
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -202,3 +203,31 @@ def test_lemma_table_is_the_most_frequent_gold_lemma_per_form_and_upos():
     parsed = next(read(iter("# text = x 's y\n1\tx\tx\tPRON\t_\t_\t2\tnsubj\t_\t_\n2\t's\t's\tAUX\t_\t_\t0\troot\t_\t_\n"
                             "3\ty\ty\tNOUN\t_\t_\t2\tobj\t_\t_\n\n".splitlines(keepends=True))))
     assert [t.lemma for t in adapted.lemmatize(NLP, parsed).tokens] == ["x", "be", "y"]
+
+
+@pytest.mark.slow
+def test_povstim_filter_parses_with_it(tiny_parser, tmp_path):
+    """`povstim filter --parser childes` on a text file: parsed by the adapted parser, then filtered."""
+    out, _ = tiny_parser
+    corpus = tmp_path / "t.txt"
+    corpus.write_text("Is the doggie that is barking hungry?\nLook at the doggie.\n")
+    r = povstim("filter", corpus, "--parser", "childes", "--parser-params",
+                json.dumps({"childes_model": str(out), "prefilter": False, "cache_dir": None}),
+                "--mode", "conservative", "--out", tmp_path / "dpe.tsv", "--summary", tmp_path / "s.json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "s.json").read_text())["n_sentences"] == 2
+    assert (tmp_path / "dpe.tsv").read_text().startswith("sent_id\tphenomenon")
+
+
+def test_train_parser_without_spacy_is_one_line(tmp_path):
+    """Without the spaCy extra, `povstim train-parser` says what to install (no ModuleNotFoundError traceback)."""
+    stub = tmp_path / "nospacy" / "spacy"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'spacy'\", name='spacy')\n")
+    tb = tmp_path / "t.conllu"
+    tb.write_text("# text = Hi .\n1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n2\t.\t.\tPUNCT\t.\t_\t1\tpunct\t_\t_\n\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "nospacy"), str(REPO / "workflow")])}
+    r = subprocess.run([sys.executable, "-m", "povstim", "train-parser", "--treebank", str(tb), "--out",
+                        str(tmp_path / "p")], capture_output=True, text=True, env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert "pip install -e '.[spacy]'" in r.stderr and len(r.stderr.strip().splitlines()) == 1

