@@ -69,7 +69,7 @@ def trained(corpora, tmp_path_factory):
     return root
 
 
-def test_the_twin_links_the_model_trained_for_a_and_it_is_what_training_would_write(trained):
+def test_the_twin_copies_the_model_trained_for_a_and_it_is_what_training_would_write(trained):
     a, b, alone = summary(trained / "a"), summary(trained / "b"), summary(trained / "alone")
     assert "reused" not in a and "reused" not in alone
     assert b["reused"]["model"]["condition"] == "a" and Path(b["reused"]["from"]) == (trained / "a").resolve()
@@ -83,10 +83,18 @@ def test_the_twin_links_the_model_trained_for_a_and_it_is_what_training_would_wr
                if not k.endswith((".jsonl", "trainer_state.pt", "manifest.json"))}
     assert "model.safetensors" in weights and "checkpoints/step3/model.safetensors" in weights
     assert {k: got[k] for k in weights} == weights and set(got) == set(own)
-    # the rule's outputs are copies (fresh mtimes for Snakemake), the checkpoints links (no second copy on disk)
-    assert (trained / "b" / "model.safetensors").stat().st_ino != (trained / "a" / "model.safetensors").stat().st_ino
+    # every file is the twin's own (copies or copy-on-write clones, never hard links): damaging one folder's
+    # checkpoint in place leaves the other's as it was
+    for rel in got:
+        if (trained / "a" / rel).exists():
+            assert (trained / "b" / rel).stat().st_ino != (trained / "a" / rel).stat().st_ino, rel
+            assert (trained / "b" / rel).stat().st_nlink == 1, rel
     ckpt = "checkpoints/step3/model.safetensors"
-    assert (trained / "b" / ckpt).stat().st_ino == (trained / "a" / ckpt).stat().st_ino
+    before = (trained / "a" / ckpt).read_bytes()
+    with open(trained / "b" / ckpt, "r+b") as fh:  # truncated in place, as a full disk or a killed writer would
+        fh.truncate(10)
+    assert (trained / "a" / ckpt).read_bytes() == before
+    (trained / "b" / ckpt).write_bytes(before)
     rec = json.loads(next((trained / ".reuse").glob("*/trained.json")).read_text())
     assert (trained / ".reuse" / next((trained / ".reuse").iterdir()).name / rec["out_dir"]).resolve() == \
         (trained / "a").resolve()

@@ -15,7 +15,8 @@ sub-folder per key:
 A second job with the same key waits on the lock, then finds ``trained.json``, checks that the folder it names is
 still that finished run (its train_summary.json key, its final files' sha256) and makes its own folder a copy of
 it: the rule's outputs (config, weights, log) copied, so that Snakemake finds them newer than the twin's inputs,
-every other file (checkpoints, tokenizer files) hard-linked (copied where the file system cannot link), and
+every other file (checkpoints, tokenizer files) cloned (a reflink where the file system has them, else a copy:
+never a hard link, which would let a file damaged or rewritten in one folder damage its twin), and
 ``train_summary.json`` rewritten with its own ``model`` record and ``reused`` naming the model it came from.
 On CPU the weights, config, tokenizer files
 and checkpoints are byte for byte what training it would have written (training is deterministic there); the
@@ -108,11 +109,22 @@ def record(index: Path, out: Path, run_key: str, summary: dict) -> None:
                                 "model": summary.get("model"), "files": final_hashes(out)})
 
 
-def _link(src: Path, dst: Path) -> None:
+FICLONE = 0x40049409  # Linux's ioctl for a copy-on-write clone (btrfs, XFS, ...)
+
+
+def _clone(src: Path, dst: Path) -> None:
+    """``dst``, a file of its own with ``src``'s bytes: a copy-on-write clone where the file system makes one (no
+    second copy on disk until either side is written), else a copy. Never a hard link: the twins would share one
+    inode, and a checkpoint truncated or rewritten in one model's folder would be so in the other's too."""
     try:
-        os.link(src, dst)
-    except OSError:  # another file system, or one without hard links: a copy holds the same bytes
-        shutil.copyfile(src, dst)
+        import fcntl
+
+        with open(src, "rb") as fi, open(dst, "wb") as fo:
+            fcntl.ioctl(fo.fileno(), FICLONE, fi.fileno())
+        return
+    except (OSError, ImportError):  # no reflinks here (ext4, tmpfs, another file system): copy the bytes
+        pass
+    shutil.copyfile(src, dst)
 
 
 def _copy(src: Path, dst: Path) -> None:
@@ -122,19 +134,19 @@ def _copy(src: Path, dst: Path) -> None:
     shutil.copyfile(src, dst)
 
 
-def _link_tree(src: Path, dst: Path) -> None:
+def _clone_tree(src: Path, dst: Path) -> None:
     dst.mkdir()
     for p in sorted(src.iterdir()):
         if p.name.startswith("."):  # a hidden .tmp folder is a write nobody finished
             continue
         if p.is_dir():
-            _link_tree(p, dst / p.name)
+            _clone_tree(p, dst / p.name)
         elif p.is_file():
-            _link(p, dst / p.name)
+            _clone(p, dst / p.name)
 
 
 def copy_model(source: Path, summary: dict, out: Path, run_key: str, meta: dict, seed: int) -> dict:
-    """Make ``out`` the finished run ``source`` holds (its files linked, the checkpoints too); its summary is
+    """Make ``out`` the finished run ``source`` holds (its files cloned, the checkpoints too); its summary is
     ``summary`` with this model's ``model`` record and ``reused``. Written so that a kill leaves ``out`` unfinished
     (no train_summary.json until every other file is in place), never a half model read as finished."""
     store = CheckpointStore(out, run_key)
@@ -149,11 +161,11 @@ def copy_model(source: Path, summary: dict, out: Path, run_key: str, meta: dict,
         elif tmp.exists():
             tmp.unlink()
         if p.is_dir():
-            _link_tree(p, tmp)
+            _clone_tree(p, tmp)
             if (out / p.name).exists():
                 shutil.rmtree(out / p.name)
         else:
-            (_copy if p.name in FINAL_FILES else _link)(p, tmp)
+            (_copy if p.name in FINAL_FILES else _clone)(p, tmp)
         os.replace(tmp, out / p.name)
     mine = {**summary, "model": {**meta, "seed": int(seed)},
             "reused": {"from": str(source), "model": summary.get("model"), "key": run_key,
