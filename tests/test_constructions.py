@@ -601,3 +601,16 @@ def test_fict_config_validates_every_construction_it_removes(tmp_path):
     assert params["blimp_vocabulary"] and params["constructions"].endswith("published/fict.yaml")
     val = json.loads(re.search(r"--validation-params '(\{.*?\})'", cmd).group(1))
     assert val["modes"] == ["posh", "conservative"]
+
+
+def test_a_construction_file_that_is_a_bare_list_says_what_it_holds(tmp_path):
+    from povstim.constructions.spec import read_file
+    from povstim.io import PovstimError
+
+    f = tmp_path / "good.yaml"
+    f.write_text("- name: det_noun\n")
+    with pytest.raises(PovstimError) as e:
+        read_file(f)
+    msg = str(e.value)
+    assert msg.startswith(f"{f}:1: a construction file holds a mapping whose key 'constructions:'")
+    assert msg.endswith("this file holds a list") and ": :" not in msg

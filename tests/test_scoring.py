@@ -274,3 +274,18 @@ def test_batch_ids_are_the_tokenizer_calls_ids(models):
         # a tokenizer.json that configures truncation: the call switches it off, so batch_ids does too
         tok.backend_tokenizer.enable_truncation(max_length=3)
         assert batch_ids(tok, texts, special) == want and max(map(len, want)) > 3
+
+
+def test_checkpoints_asked_for_a_model_without_any_is_an_error(models, tmp_path, capsys):
+    """`--checkpoints` on a folder without checkpoints: one line naming the folder (it used to score the final
+    model with an INFO line); scoring.checkpoints from a config only warns, and scores the final model."""
+    import shutil
+
+    suite = _suite(tmp_path, 1)
+    model = tmp_path / "model"
+    shutil.copytree(models["causal"], model, ignore=shutil.ignore_patterns("checkpoints"))
+    out = tmp_path / "x.parquet"
+    capsys.readouterr()
+    assert main(["score", "--model", str(model), "--suite", str(suite), "--checkpoints", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"--checkpoints: {model} has no checkpoints" in err and not out.exists()

@@ -181,3 +181,15 @@ def test_check_reads_the_header_and_names_a_missing_column(tmp_path, capsys):
     assert _check_config(tmp_path) == 0
     out = capsys.readouterr().out
     assert "sources.cds.path" in out and "is empty (0 bytes" in out and "download" not in out
+
+
+def test_a_semicolon_csv_names_the_delimiter_to_set(tmp_path):
+    from povstim.io import PovstimError
+    from povstim.sources import tabular
+
+    f = tmp_path / "cds.csv"
+    f.write_text("text;speaker_role\nhallo da;Mother\n")
+    with pytest.raises(PovstimError) as e:
+        tabular.check_columns("csv", [(str(f), f.open())], {"text_column": "text"}, "cds")
+    assert "no column 'text' (sources.cds.text_column)" in str(e.value)
+    assert "separated by ';', so set sources.cds.delimiter: ';'" in str(e.value)

@@ -248,7 +248,11 @@ def read_file(path: str | Path, blimp: str | Path | None = None) -> list[Constru
     data, lines = load_yaml_lines(path)
     where = Where(str(path), lines)
     if not isinstance(data, dict) or "constructions" not in data:
-        raise PovstimError(f"{where(())}: a construction file holds a mapping with 'constructions:', a list")
+        got = {list: "a list", str: "a string", type(None): "nothing"}.get(type(data), type(data).__name__)
+        if isinstance(data, dict):
+            got = f"a mapping without 'constructions:' (keys: {', '.join(map(str, data)) or 'none'})"
+        raise PovstimError(f"{path}:1: a construction file holds a mapping whose key 'constructions:' is a list of "
+                           f"constructions; this file holds {got}")
     unknown = set(data) - {"constructions"}
     if unknown:
         raise PovstimError(f"{where((sorted(unknown)[0],))}: unknown key (a construction file holds 'constructions:')")

@@ -140,6 +140,15 @@ def run(args) -> int:
     opts, meta = settings(args), metadata(args)
     # the suite first: a broken line is an error before torch and the model load (tens of seconds)
     pairs = load_pairs(resolve_path(args.suite), args.format, args.suite_name)
+    if args.model and opts.checkpoints and Path(str(args.model)).is_dir():
+        from .items import checkpoints  # deferred like the scorer
+
+        if not checkpoints(Path(str(args.model))):
+            why = (f"{args.model} has no checkpoints (checkpoints/step<N>/ or checkpoints/chck_<words>/ holding "
+                   "weights)")
+            if args.checkpoints:  # asked for on the command line: an error, not a final-model-only score
+                raise PovstimError(f"--checkpoints: {why}; drop the flag to score the final model only")
+            log.warning("scoring.checkpoints is on but %s: only the final model is scored", why)
     if args.model:
         # deferred: numpy, and the scorer's own imports of torch when it preloads them
         from .scorer import preload_and_freeze

@@ -45,7 +45,15 @@ def _column(header: list[str], spec: dict, key: str, member: str, source: str) -
         return None
     if col not in header:
         shown = ", ".join(repr(h) for h in header) if header else "(an empty first line)"
-        raise PovstimError(f"{member}: line 1: no column {col!r} (sources.{source}.{key}); the header has: {shown}")
+        hint = ""
+        if len(header) == 1:  # one field: the header was not split, so the file has another separator
+            other = next((d for d in (";", "\t", ",", "|") if d in header[0]), None)
+            if other is not None:
+                said = "'\\t'" if other == "\t" else repr(other)
+                hint = (f"; the header was read as one field: its columns look separated by {said}, so set "
+                        f"sources.{source}.delimiter: {said}")
+        raise PovstimError(f"{member}: line 1: no column {col!r} (sources.{source}.{key}); the header has: {shown}"
+                           + hint)
     return header.index(col)
 
 
