@@ -8,6 +8,7 @@ snapshot."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -103,9 +104,16 @@ def test_update_writes_the_runs_numbers_into_the_doc(tmp_path):
         "-0.1\t-0.19\t-0.02\t0.99\tTrue\t1.004\t1.002\t400.0\t0\t(1|seed)\t\n"
         "no-b\tb\tfull\tg\t50k\tblimp\t1\t7\t1\t0.5\t0.5\t0.0\t0.6\t0.6\t0.0\t0.0\t0.0\t-0.05\t0.05\t0.0\t-0.01\t0.01\t"
         "0.0\t-0.05\t0.05\t0.5\tFalse\t1.03\t1.01\t90.0\t2\t(1|seed)\tmax R-hat 1.030 > 1.01 (Intercept)\n"))
+    (run / "config.yaml").write_text("experiment: constructions-demo\n")
     changed = D.update("constructions-demo", tmp_path / "results", root)
     assert changed == ["docs/constructions.md"] * 3
     snap = json.loads((root / "docs" / "demo-numbers" / "constructions-demo.json").read_text())
+    # the snapshot says which code and which run its numbers come from
+    head = subprocess.run(["git", "-C", str(D.ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if head:
+        assert snap["provenance"]["commit"].split("+")[0] == head
+    assert snap["provenance"]["run"]["config_sha256"] == hashlib.sha256(b"experiment: constructions-demo\n").hexdigest()
+    assert D.compare("constructions-demo", tmp_path / "results", root) == []  # provenance is no number to compare
     assert snap["delta"]["no-a"]["converged"] is True and snap["delta"]["no-b"]["converged"] is False
     text = (root / "docs" / "constructions.md").read_text(encoding="utf-8")
     assert "| no-a | −0.100 [−0.200, −0.050] |" in text and "converged (R-hat 1.004, bulk ESS 400)" in text

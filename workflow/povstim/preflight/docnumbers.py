@@ -28,13 +28,15 @@ import csv
 import json
 import math
 import re
+import subprocess
 import sys
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Callable
 
 from ..conditions.order import condition_order
-from ..io import PovstimError, atomic_write
+from ..io import PovstimError, atomic_write, sha256_file
 
 ROOT = Path(__file__).resolve().parents[3]  # the checkout: workflow/povstim/preflight/ -> .
 SNAPSHOTS = Path("docs") / "demo-numbers"
@@ -603,9 +605,31 @@ def undated_timings(root: Path = ROOT) -> list[str]:
     return out
 
 
+def provenance(run: Path) -> dict:
+    """Which code and which run a snapshot's numbers come from: the checkout's commit (``+dirty`` with uncommitted
+    changes), the run's config record (``results/<exp>/config.yaml``: its sha256 and when it was written) and the
+    day of the snapshot."""
+    def git(*args):
+        got = subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+        return got.stdout.strip() if got.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit and git("status", "--porcelain", "--untracked-files=no"):
+        commit += "+dirty"
+    record = run / "config.yaml"
+    out = {"commit": commit or "unknown (not a git checkout)", "snapshot_date": date.today().isoformat()}
+    if record.is_file():
+        out["run"] = {"config_sha256": sha256_file(record),
+                      "config_written": datetime.fromtimestamp(record.stat().st_mtime, timezone.utc)
+                      .strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return out
+
+
 def update(experiment: str, results: Path, root: Path = ROOT) -> list[str]:
-    """Snapshot ``results/<experiment>`` and rewrite its blocks in the docs; the docs changed."""
-    text = json.dumps(EXPERIMENTS[experiment](results / experiment), indent=1, sort_keys=True, ensure_ascii=False)
+    """Snapshot ``results/<experiment>`` (with its :func:`provenance`) and rewrite its blocks in the docs; the
+    docs changed."""
+    numbers = {**EXPERIMENTS[experiment](results / experiment), "provenance": provenance(results / experiment)}
+    text = json.dumps(numbers, indent=1, sort_keys=True, ensure_ascii=False)
     summary = json.loads(text)  # rendered as --check will render it: from the snapshot, keys sorted
     with atomic_write(root / SNAPSHOTS / f"{experiment}.json") as fh:
         fh.write(text + "\n")
@@ -632,8 +656,9 @@ def compare(experiment: str, results: Path, root: Path = ROOT) -> list[str]:
     (``cost``) are left out: they differ on every run and machine, and are what the code measured, not computed."""
     fresh = json.loads(json.dumps(EXPERIMENTS[experiment](results / experiment)))
     old = snapshot(experiment, root)
-    fresh.pop("cost", None)
-    old.pop("cost", None)
+    for key in ("cost", "provenance"):  # a rerun's timings and its commit and run are its own
+        fresh.pop(key, None)
+        old.pop(key, None)
     out: list[str] = []
 
     def walk(a, b, where):
