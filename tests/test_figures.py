@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -162,3 +163,28 @@ def test_figures_drawn_at_once_keep_their_order_and_errors(tmp_path):
     # a figure that cannot be drawn stops the command with its own message, whichever process drew it
     with pytest.raises(PovstimError, match="no rows for f1"):
         render([("f0", _square, (0,)), ("f1", _fails, ("no rows for f1",))], tmp_path / "bad", jobs=2)
+
+
+def test_fig2_leaves_no_empty_data_panel_for_a_category_a_suite_lacks():
+    """Two suites with different categories share Fig. 2's columns: a (suite, category) pair without items is a
+    blank panel saying so, not an empty axis drawn like data; the suite's name and the legend survive."""
+    import pandas as pd
+
+    from povstim.figures import plots
+
+    rows = []
+    for suite, cats in (("posh", ["Binding", "Question Formation"]), ("zorro", ["Agreement"])):
+        for cat in cats + ["Overall"]:
+            for cond in ("baby-f", "baby"):
+                for seed in (1, 2):
+                    rows.append({"suite": suite, "arch": "gpt2", "condition": cond, "size": "10k", "seed": seed,
+                                 "level": "overall" if cat == "Overall" else "category", "category": cat,
+                                 "accuracy": 0.6 + 0.01 * seed})
+    fig = plots.fig2_accuracy(pd.DataFrame(rows))
+    grid = np.array(fig.axes).reshape(2, 4)  # rows posh, zorro; columns Agreement, Binding, QF, Overall
+    assert [ax.get_title() for ax in grid[0]] == ["Agreement", "Binding", "Question Formation", "Overall"]
+    off = [[not ax.axison for ax in row] for row in grid]
+    assert off == [[True, False, False, False], [False, True, True, False]]
+    assert not grid[1][1].lines and "no Binding items\nin zorro" in [t.get_text() for t in grid[1][1].texts]
+    assert "posh" in grid[0][1].get_ylabel() and "zorro" in grid[1][0].get_ylabel()
+    assert len(fig.legends[0].get_texts()) == 2

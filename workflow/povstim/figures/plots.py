@@ -62,8 +62,17 @@ def fig2_accuracy(acc: pd.DataFrame):
     x = np.arange(len(sizes))
     width = 0.8 / max(1, len(conds))
     for r, (suite, arch, arch_label) in enumerate(rows):
+        labelled = False
         for c, cat in enumerate(cats):
             ax = axes[r][c]
+            if r == 0:
+                ax.set_title(cat)
+            if not ((d["suite"] == suite) & (d["category"] == cat)).any():
+                # a suite without this category (suites share the columns): no empty axes drawn as data
+                ax.set_axis_off()
+                ax.text(0.5, 0.5, f"no {cat} items\nin {suite}", ha="center", va="center", fontsize=7,
+                        color="0.5", transform=ax.transAxes)
+                continue
             for k, cond in enumerate(conds):
                 sub = ms[(ms["suite"] == suite) & (ms["category"] == cat) & (ms["condition"] == cond)]
                 if arch is not None:
@@ -82,13 +91,12 @@ def fig2_accuracy(acc: pd.DataFrame):
                 ax.axhline(100 * chance, color="0.4", linestyle="--", linewidth=0.8)
             ax.set_xticks(x, sizes)
             ax.set_ylim(0, 100)
-            if r == 0:
-                ax.set_title(cat)
-            if c == 0:
+            if not labelled:  # the row's first drawn panel names the suite
+                labelled = True
                 ax.set_ylabel(f"{suite}{chr(10) + arch_label if arch_label else ''}\naccuracy (%)")
             if r == len(rows) - 1:
                 ax.set_xlabel("training size (words)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    handles, labels = next((h for h in (a.get_legend_handles_labels() for a in axes.flat) if h[0]), ([], []))
     fig.legend(handles, labels, loc="lower center", ncol=len(conds), bbox_to_anchor=(0.5, -0.02), frameon=False)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
