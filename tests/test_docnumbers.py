@@ -197,12 +197,12 @@ def _demo_run(root: Path) -> Path:
 
 
 def test_the_embedded_defaults_numbers_come_from_its_run(tmp_path):
-    """README's training, filtering and checks blocks and analysis.md's power block, from a hand-written run."""
+    """docs/demo.md's training, filtering and checks blocks and analysis.md's power block, from a hand-written run."""
     root = _root(tmp_path)
     _demo_run(tmp_path)
     changed = D.update("demo", tmp_path / "results", root)
-    assert "README.md" in changed  # analysis.md's power block: the same config as the real run, so unchanged
-    readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+    assert "docs/demo.md" in changed  # analysis.md's power block: the same config as the real run, so unchanged
+    readme = " ".join((root / "docs" / "demo.md").read_text(encoding="utf-8").split())
     assert ("The 4 models stopped by 3 `plateau`; 1 `max_steps`: best steps 125-248 at 10k (of 248-330 steps; the "
             "best is the last step in 1 of 3; dev losses 2.61-2.64 BABY/BABY-F, 3.51 WIKI); best steps 743 at 30k (of "
             "743 steps; the best is the last step in 1 of 1; dev losses 2.32 BABY/BABY-F). `undertrained` and "

@@ -341,7 +341,7 @@ def _wrap(text: str, width: int = 115) -> list[str]:
 
 # ---------------------------------------------------------------- the embedded default (config.yaml: results/demo)
 def demo(results: Path) -> dict:
-    """The README's numbers of the embedded default: each model's training, the guardrails that fire and their
+    """docs/demo.md's numbers of the embedded default: each model's training, the guardrails that fire and their
     findings, the two Bayesian models' filtering numbers, and the power the config's design has."""
     models = {}
     for path in sorted((results / "models").glob("*/*/*/seed*/train_summary.json")):
@@ -525,9 +525,9 @@ BLOCKS = {b.name: b for b in [
     Block("dose-demo/replace", "docs/manipulations.md", lambda s: render_replace(s)),
     Block("acquisition-demo/points", "docs/analysis.md", lambda s: render_acquisition(s)),
     Block("acquisition-demo/cost", "docs/analysis.md", render_cost),
-    Block("demo/training", "README.md", render_demo_training),
-    Block("demo/filtering", "README.md", render_demo_filtering),
-    Block("demo/checks", "README.md", render_demo_checks),
+    Block("demo/training", "docs/demo.md", render_demo_training),
+    Block("demo/filtering", "docs/demo.md", render_demo_filtering),
+    Block("demo/checks", "docs/demo.md", render_demo_checks),
     Block("demo/power", "docs/analysis.md", render_demo_power),
     Block("demo/cost", "docs/own-data.md", render_cost),
 ]}
