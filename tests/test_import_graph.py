@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # several stages (families names the gpt2-recency model class in biases.recency, the LSTM's in lstm)
     ("shared", ["povstim.languages", "povstim.lexicon", "povstim.families", "povstim.biases.recency", "povstim.lstm",
                 "povstim.parse.conllu", "povstim.parse.tokenize", "povstim.conditions.order",
-                "povstim.figures.style"]),
+                "povstim.figures.style", "povstim.filter.residual"]),
     # the DPE contract (on the tree format); the parse stage's prefilter is its surface pre-tests
     ("dpe", ["povstim.dpe", "povstim.constructions"]),
     ("corpus stages", ["povstim.sources", "povstim.synth", "povstim.corpus", "povstim.parse"]),
