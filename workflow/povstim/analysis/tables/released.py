@@ -44,6 +44,8 @@ log = logging.getLogger("povstim.release")
 class ReleaseSettings:
     """The ``release:`` section (defaults: workflow/schemas/config/release.schema.yaml)."""
 
+    layout: str
+    missing_checkpoints: str
     pattern: str
     glob: str
     ignore: tuple
