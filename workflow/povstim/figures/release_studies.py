@@ -237,7 +237,8 @@ def acquisition(df: pd.DataFrame, acq, out: Path) -> pd.DataFrame:
     from ..analysis.pipeline import write_csv
     from ..analysis.timing import acquisition as A
 
-    rows = model_rows(df).assign(words_seen=df["step"].astype(float))
+    # one category per suite, so the contrasts' category level is the mean over the suite's paradigms
+    rows = model_rows(df).assign(words_seen=df["step"].astype(float), category=df["suite"])
     points, summ, con, notes, info = A.analyse(rows, acq)
     out.mkdir(parents=True, exist_ok=True)
 

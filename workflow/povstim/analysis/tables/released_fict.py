@@ -101,7 +101,7 @@ def corpus_sizes(df: pd.DataFrame, folder: str | Path) -> pd.DataFrame:
     if (per > 1).any():
         raise PovstimError(f"{Path(folder) / TIDY}: corpus {per[per > 1].index[0]} has several corpus_tokens values")
     full = float(sizes.loc[sizes["corpus"] == FULL, "tokens"].iloc[0])
-    sizes = sizes.assign(share_of_full=sizes["tokens"] / full, removed_tokens=full - sizes["tokens"])
+    sizes = sizes.assign(share_of_full=sizes["tokens"] / full, removed_tokens=(full - sizes["tokens"]).astype(int))
     path = Path(folder) / TOKENS
     names = {}
     if path.is_file():
