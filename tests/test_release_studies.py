@@ -139,6 +139,7 @@ def test_a_fict_csv_missing_a_column_is_one_line(tmp_path):
 
 def test_an_unknown_release_layout_lists_the_known_ones(tmp_path):
     (tmp_path / "notes.txt").write_text("x\n")
+    (tmp_path / "scores.csv").write_text("a,b\n1,2\n")  # a CSV, but not a POSH result file
     with pytest.raises(PovstimError, match=r"not a release layout povstim knows; known: posh = .*; fict = .*; "
                                            r"childes_vs_wiki = "):
         release_studies.detect_layout(tmp_path, release_settings({}))
@@ -146,6 +147,8 @@ def test_an_unknown_release_layout_lists_the_known_ones(tmp_path):
     with pytest.raises(PovstimError, match=r"not in the childes_vs_wiki layout"):
         release_studies.detect_layout(tmp_path / "f", release_settings({"layout": "childes_vs_wiki"}))
     assert release_studies.detect_layout(tmp_path / "f", release_settings({}))[0] == "fict"
+    posh = ROOT / "tests" / "fixtures" / "released" / "posh_results"
+    assert release_studies.detect_layout(posh, release_settings({})) == ("posh", posh)
 
 
 @pytest.mark.heavy

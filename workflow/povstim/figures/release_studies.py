@@ -50,7 +50,8 @@ def detect_layout(folder: str | Path, rel) -> tuple[str, Path]:
     if released_curves.suite_folders(folder):
         found["childes_vs_wiki"] = folder
     posh = released.results_folder(folder, rel)
-    if any(p.is_file() for p in posh.glob(rel.glob)) and "fict" not in found and "childes_vs_wiki" not in found:
+    rx = released.release_pattern(rel)
+    if any(p.is_file() and rx.fullmatch(p.name) for p in posh.glob(rel.glob)):
         found["posh"] = folder
     want = rel.layout
     if want != "auto":

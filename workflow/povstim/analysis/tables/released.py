@@ -83,6 +83,11 @@ def _pattern(settings: ReleaseSettings, pattern: str | None = None, key: str = "
     return rx
 
 
+def release_pattern(settings: ReleaseSettings) -> re.Pattern:
+    """``release.pattern``, compiled and checked (its named groups)."""
+    return _pattern(settings)
+
+
 def _paradigms(settings: ReleaseSettings) -> dict[str, str]:
     if settings.paradigms:
         return {normalise_paradigm(k): str(v) for k, v in settings.paradigms.items()}
