@@ -33,6 +33,11 @@ LAYOUTS = {
                        "results_paradigm_seed_N.json, or a checkout holding evaluation/scripts/json_results_clm/",
 }
 FICT_CHECKOUT = "results/data"
+SIZE_NOTE = ("x = training steps (the release gives checkpoints by step, not by words seen): the acquisition "
+             "columns named *_step are steps")
+# the model of source: the three-level model's design with the two sources as source_filter's levels, the paradigm as
+# category (the suites have no higher category) and no (1|phenomenon) (it would be the category)
+SOURCE_FORMULA = "category * source_filter + (1|seed)"
 
 
 def detect_layout(folder: str | Path, rel) -> tuple[str, Path]:
@@ -119,11 +124,11 @@ def run_fict(folder: Path, rel, ana, out: Path, fit_model: bool = True, cores: i
     f_dir.mkdir(parents=True, exist_ok=True)
     style.save(fict_heatmap(table), f_dir, "fict_delta_heatmap")
     if fit_model:
-        fict_model(df, rel, ana, a_dir / "construction_delta", cores, folder)
+        fict_model(df, rel, ana, a_dir / "construction_delta", folder, cores)
     return check
 
 
-def fict_model(df: pd.DataFrame, rel, ana, out: Path, cores: int | None = None, folder: Path = Path(".")) -> None:
+def fict_model(df: pd.DataFrame, rel, ana, out: Path, folder: Path, cores: int | None = None) -> None:
     """povstim's Δ model (construction_delta's GLMM) per filtered corpus x arch, on binomial counts."""
     from ..analysis.models import construction_delta as cd
     from ..analysis.tables import released_fict as rf
@@ -221,10 +226,6 @@ def run_curves(folder: Path, rel, ana, acq, out: Path, fit_model: bool = True, c
     return info
 
 
-SIZE_NOTE = ("x = training steps (the release gives checkpoints by step, not by words seen): the acquisition "
-             "columns named *_step are steps")
-
-
 def model_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The curves as the acquisition and Bayesian analyses' rows: arch gpt2, condition = source, size = the last
     checkpoint's step, category = paradigm."""
@@ -279,9 +280,6 @@ def source_models(df: pd.DataFrame, ana, out: Path, cores: int | None = None) ->
                         "tab:source-contrasts", banner=banner)
         out_diag[suite] = {k: diag[k] for k in ("converged", "max_r_hat", "min_ess_bulk", "divergences")}
     return out_diag
-
-
-SOURCE_FORMULA = "category * source_filter + (1|seed)"
 
 
 def curves_figure(df: pd.DataFrame, summ: pd.DataFrame, suite: str):

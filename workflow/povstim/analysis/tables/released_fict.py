@@ -19,15 +19,12 @@ out-of-range accuracy, a model x paradigm given twice.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from povstim.io import PovstimError
-
-log = logging.getLogger("povstim.release")
 
 TIDY = "tidy_results.csv"
 TOKENS = "corpus_tokens.csv"
