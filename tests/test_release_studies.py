@@ -260,6 +260,11 @@ def test_french_release_against_the_authors_own_averages():
         for path in CLAMS_FR.glob("*.txt"):
             pairs = sum(1 for line in path.read_text().splitlines() if line.startswith("True"))
             assert items[path.stem] == pairs
+    fit_wiki = CLAMS_FR.parents[1] / "fit_clams" / "fr_" / "wiki"
+    if fit_wiki.is_dir():  # FIT-CLAMS files: two lines (grammatical, ungrammatical) per pair
+        items = df[df["suite"] == "fitclams_wiki_fr"].groupby("paradigm")["n_total"].first()
+        for path in fit_wiki.glob("*.csv"):
+            assert 2 * items[path.stem] == len(path.read_text().splitlines())
 
 
 @pytest.mark.heavy
