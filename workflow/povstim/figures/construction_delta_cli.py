@@ -58,13 +58,21 @@ def run(args) -> int:
 def construction_delta(items, conditions: dict, settings, out: Path, cores: int | None = None) -> dict:
     """Write every output of the stage into ``out``; returns notes.json's content."""
     from ..analysis.models import construction_delta as cd
-    from ..analysis.tables import tables
-    from . import construction_delta as figs
-    from . import style
 
     if not cd.comparisons(conditions):
         raise PovstimError("no condition names constructions (conditions.<c>.filter: [..]): nothing to compare")
     table, notes, diags = cd.delta_table(items, conditions, settings, cores=cores)
+    return write_delta(table, notes, diags, out)
+
+
+def write_delta(table, notes: list, diags: dict, out: Path, source: str = "item correctness") -> dict:
+    """delta.tsv/.html, the figure per suite, diagnostics.json and notes.json of a Δ table into ``out``
+    (``source``: what the GLMM was fitted on, for the caption); returns notes.json's content."""
+    from ..analysis.models import construction_delta as cd
+    from ..analysis.tables import tables
+    from . import construction_delta as figs
+    from . import style
+
     out.mkdir(parents=True, exist_ok=True)
     if not table.empty:
         with atomic_write(out / "delta.tsv") as fh:
@@ -79,8 +87,8 @@ def construction_delta(items, conditions: dict, settings, out: Path, cores: int 
     unconverged = [] if table.empty else table.loc[~table["converged"], "condition"].tolist()
     banner = (f"CONVERGENCE PROBLEM in {len(unconverged)} fit(s) ({', '.join(unconverged)}): see the problems "
               "column and diagnostics.json before reading those rows") if unconverged else ""
-    caption = ("Δ accuracy of filtered training (filtered − full): per condition, a binomial GLMM of item "
-               f"correctness, {cd.FORMULA}, read on the probability scale; delta_target / delta_control: the "
+    caption = (f"Δ accuracy of filtered training (filtered − full): per condition, a binomial GLMM of {source}, "
+               f"{cd.FORMULA}, read on the probability scale; delta_target / delta_control: the "
                "posterior median Δ on the constructions' target paradigms / on the other paradigms, with 95% "
                "equal-tailed intervals; diff = delta_target − delta_control (< 0: the removal costs more on its "
                "own paradigms); raw_*: mean over paradigms of the seed-averaged accuracies."

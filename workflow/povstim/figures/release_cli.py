@@ -1,4 +1,5 @@
-"""``povstim release``: POSH Tables 3, 8 and 12 and Figures 1-3 from published per-model accuracies.
+"""``povstim release``: POSH Tables 3, 8 and 12 and Figures 1-3 from published per-model accuracies, and the
+released results of FiCT and of Padovani et al.'s CHILDES vs Wikipedia (``release.layout``; docs/published.md).
 
 Reads a folder of released result files (one CSV per model: paradigm, accuracy; the model's arch,
 corpus, size, filtered flag and seed in the file name) and runs the analysis our own item scores
@@ -15,6 +16,10 @@ results/posh_gpt_results/ folder (posh_results/ before their commit 5c4049b; ``-
 checkout, where either is found). Those public files postdate the benchmark revision of the paper's printed
 tables: the command gives the authors' analysis of them, not the printed numbers (docs/analysis.md,
 "Published results").
+
+The folder's layout is found from its files (``release.layout: auto``): POSH-BENCH's per-model CSVs, FiCT's
+tidy_results.csv (configs/release/fict.yaml), or CHILDES vs Wikipedia's json_<suite>/ folders
+(configs/release/childes-vs-wiki.yaml); figures/release_studies.py writes the latter two.
 
 It sits with the figures, above the analysis whose tables it writes: the one command that does both.
 """
@@ -36,11 +41,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.description = __doc__.split("\n", 1)[1]
     p.add_argument("--results", required=True, metavar="DIR",
-                   help="folder of released per-model result CSVs, or a checkout of xiulinyang/posh-bench "
-                   "(its results/posh_gpt_results/, or posh_results/ in older checkouts)")
+                   help="folder of released results: per-model result CSVs, or a checkout of xiulinyang/posh-bench "
+                   "(its results/posh_gpt_results/, or posh_results/ in older checkouts); FiCT's results/data/; "
+                   "CHILDES vs Wikipedia's json_results_clm/ (or one json_<suite>/ folder)")
     p.add_argument("--out-dir", required=True, metavar="DIR", help="writes DIR/analysis and DIR/figures")
     p.add_argument("--config", metavar="YAML", help="a file with release: and analysis: sections "
-                   "(e.g. configs/release/posh-bench.yaml)")
+                   "(and acquisition: for CHILDES vs Wikipedia; e.g. configs/release/posh-bench.yaml)")
     p.add_argument("--params", metavar="JSON", help="the release section as JSON (overrides --config)")
     p.add_argument("--analysis", metavar="JSON", help="the analysis section as JSON (overrides --config)")
     p.add_argument("--pattern", help="regular expression for the file names (named groups size, seed, "
@@ -83,15 +89,37 @@ def settings(args):
     return release_settings(rel, where=where, **flags), analysis_settings(ana, where=args.config or "--analysis")
 
 
+def acquisition_settings(args):
+    """The config's ``acquisition:`` section (the childes_vs_wiki layout's acquisition points)."""
+    from ..analysis.timing.acquisition_settings import AcquisitionSettings
+    from ..settings import build
+
+    return build(AcquisitionSettings, "acquisition", _config_sections(args.config).get("acquisition") or {},
+                 where=args.config or "--config")
+
+
 def run(args) -> int:
     from ..analysis.pipeline import counts_analysis  # pandas: only when the command runs, not for --help
     from ..analysis.tables.released import read_released
+    from . import release_studies
     from .draw import draw_analysis
 
     t0 = time.perf_counter()
     rel, ana = settings(args)
-    counts = read_released(args.results, rel)
     out = Path(args.out_dir)
+    layout, folder = release_studies.detect_layout(args.results, rel)
+    if layout == "fict":
+        check = release_studies.run_fict(folder, rel, ana, out, fit_model=not args.no_model, cores=args.cores)
+        log.info("FiCT release: %d of %d delta cells equal the authors' in %.1f s -> %s", check["match"],
+                 check["cells"], time.perf_counter() - t0, out)
+        return 0
+    if layout == "childes_vs_wiki":
+        info = release_studies.run_curves(folder, rel, ana, acquisition_settings(args), out,
+                                          fit_model=not args.no_model, cores=args.cores)
+        log.info("CHILDES vs Wikipedia release: %s in %.1f s -> %s", ", ".join(info["suites"]),
+                 time.perf_counter() - t0, out)
+        return 0
+    counts = read_released(args.results, rel)
     # Tables 3/8 and the figures get every learner's rows (release.learners); Table 12 stays the model of the
     # results folder's (GPT-2) files, as POSH fitted it, not a pool of architectures its formula cannot tell apart
     counts_analysis(counts, ana, out / "analysis", fit_model=not args.no_model, cores=args.cores,

@@ -511,12 +511,101 @@ def render_demo_power(summary: dict) -> str:
     return "\n".join(_wrap(text)) + "\n"
 
 
+# ---------------------------------------------------------------- other studies' released results (povstim release)
+def fict_release(results: Path) -> dict:
+    """configs/release/fict.yaml's run: the Δ check, the corpora's sizes, the raw Δ per filter and the Δ model."""
+    a = results / "analysis"
+    check = _json(a / "delta_check.json")
+    sizes = _csv(a / "tables" / "corpus_sizes.csv")
+    filt = [r for r in sizes if r["corpus"] != "full"]
+    small = min(filt, key=lambda r: float(r["share_of_full"]))
+    raw = _csv(a / "tables" / "delta_targets.csv")
+    out = {"check": {k: check[k] for k in ("rows", "cells", "match", "differ")},
+           "sizes": {"filters": len(filt), "min_share": _num(small["share_of_full"]), "min_corpus": small["corpus"],
+                     "max_share": max(_num(r["share_of_full"]) for r in filt),
+                     "full_tokens": int(float(next(r for r in sizes if r["corpus"] == "full")["tokens"]))},
+           "raw": {"comparisons": len(raw), "target_below_control": sum(_num(r["difference"]) < 0 for r in raw),
+                   "largest": min(({"corpus": r["corpus"], "arch": r["arch"], "delta_target": _num(r["delta_target"])}
+                                   for r in raw), key=lambda r: r["delta_target"])}}
+    delta = a / "construction_delta" / "delta.tsv"
+    if delta.is_file():
+        rows = _tsv(delta)
+        out["model"] = {"fits": len(rows), "converged": sum(r["converged"] == "True" for r in rows),
+                        "diff_below_0": sum(_num(r["diff_upper"]) < 0 for r in rows),
+                        "target_below_0": sum(_num(r["delta_target_upper"]) < 0 for r in rows),
+                        "max_r_hat_delta": max(_num(r["max_r_hat_delta"]) or 0 for r in rows),
+                        "divergences": sum(int(float(r["divergences"])) for r in rows)}
+    return out
+
+
+def render_fict_release(s: dict) -> str:
+    c, z, r = s["check"], s["sizes"], s["raw"]
+    text = (f"Δ check: **{c['match']:,} of {c['cells']:,}** Δ cells ({c['rows']:,} rows × 2 columns) equal the "
+            f"authors' `blimp_delta_same_seed` / `blimp_delta_all_seed_avg` within 1e-9; {c['differ']} differ. "
+            f"Corpus sizes: the {z['filters']} filtered corpora hold {z['min_share']:.1%} ({z['min_corpus']}) to "
+            f"{z['max_share']:.3%} of the full corpus's {z['full_tokens']:,} tokens. Raw Δ: in "
+            f"{r['target_below_control']} of {r['comparisons']} corpus × arch comparisons the mean Δ on the filter's "
+            f"targets is below the mean Δ on the other paradigms; the largest target loss is "
+            f"{_f(r['largest']['delta_target'])} ({r['largest']['corpus']}, {r['largest']['arch']}).")
+    m = s.get("model")
+    if m:
+        text += (f" Δ model: {m['fits']} fits, {m['converged']} pass every convergence check (max R-hat of the "
+                 f"reported Δs {m['max_r_hat_delta']:.3f}, {m['divergences']} divergences in all); the target Δ's "
+                 f"95% interval lies below 0 in {m['target_below_0']}, and target − control below 0 in "
+                 f"{m['diff_below_0']}.")
+    return "\n".join(_wrap(text)) + "\n"
+
+
+def childes_vs_wiki_release(results: Path) -> dict:
+    """configs/release/childes-vs-wiki.yaml's run: suites, final-checkpoint differences, acquisition, source model."""
+    a = results / "analysis"
+    notes = _json(a / "notes.json")
+    final = _csv(a / "tables" / "final_checkpoint.csv")
+    out = {"suites": {}, "gaps": len(notes["notes"])}
+    for suite in notes["suites"]:
+        rows = [r for r in final if r["suite"] == suite and r["source"] == "childes"]
+        diffs = [_num(r["childes_minus_wikipedia"]) for r in rows]
+        acq = [r for r in _csv(a / "acquisition" / "summary.csv") if r["suite"] == suite]
+        con = [r for r in _csv(a / "acquisition" / "contrasts.csv") if r["suite"] == suite and r["level"] == "paradigm"]
+        entry = {"paradigms": len(rows), "childes_below": sum(d < 0 for d in diffs),
+                 "diff_min": min(diffs), "diff_max": max(diffs),
+                 "acquired": {src: sum(r["acquisition"] in ("acquired", "partly") for r in acq if r["condition"] == src)
+                              for src in ("childes", "wikipedia")},
+                 "childes_later": sum(r["status"] == "later" or (_num(r["lo"]) or 0) > 0 for r in con)}
+        model = a / "bayes" / suite / "source_contrasts.csv"
+        if model.is_file():
+            mc = _csv(model)
+            o = next(r for r in mc if r["scope"] == "overall")
+            entry["model"] = {"overall": [_num(o["median"]), _num(o["lower"]), _num(o["upper"])],
+                              "below_0": sum(_num(r["upper"]) < 0 for r in mc if r["scope"] != "overall"),
+                              "above_0": sum(_num(r["lower"]) > 0 for r in mc if r["scope"] != "overall")}
+            entry["converged"] = notes.get("models", {}).get(suite, {}).get("converged")
+        out["suites"][suite] = entry
+    return out
+
+
+def render_childes_vs_wiki_release(s: dict) -> str:
+    lines = ["| suite | paradigms | CHILDES − Wikipedia, last checkpoint | CHILDES below | acquired (CHILDES / Wiki) "
+             "| CHILDES later | model: CHILDES vs. Wikipedia, log-odds (paradigms below / above 0) |",
+             "|---|---|---|---|---|---|---|"]
+    for suite, e in s["suites"].items():
+        m = e.get("model")
+        model = (f"{_f(m['overall'][0], 2)} [{_f(m['overall'][1], 2)}, {_f(m['overall'][2], 2)}] "
+                 f"({m['below_0']} / {m['above_0']}){'' if e.get('converged') else ', not converged'}") if m else "n/a"
+        lines.append(f"| {suite} | {e['paradigms']} | {_f(e['diff_min'])} to {_f(e['diff_max'])} | "
+                     f"{e['childes_below']} | {e['acquired']['childes']} / {e['acquired']['wikipedia']} | "
+                     f"{e['childes_later']} | {model} |")
+    return "\n".join(lines) + "\n"
+
+
 # ---------------------------------------------------------------- the registry
 EXPERIMENTS: dict[str, Callable[[Path], dict]] = {
     "constructions-demo": constructions_demo,
     "dose-demo": dose_demo,
     "acquisition-demo": acquisition_demo,
     "demo": demo,
+    "fict-release": fict_release,
+    "childes-vs-wiki-release": childes_vs_wiki_release,
 }
 BLOCKS = {b.name: b for b in [
     Block("constructions-demo/removals", "docs/constructions.md", lambda s: render_removals(s)),
@@ -530,6 +619,8 @@ BLOCKS = {b.name: b for b in [
     Block("demo/checks", "docs/demo.md", render_demo_checks),
     Block("demo/power", "docs/analysis.md", render_demo_power),
     Block("demo/cost", "docs/own-data.md", render_cost),
+    Block("fict-release/summary", "docs/published.md", render_fict_release),
+    Block("childes-vs-wiki-release/summary", "docs/published.md", render_childes_vs_wiki_release),
 ]}
 
 

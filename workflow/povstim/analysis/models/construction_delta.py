@@ -68,8 +68,14 @@ def comparisons(conditions: dict) -> list[Comparison]:
 
 
 def raw_deltas(df: pd.DataFrame) -> dict:
-    """Raw accuracies per kind: each paradigm's accuracy averaged over seeds, then over the kind's paradigms."""
-    per_seed = df.groupby(["filtered", "target", "paradigm", "seed"])["correct"].mean()
+    """Raw accuracies per kind: each paradigm's accuracy averaged over seeds, then over the kind's paradigms
+    (``df``: items with ``correct``, or counts with ``n_correct``/``n_total``, e.g. published accuracies)."""
+    keys = ["filtered", "target", "paradigm", "seed"]
+    if "correct" in df.columns:
+        per_seed = df.groupby(keys)["correct"].mean()
+    else:
+        sums = df.groupby(keys)[["n_correct", "n_total"]].sum()
+        per_seed = sums["n_correct"] / sums["n_total"]
     per_paradigm = per_seed.groupby(["filtered", "target", "paradigm"]).mean()
     out = {}
     for kind, is_target in (("target", True), ("control", False)):
@@ -130,8 +136,10 @@ def _interval(x: np.ndarray) -> tuple[float, float, float]:
 
 
 def fit_comparison(df: pd.DataFrame, settings, cores: int | None = None) -> tuple[dict, dict]:
-    """Fit one comparison's items; (the row's estimates and diagnostics, the fit's diagnostics)."""
-    design = bayes.build_design(df[["filtered", "target", "seed", "paradigm", "correct"]], FORMULA,
+    """Fit one comparison's items (or binomial counts); (the row's estimates and diagnostics, the fit's
+    diagnostics)."""
+    response = ["correct"] if "correct" in df.columns else ["n_correct", "n_total"]
+    design = bayes.build_design(df[["filtered", "target", "seed", "paradigm", *response]], FORMULA,
                                 family="binomial", zscore=False, contrasts="sum", min_groups=settings.min_groups)
     if "filtered" not in design.codes:
         raise PovstimError("the filtered/full contrast was dropped from the design (aliased or one level)")
@@ -180,7 +188,7 @@ def delta_table(items: pd.DataFrame, conditions: dict, settings, cores: int | No
                 notes.append(_note("NO CONTROL", f"{where}: every scored paradigm is a target; no control"))
                 continue
             log.info("fitting %s: %d items", where, len(df))
-            row, diag = _row(comp, key, df, settings, cores)
+            row, diag = comparison_row(comp, key, df, settings, cores)
             for p in diag["problems"]:
                 notes.append(_note("CONVERGENCE PROBLEM", f"{where}: {p}"))
             rows.append(row)
@@ -191,7 +199,8 @@ def delta_table(items: pd.DataFrame, conditions: dict, settings, cores: int | No
     return pd.DataFrame(rows), notes, diags
 
 
-def _row(comp: Comparison, key: tuple, df: pd.DataFrame, settings, cores) -> tuple[dict, dict]:
+def comparison_row(comp: Comparison, key: tuple, df: pd.DataFrame, settings, cores) -> tuple[dict, dict]:
+    """One row of the Δ table (raw and estimated Δ; ``key``: its arch, size, suite) and the fit's diagnostics."""
     raw = raw_deltas(df)
     row = {"condition": comp.condition, "constructions": "+".join(comp.constructions), "full": comp.full,
            **dict(zip(KEYS, map(str, key))),

@@ -44,6 +44,8 @@ log = logging.getLogger("povstim.release")
 class ReleaseSettings:
     """The ``release:`` section (defaults: workflow/schemas/config/release.schema.yaml)."""
 
+    layout: str
+    missing_checkpoints: str
     pattern: str
     glob: str
     ignore: tuple
@@ -79,6 +81,11 @@ def _pattern(settings: ReleaseSettings, pattern: str | None = None, key: str = "
         raise PovstimError(f"{key} needs the named group(s) {', '.join(missing)} "
                            f"(e.g. (?P<size>[0-9]+M)); it has {', '.join(sorted(groups)) or 'none'}")
     return rx
+
+
+def release_pattern(settings: ReleaseSettings) -> re.Pattern:
+    """``release.pattern``, compiled and checked (its named groups)."""
+    return _pattern(settings)
 
 
 def _paradigms(settings: ReleaseSettings) -> dict[str, str]:
