@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from .registry import (  # noqa: F401
     MODES, PHENOMENA, Context, FitFn, Hit, Match, Phenomenon, RuleFn, SanityFn, SurfaceFn, check_rules,
-    find_dpe, languages, needs_parse, register, sanity_names, surface_hash,
+    feeds_targeted, find_dpe, languages, needs_parse, register, sanity_names, surface_hash,
 )
 
 # The phenomena, in the order dpe.tsv lists them (registration order): App. C's Python modules first,
