@@ -246,6 +246,14 @@ def first_cue(cues, forms: list[str]):
     return None
 
 
+def _fired_cues(table):
+    def fired(sent: Sentence, mode: str) -> list[str]:
+        """Every cue of ``mode`` that fires on ``sent`` on its own (the rule records only the first)."""
+        forms = _forms(t.form for t in sent.tokens)
+        return [cue.__name__ for cue in table[mode] if cue(forms) is not None]
+    return fired
+
+
 def _rule(cues):
     def rule(sent: Sentence, ctx: Context):
         found = first_cue(cues, _forms(t.form for t in sent.tokens))
@@ -276,6 +284,7 @@ register(Phenomenon(
     languages=("fr",),
     surface_key=_SOURCE,
     description="French questions: subject-clitic inversion, est-ce que, wh in situ",
+    extras={"fired_cues": _fired_cues(QF_CUES)},
 ))
 
 register(Phenomenon(
@@ -286,4 +295,5 @@ register(Phenomenon(
     languages=("fr",),
     surface_key=_SOURCE,
     description="French reflexives: se/s', soi, lui-même..., same-person reflexive clitics",
+    extras={"fired_cues": _fired_cues(BINDING_CUES)},
 ))
