@@ -84,11 +84,17 @@ def baseline_inversion(commit: str):
     return mod.inversion
 
 
-def cues(baseline: str) -> dict:
-    """name -> cue function: today's cues of every mode, and the baseline's inversion."""
+def cues(baseline: str | None) -> dict:
+    """name -> cue function: today's cues of every mode, and the baseline's inversion (unless None)."""
     out = {c.__name__: c for c in (*french.QF_CUES["conservative"], *french.BINDING_CUES["conservative"])}
-    out[f"inversion@{baseline}"] = baseline_inversion(baseline)
+    if baseline:
+        out[f"inversion@{baseline}"] = baseline_inversion(baseline)
     return out
+
+
+def cues_hash() -> str:
+    """The SHA-1 of dpe/french.py: the cues the measurement is of (a test checks it against the file)."""
+    return hashlib.sha1(Path(french.__file__).read_bytes()).hexdigest()[:12]
 
 
 def read_csv(texts: Path) -> dict[int, tuple[str, str]]:
@@ -282,8 +288,7 @@ def cmd_measure(args) -> None:
             "labels": f"{args.labels.relative_to(REPO)} (one labeller; written before any cue was run on the sample)",
             "parser": "none: the cues read the tokens parse.tokenize feeds fr_core_news_sm",
             "in_or_out": "out of sample (no cue was written or changed after the sample was drawn)",
-            "code": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                                   text=True).stdout.strip() or "unknown",
+            "code": f"dpe/french.py sha1 {cues_hash()}",
             "recall_rows": n_rand,
             "csv_rows": len(read_csv(args.texts)),
             "date": datetime.date.today().isoformat(),

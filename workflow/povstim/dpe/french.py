@@ -29,7 +29,15 @@ second-person speech -- "Veux tu du lait?" comes out with *tu* a CCONJ, "Tu vas 
 (docs/own-data.md, "Your own language") -- so the rules read the tokens the parser is fed
 (:func:`povstim.parse.tokenize.tokenize` with the French splits: "qu'" "est", "veut" "-il"), and the
 surface pre-test is the rule itself on the same tokens. Measured against hand labels on French CDS
-(tests/fixtures/french_cds_labels.tsv, docs/own-data.md).
+(tests/fixtures/french_cds_labels.tsv, docs/own-data.md), and cue by cue on a stratified sample
+(tests/fixtures/french_cue_labels.tsv, scripts/french_cue_precision.py: dpe/cue_precision.yaml,
+docs/french-cues.md); a cue measured below 0.5 precision never makes a removal targeted
+(:func:`povstim.dpe.registry.feeds_targeted`).
+
+The inversion cue reads "verb clitic" as an inversion only when the verb agrees with the clitic (a common
+verb's inverted form or a regular person ending, or a euphonic t) and the clitic is not the subject of the verb
+that follows: an interjection, a name or an imperative before a subject ("allez tu viens", "okay on va",
+"Thomas tu viens") was most of what the cue removed before (docs/filter.md, "The French cues, one by one").
 """
 
 from __future__ import annotations
