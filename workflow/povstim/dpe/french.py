@@ -29,7 +29,15 @@ second-person speech -- "Veux tu du lait?" comes out with *tu* a CCONJ, "Tu vas 
 (docs/own-data.md, "Your own language") -- so the rules read the tokens the parser is fed
 (:func:`povstim.parse.tokenize.tokenize` with the French splits: "qu'" "est", "veut" "-il"), and the
 surface pre-test is the rule itself on the same tokens. Measured against hand labels on French CDS
-(tests/fixtures/french_cds_labels.tsv, docs/own-data.md).
+(tests/fixtures/french_cds_labels.tsv, docs/own-data.md), and cue by cue on a stratified sample
+(tests/fixtures/french_cue_labels.tsv, scripts/french_cue_precision.py: dpe/cue_precision.yaml,
+docs/french-cues.md); a cue measured below 0.5 precision never makes a removal targeted
+(:func:`povstim.dpe.registry.feeds_targeted`).
+
+The inversion cue reads "verb clitic" as an inversion only when the verb agrees with the clitic (a common
+verb's inverted form or a regular person ending, or a euphonic t) and the clitic is not the subject of the verb
+that follows: an interjection, a name or an imperative before a subject ("allez tu viens", "okay on va",
+"Thomas tu viens") was most of what the cue removed before (docs/filter.md, "The French cues, one by one").
 """
 
 from __future__ import annotations
@@ -45,7 +53,7 @@ WH = frozenset("où quoi qui quand comment combien pourquoi quel quelle quels qu
                "lesquels lesquelles".split())
 # Words that may precede a question's verb: a fronted wh-word (que/qu' too) and discourse words.
 _FRONT = WH | frozenset("que qu'".split())
-_LEAD = frozenset("et alors mais bon ben bah oh ah eh hein donc puis ok oui non , ...".split())
+_LEAD = frozenset("et alors mais bon ben bah oh ah eh hein donc puis ok okay oui ouais non , ...".split())
 # Closed-class words and discourse verbs that are never the inverted verb before a subject clitic
 # ("et il", "regarde il pleut", "tiens tu vois").
 _NOT_VERB = frozenset(
@@ -56,6 +64,19 @@ _NOT_VERB = frozenset(
     "parce puisque lorsque quoique tout toute tous toutes".split())
 # Trailing words after an in-situ wh-word ("tu vas où là ?").
 _TRAIL = frozenset("là hein alors donc encore ça".split())
+_OBJECT_CLITICS = frozenset("me m' te t' se s' le la les l' lui leur y en nous vous".split())
+# Finite forms that invert before each person's clitic (Grevisse & Goosse § 394: the verbs of everyday
+# questions), beyond the regular endings of _finite: "veux-tu", "est-il", "sont-ils".
+_INVERTED = {
+    "je": frozenset("suis ai puis dois sais peux vais veux fais dis vois crois".split()),
+    "tu": frozenset("es as vas veux peux sais fais vois viens prends mets crois dois connais entends comprends "
+                    "bois".split()),
+    "3sg": frozenset("est a va fait veut peut sait faut vient voit doit prend met croit connaît entend comprend "
+                     "vaut sera aura ira fera".split()),
+    "nous": frozenset("sommes".split()),
+    "vous": frozenset("êtes faites".split()),
+    "3pl": frozenset("sont ont vont font veulent peuvent savent doivent viennent".split()),
+}
 _PREPOSITIONS = frozenset("de d' à au aux pour avec sur sous en dans par chez vers sans".split())
 _MEME = frozenset(f"{p}-{m}" for p in "moi toi lui elle nous vous eux elles soi".split() for m in ("même", "mêmes"))
 _REFLEXIVE_PAIRS = {"je": ("me", "m'"), "j'": ("me", "m'"), "tu": ("te", "t'"), "nous": ("nous",),
@@ -77,25 +98,69 @@ def _is_question(forms: list[str]) -> bool:
 
 # --- question formation cues: each returns the indices of the tokens that fired, or None ------------------
 
+def _person(clitic: str) -> str:
+    return {"il": "3sg", "elle": "3sg", "on": "3sg", "ils": "3pl", "elles": "3pl"}.get(clitic, clitic)
+
+
+def _finite(word: str, clitic: str, level: int = 1) -> bool:
+    """Whether ``word`` reads as a finite verb agreeing with the subject clitic ``clitic``: level 0, one of the
+    common verbs' forms (:data:`_INVERTED`); level 1 also a regular ending (2sg -es, -ais, -ras; 3sg -ait; nous
+    -ons; vous -ez; 3pl -ent, not -ment); level 2 also the ending a non-verb shares too often to open a clause
+    with (je and 3sg -e), for the word right after the clitic, where a finite verb makes the clitic its subject."""
+    person = _person(clitic)
+    if word in _INVERTED.get(person, ()):
+        return True
+    if level == 0 or not word.isalpha() or word in _NOT_VERB:
+        return False
+    if person == "tu":
+        return word.endswith(("es", "ais", "ras"))
+    if person == "3sg":
+        return word.endswith("ait") or (level == 2 and word.endswith("e") and len(word) > 2)
+    if person == "je":
+        return word.endswith(("ais", "rai")) or (level == 2 and word.endswith("e") and len(word) > 2)
+    if person == "nous":
+        return word.endswith("ons")
+    if person == "vous":
+        return word.endswith("ez")
+    return word.endswith("ent") and not word.endswith("ment")
+
+
 def inversion(forms: list[str]):
     for i, f in enumerate(forms):
         if f.startswith("-") and f.lstrip("-").removeprefix("t-") in SUBJECT_CLITICS and i > 0:
             return (i - 1, i)  # "veut -il", "mange -t-il": written with its hyphen
     words = _words(forms)
     for k, i in enumerate(words):
-        if forms[i] not in SUBJECT_CLITICS or k == 0:
+        clitic = forms[i]
+        if clitic not in SUBJECT_CLITICS or k == 0:
             continue
         v = k - 1
-        if forms[words[v]] == "t" and v > 0:  # "a t il": the euphonic t
+        euphonic = forms[words[v]] == "t" and v > 0  # "a t il": the euphonic t
+        if euphonic:
             v -= 1
         verb = forms[words[v]]
-        if verb in _NOT_VERB or verb.endswith("'") or not verb.isalpha() or verb in SUBJECT_CLITICS:
+        if verb in _NOT_VERB or verb in _LEAD or verb.endswith("'") or not verb.isalpha() or verb in SUBJECT_CLITICS:
+            continue
+        # the verb agrees with the clitic (an interjection or a name before a subject does not: "allez tu
+        # viens", "okay on va", "buzz il ...")
+        if not (_finite(verb, clitic) or (euphonic and _person(clitic) == "3sg")):
             continue
         before = [forms[j] for j in words[:v]]
         if not all(w in _FRONT or w in _LEAD for w in before):
             continue
         # nous/vous after an imperative are its objects ("donne nous"): only in a marked question
-        if forms[i] in ("nous", "vous") and not (_is_question(forms) or any(w in _FRONT for w in before)):
+        if clitic in ("nous", "vous") and not (_is_question(forms) or any(w in _FRONT for w in before)):
+            continue
+        # the clitic is the subject of the verb after it, not of the one before: "sais tu ranges", "fait il
+        # l'appelle", "veut on ne ..."
+        rest = [forms[j] for j in words[k + 1:]]
+        level = 2
+        while rest and rest[0] in _OBJECT_CLITICS:
+            # le/la/les are determiners too ("est elle la pelle", "aimes tu les pommes"): then only a common
+            # verb's form says the clitic is its subject
+            level = min(level, 0 if rest[0] in ("le", "la", "les") else 1)
+            rest = rest[1:]
+        if rest and (rest[0] in ("ne", "n'") or _finite(rest[0], clitic, level)):
             continue
         return (words[v], i)
     return None
@@ -189,6 +254,14 @@ def first_cue(cues, forms: list[str]):
     return None
 
 
+def _fired_cues(table):
+    def fired(sent: Sentence, mode: str) -> list[str]:
+        """Every cue of ``mode`` that fires on ``sent`` on its own (the rule records only the first)."""
+        forms = _forms(t.form for t in sent.tokens)
+        return [cue.__name__ for cue in table[mode] if cue(forms) is not None]
+    return fired
+
+
 def _rule(cues):
     def rule(sent: Sentence, ctx: Context):
         found = first_cue(cues, _forms(t.form for t in sent.tokens))
@@ -219,6 +292,7 @@ register(Phenomenon(
     languages=("fr",),
     surface_key=_SOURCE,
     description="French questions: subject-clitic inversion, est-ce que, wh in situ",
+    extras={"fired_cues": _fired_cues(QF_CUES)},
 ))
 
 register(Phenomenon(
@@ -229,4 +303,5 @@ register(Phenomenon(
     languages=("fr",),
     surface_key=_SOURCE,
     description="French reflexives: se/s', soi, lui-même..., same-person reflexive clitics",
+    extras={"fired_cues": _fired_cues(BINDING_CUES)},
 ))

@@ -41,6 +41,7 @@ treats them the same. The registry lives in this module, not in the package's
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import inspect
 from dataclasses import dataclass, field
@@ -53,6 +54,12 @@ from ..parse.tokenize import tokenize
 from .words import ANIMATE_NOUNS
 
 MODES = ("posh", "strict", "conservative")
+
+# A cue (the ``rule`` a removal records) measured below this precision never makes a removal targeted: BABY's
+# evidence pool would be mostly noise. The measurements: CUE_PRECISION_FILE, written by
+# scripts/french_cue_precision.py from hand labels; a cue it does not list is not gated.
+TARGETED_PRECISION = 0.5
+CUE_PRECISION_FILE = Path(__file__).with_name("cue_precision.yaml")
 
 RuleFn = Callable[[Sentence, "Context"], "tuple[Token, ...] | None"]
 SurfaceFn = Callable[[list[str], str], bool]
@@ -252,6 +259,27 @@ def _layout(rules: tuple) -> tuple:
         elif ph.batch not in batches:
             batches.append(ph.batch)
     return PHENOMENA.version, tuple(batches), tuple(alone)
+
+
+@functools.cache
+def cue_precision() -> dict[str, dict[str, float]]:
+    """phenomenon -> cue -> its measured precision (CUE_PRECISION_FILE's ``gate``; {} without the file)."""
+    if not CUE_PRECISION_FILE.is_file():
+        return {}
+    import yaml  # deferred: only the filter's targeted flag reads it
+
+    try:
+        gate = (yaml.safe_load(CUE_PRECISION_FILE.read_text(encoding="utf-8")) or {}).get("gate") or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise PovstimError(f"{CUE_PRECISION_FILE}: cannot read the cues' measured precision ({exc})") from None
+    return {p: {c: float(v) for c, v in cues.items()} for p, cues in gate.items()}
+
+
+def feeds_targeted(phenomenon: str, rule: str) -> bool:
+    """Whether a removal by ``rule`` (the cue dpe.tsv records) may be targeted evidence: not when the cue's
+    measured precision is below TARGETED_PRECISION."""
+    measured = cue_precision().get(phenomenon, {}).get(rule)
+    return measured is None or measured >= TARGETED_PRECISION
 
 
 def needs_parse(text: str, rules) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import dpe
@@ -30,7 +30,8 @@ from ..parse.conllu import Sentence
 from ..sources.normalize import CleanStats, Style, finish
 from .evaluate import ratio
 from .settings import FilterSettings
-from .validate import ValidationSettings, _ci, _score, check_floor, decisions, shown
+from .validate import NOT_MEASURABLE, ValidationSettings, _ci, _score, check_floor, decisions, shown
+from .validate import wilson as wilson_ci
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,14 @@ class Labelled:
     row: int
     text: str            # as cleaned for the corpus
     labels: dict         # phenomenon -> bool
+    # the strata that drew the row (a ``strata`` column: a cue's name, or a random stratum); () without one
+    strata: tuple = ()
+    # construction -> bool: the labels of a cue's own construction (columns named as a phenomenon's cue)
+    cue_labels: dict = field(default_factory=dict)
+
+
+# Columns of a labels file that are neither a phenomenon's nor a cue's label.
+_META = frozenset("row sha1 group strata half transcript_id note".split())
 
 
 def labels_sample(labels: str | Path) -> str:
@@ -51,6 +60,15 @@ def labels_sample(labels: str | Path) -> str:
         if ln.startswith("#") and ln.lstrip("# ").lower().startswith("sample:"):
             return ln.lstrip("# ")[len("sample:"):].strip()
     return "not said (no '# sample:' line in the labels file: in or out of sample for the rules is unknown)"
+
+
+def recall_strata(labels: str | Path) -> tuple[str, ...]:
+    """The strata drawn without looking at any rule (``# recall_strata: random, random_question``): a stratified
+    file's recall, and its phenomena's numbers, are measured on their rows alone; () when not said."""
+    for ln in Path(labels).read_text(encoding="utf-8").splitlines():
+        if ln.startswith("#") and ln.lstrip("# ").lower().startswith("recall_strata:"):
+            return tuple(x.strip() for x in ln.split(":", 1)[1].split(",") if x.strip())
+    return ()
 
 
 def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -88,6 +106,7 @@ def read_labels(labels: str | Path, texts: str | Path, language: str, text_colum
     phenomena = [h for h in header if h in dpe.PHENOMENA]
     if not phenomena:
         raise PovstimError(f"{labels}: no column names a DPE phenomenon (known: {', '.join(sorted(dpe.PHENOMENA))})")
+    cue_cols = [h for h in header if h not in _META and h not in phenomena]
     style = Style(language=language, min_words=1)
     out = []
     for n, ln in body[1:]:
@@ -102,7 +121,13 @@ def read_labels(labels: str | Path, texts: str | Path, language: str, text_colum
         cleaned = finish(text, style, CleanStats())
         if cleaned is None:
             raise PovstimError(f"{labels}, line {n}: row {row} cleans to nothing")
-        out.append(Labelled(row, cleaned, {p: cells[p].strip() == "1" for p in phenomena}))
+        bad = next((c for c in cue_cols if cells.get(c, "").strip() not in ("0", "1")), None)
+        if bad is not None:
+            raise PovstimError(f"{labels}, line {n}: column {bad} is {cells.get(bad, '')!r}, not 0 or 1 (a column "
+                               f"that is not {', '.join(sorted(_META))} or a phenomenon is a cue's label)")
+        strata = tuple(x for x in cells.get("strata", "").split(",") if x)
+        out.append(Labelled(row, cleaned, {p: cells[p].strip() == "1" for p in phenomena}, strata,
+                            {c: cells[c].strip() == "1" for c in cue_cols}))
     return out
 
 
@@ -136,8 +161,36 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def per_cue(items: list[Labelled], parsed: list[Sentence | None], phen: str, mode: str,
+            random_strata: tuple[str, ...] = ()) -> dict:
+    """Each cue of ``phen``'s rule in ``mode`` (a phenomenon that declares ``extras["fired_cues"]``) on its own,
+    against its construction's label (the cue's own column when the labels have one, else the phenomenon's):
+    precision among the rows it fires on -- in a stratified file (``strata``), only the rows of its own
+    stratum, a random sample of its firings --, recall among the labelled positives of the rows drawn without
+    any cue (``random_strata``; every row when the file is not stratified). {} for a phenomenon without cues."""
+    fired_cues = dpe.PHENOMENA[phen].extras.get("fired_cues")
+    if fired_cues is None:
+        return {}
+    fired = [set(fired_cues(s, mode)) if s is not None else set() for s in parsed]
+    names = list(dict.fromkeys(c for f in fired for c in f))
+    stratified = any(it.strata for it in items)
+    rand = [k for k, it in enumerate(items) if not stratified or set(it.strata) & set(random_strata)]
+    out = {}
+    for cue in names:
+        label = cue if any(cue in it.cue_labels for it in items) else phen
+        gold = [it.cue_labels[cue] if label == cue else it.labels[phen] for it in items]
+        own = [k for k, it in enumerate(items) if cue in fired[k] and (not stratified or cue in it.strata)]
+        pos = [k for k in rand if gold[k]]
+        tp, found = sum(gold[k] for k in own), sum(cue in fired[k] for k in pos)
+        out[cue] = {"label": label, "n": len(own), "tp": tp, "precision": ratio(tp, len(own)),
+                    "precision_ci95": wilson_ci(tp, len(own)), "positives": len(pos), "found": found,
+                    "recall": ratio(found, len(pos)), "recall_ci95": wilson_ci(found, len(pos))}
+    return out
+
+
 def validate_labelled(items: list[Labelled], parsed: list[Sentence | None], fs: FilterSettings,
-                      vs: ValidationSettings, parser: str, sample: str) -> dict:
+                      vs: ValidationSettings, parser: str, sample: str,
+                      random_strata: tuple[str, ...] = ()) -> dict:
     """``filter_validation``'s result against hand labels: per measured mode and phenomenon, the rules'
     decisions on ``parsed`` (``parsed[i]`` the parse of ``items[i]``; None: spared by the prefilter, no rule
     fires) against the labels, with Wilson 95% intervals and the rule (cue) behind each removal.
@@ -145,9 +198,21 @@ def validate_labelled(items: list[Labelled], parsed: list[Sentence | None], fs: 
     The layout is :func:`povstim.filter.validate.validate`'s with the labels as the ``reference``. Nothing of
     a rule is fitted to the labels, so there are no folds: ``cross_validated`` holds the same counts as
     ``in_sample`` (as for a treebank's rules without fitted parts), and ``sample`` says whether the rules'
-    author saw the labelled sentences before writing them (``validation.json: cv.note``)."""
+    author saw the labelled sentences before writing them (``validation.json: cv.note``).
+
+    A stratified file (a ``strata`` column: rows drawn among a cue's firings) gives each phenomenon's numbers
+    on the rows of ``random_strata`` alone (drawn without looking at any rule), and each cue's (``per_cue``)
+    precision on its own stratum."""
     if len(items) != len(parsed):
         raise ValueError("items and parsed must be aligned")
+    all_items, all_parsed = items, parsed
+    if any(it.strata for it in items):
+        keep = [k for k, it in enumerate(items) if set(it.strata) & set(random_strata)]
+        if not keep:
+            raise PovstimError("filter_validation.labels: the labels are stratified (a strata column) but no row is "
+                               f"in a random stratum ({', '.join(random_strata) or 'none named'}: a "
+                               "'# recall_strata: ...' line names them)")
+        items, parsed = [items[k] for k in keep], [parsed[k] for k in keep]
     phens = [p for p in fs.rules if p in (items[0].labels if items else {})]
     missing = [p for p in fs.rules if p not in phens]
     if missing:
@@ -169,7 +234,8 @@ def validate_labelled(items: list[Labelled], parsed: list[Sentence | None], fs: 
             score = {"reference": _score(ref, got, phen, vs.min_positives)}
             per[phen] = {"cross_validated": score, "in_sample": score,
                          "per_rule": {k: {"n": n, "tp": tp, "precision": ratio(tp, n)}
-                                      for k, (n, tp) in sorted(rules.items())}}
+                                      for k, (n, tp) in sorted(rules.items())},
+                         "per_cue": per_cue(all_items, all_parsed, phen, mode, random_strata)}
         n_removed = sum(any(p in g for p in phens) for g in got)
         out_modes[mode] = {"rule_functions": {p: dpe.PHENOMENA[p].rules[mode].__name__ for p in phens},
                            "per_phenomenon": per, "n_removed": n_removed,
@@ -187,7 +253,8 @@ def validate_labelled(items: list[Labelled], parsed: list[Sentence | None], fs: 
         "min_positives_note": (f"fewer than {vs.min_positives} labelled positives: recall and precision are not "
                                "measurable (None; 'not measurable' in the table), whatever the counts say"),
         "sample": sample,
-        "labels": {"n_labelled": len(items)},
+        "labels": {"n_labelled": len(all_items), "random_strata": list(random_strata),
+                   "n_random": len(items)},
         "cv": {"folds": 0, "group_by": [], "n_groups": 0, "fold_sizes": [], "fitted_parts": [],
                "note": ("hand labels: no part of a rule is fitted to them, so cross_validated equals in_sample; "
                         f"the sample is {sample} for the rules")},
@@ -220,7 +287,26 @@ def labelled_table_rows(result: dict) -> list[dict]:
                 "rules": "; ".join(f"{k} {v['tp']}/{v['n']}" for k, v in d["per_rule"].items()),
                 "sample": result["sample"], "floor": flag,
             })
+            rows += [_cue_row(result, mode, phen, cue, v) for cue, v in d.get("per_cue", {}).items()]
     return rows
+
+
+def _cue_row(result: dict, mode: str, phen: str, cue: str, v: dict) -> dict:
+    """A cue's own row under its phenomenon's: its precision and recall against its construction's label, and
+    whether its removals may be targeted evidence (dpe.feeds_targeted: the shipped measurement)."""
+    enough = v["positives"] >= result["min_positives"]
+    feeds = dpe.feeds_targeted(phen, cue)
+    return {
+        "parser": result["parser"], "mode": mode, "phenomenon": f"{phen} / cue {cue}", "sentences": v["n"],
+        "labelled_positives": v["positives"], "flagged": v["n"], "tp": v["tp"], "fp": v["n"] - v["tp"],
+        "fn": v["positives"] - v["found"],
+        "recall": v["recall"] if enough else NOT_MEASURABLE, "recall_ci95": _ci(v["recall_ci95"]),
+        "precision": v["precision"] if v["n"] else NOT_MEASURABLE, "precision_ci95": _ci(v["precision_ci95"]),
+        "rules": (f"the cue alone against label {v['label']}: precision {v['tp']}/{v['n']} on its firings, recall "
+                  f"{v['found']}/{v['positives']} on the rows drawn without a cue"),
+        "sample": result["sample"],
+        "floor": "" if feeds else f"never targeted: measured precision below {dpe.TARGETED_PRECISION}",
+    }
 
 
 def labelled_disagreements(items: list[Labelled], parsed: list[Sentence | None], fs: FilterSettings,

@@ -157,9 +157,12 @@ def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[i
         matches = found[settings.mode][k]
         if matches and spared:
             misses.append(i)  # safety net: removed anyway, and reported
-        strict = {m.phenomenon for m in found["strict"][k]} if check_strict else None
+        strict_all = {m.phenomenon for m in found["strict"][k]} if check_strict else None
+        # a strict match by a cue measured below dpe.TARGETED_PRECISION is not targeted evidence
+        strict = ({m.phenomenon for m in found["strict"][k] if dpe.feeds_targeted(m.phenomenon, m.rule)}
+                  if check_strict else None)
         for m in matches:
-            targeted = True if strict is None else m.phenomenon in strict
+            targeted = dpe.feeds_targeted(m.phenomenon, m.rule) if strict is None else m.phenomenon in strict
             rows.append(audit.Row(i, m.phenomenon, m.rule, m.tokens_str(), s.text, targeted,
                                   s.meta.get("source_sent_id")))
             per_rule[m.rule] += 1
@@ -167,7 +170,7 @@ def run_filter(sentences: list[Sentence], settings: FilterSettings, base: dict[i
             also_strict[m.phenomenon] += bool(check_strict and targeted)
         if matches:
             removed.add(i)
-        if check_strict and strict - {m.phenomenon for m in matches}:
+        if check_strict and strict_all - {m.phenomenon for m in matches}:
             leaks.append(i)
     if misses:
         log.warning("PREFILTER MISS: a rule flags %d sentence(s) its surface pre-test spared (ids %s); they are "

@@ -22,7 +22,8 @@ from .. import languages
 from ..io import PovstimError, json_object_arg, write_json, write_tsv
 from ..parse.conllu import Skipped
 from ..parse.run import effective, parse_texts, parser_settings
-from .labelled import labelled_disagreements, labelled_table_rows, labels_sample, read_labels, validate_labelled
+from .labelled import (labelled_disagreements, labelled_table_rows, labels_sample, read_labels, recall_strata,
+                       validate_labelled)
 from .settings import filter_settings
 from .validate import disagreement_rows, load_treebank, table_rows, validate, validation_settings, warn_floor
 
@@ -86,7 +87,8 @@ def run_labelled(args, fs, vs, ps) -> int:
     if not items:
         raise PovstimError(f"filter_validation.labels: {vs.labels} labels no sentence")
     parsed, stats = parse_in_order([it.text for it in items], ps, fs.rules, language)
-    result = validate_labelled(items, parsed, fs, vs, _parser_name(ps, language), labels_sample(vs.labels))
+    result = validate_labelled(items, parsed, fs, vs, _parser_name(ps, language), labels_sample(vs.labels),
+                               recall_strata(vs.labels))
     result["parser_packages"] = _parser_packages(effective(ps)[0].backend, language)
     result["labels"] = {**result["labels"], "path": vs.labels, "texts": vs.texts, "text_column": vs.text_column, "language": language}
     result["parse"] = {"n_parsed": stats["n_parsed"], "n_spared": stats["n_spared"]}
