@@ -262,6 +262,14 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
     return result
 
 
+def stops_the_run(result: dict) -> bool:
+    """Whether a job of the run would fail on what the plan found (exit status 3): a size that does not fit, one whose
+    assemble job fails on its size_tolerance (one very long line), or a generated suite the benchmark job cannot make
+    at its top_k_words. An empty word class alone does not: the templates may draw it with others."""
+    return bool([r for r in result["sizes"] if r["ok"] is False or r.get("overshoot")]) or any(
+        not s.get("generates", True) for s in result["suites"].values())
+
+
 def power_summary(config: dict, base_dir: Path) -> dict:
     """``povstim power``'s table (analysis/models/power.py) and the fewer-than-3-seeds warning, for plan's summary
     line; a power that cannot be computed (a single seed, an imported suite not built yet) is a note, a bad key of

@@ -54,7 +54,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     # deferred: config pulls jsonschema and the plan the corpus and benchmark stages, which --help does not need
     from .. import config as cfg
-    from .plan import make_plan, render, write_json_report
+    from .plan import make_plan, render, stops_the_run, write_json_report
 
     config = cfg.load(args.config)
     base = args.base_dir or (REPO if (REPO / "Snakefile").exists() else Path.cwd())
@@ -71,9 +71,4 @@ def run(args) -> int:
     broken = [s["note"] for s in result["sources"].values() if s["status"] in ("missing", "empty")]
     if broken:
         raise PovstimError("; ".join(broken))
-    # a size that does not fit, or whose assemble job would fail on its size_tolerance (one very long line)
-    # or a generated suite the benchmark job cannot make at its top_k_words (an empty class alone is not: the
-    # templates may draw it with others)
-    bad = [r for r in result["sizes"] if r["ok"] is False or r.get("overshoot")] or any(
-        not s.get("generates", True) for s in result["suites"].values())
-    return 3 if bad else 0
+    return 3 if stops_the_run(result) else 0
