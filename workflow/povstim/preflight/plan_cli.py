@@ -41,8 +41,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", type=Path, help="also write the plan as JSON here")
     p.add_argument("--forecast", action="store_true",
                    help="also forecast each training and scoring job's seconds on this machine (a short calibration "
-                   "of each arch, cached in resources/forecast/), the steps and epochs each size gets, whether its "
-                   "budget reaches a dev-loss plateau, and the wall time at --cores")
+                   "of each arch, its estimated cost printed before it starts, cached in resources/forecast/ by CPU "
+                   "model and reused only at a comparable load), the steps and epochs each size gets, whether its "
+                   "budget reaches a dev-loss plateau (and whether the config is inside the range the plateau rule "
+                   "was fitted on), and the wall time at --cores; sizes found TOO LARGE are not forecast")
     p.add_argument("--cores", type=int, default=2, metavar="N",
                    help="cores of the forecast's wall time, as snakemake --cores N (default 2)")
     p.add_argument("--recalibrate", action="store_true", help="measure the forecast's calibrations again")
