@@ -81,13 +81,16 @@ def plateau_coverage(config: dict, models: list) -> list[str]:
             out.append(f"arch {arch_name} is family {spec.get('family')}")
         elif (spec.get("n_layer"), spec.get("n_embd")) != (f["n_layer"], f["n_embd"]):
             out.append(f"arch {arch_name} is {spec.get('n_layer')} x {spec.get('n_embd')}")
-        training = dag_plan.training_for(config, arch_name)
-        if not math.isclose(float(training.get("lr", f["lr"])), f["lr"], rel_tol=1e-6):
-            out.append(f"{arch_name}'s training.lr is {float(training['lr']):g}")
-        if (training.get("batch_size"), training.get("context")) != (f["batch_size"], f["context"]):
-            out.append(f"{arch_name}'s batch is {training.get('batch_size')} x {training.get('context')}")
-        if training.get("schedule", "linear") != f["schedule"]:
-            out.append(f"{arch_name}'s training.schedule is {training.get('schedule', 'linear')}")
+        from ..train.params import resolve
+
+        # the training settings with the schema's defaults, as the train job gets them
+        _, training = resolve(spec, dict(dag_plan.training_for(config, arch_name)))
+        if not math.isclose(float(training.lr), f["lr"], rel_tol=1e-6):
+            out.append(f"{arch_name}'s training.lr is {float(training.lr):g}")
+        if (training.batch_size, training.context) != (f["batch_size"], f["context"]):
+            out.append(f"{arch_name}'s batch is {training.batch_size} x {training.context}")
+        if training.schedule != f["schedule"]:
+            out.append(f"{arch_name}'s training.schedule is {training.schedule}")
     langs = sorted({dag_plan.source_language(config, s) for c in config["corpora"] for z in dag_plan.sizes(config)
                     for s in dag_plan.mixture(config, c, z)})
     if langs != [f["language"]]:
