@@ -64,6 +64,11 @@ PLATEAU_FIT = {"family": "gpt2", "n_layer": 2, "n_embd": 128, "lr": 4.0e-3, "bat
                "words": (10_000, 30_000)}
 
 
+# Out of sample (scripts/forecast_benchmark.py; docs/own-data.md, "Compute forecast"): the epoch of the best dev loss
+# of the models of configs unlike the fit, as a multiple of the rule's (low, high); None: not measured.
+PLATEAU_SPREAD: tuple[float, float] | None = None
+
+
 def plateau_fit_text() -> str:
     f = PLATEAU_FIT
     return (f"{f['family']} {f['n_layer']} x {f['n_embd']}, lr {f['lr']:g}, batch {f['batch_size']} x {f['context']}, "
@@ -687,13 +692,19 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
     if short:
         worst = max(short, key=lambda r: r["plateau_steps"] / r["batches_per_epoch"])
         need = math.ceil((worst["plateau_steps"] + worst["patience"]) * 1.1 / worst["batches_per_epoch"]) + 1
+        late = ""
+        if PLATEAU_SPREAD:  # the rule's measured spread: the epochs that cover a plateau as late as seen out of sample
+            hi = PLATEAU_SPREAD[1]
+            need_hi = math.ceil((worst["plateau_steps"] * hi + worst["patience"]) * 1.1 / worst["batches_per_epoch"]) + 1
+            late = (f" ({need_hi} for a plateau as late as {hi:g}x the rule's, the latest measured out of sample "
+                    f"relative to it)") if need_hi > need else ""
         trained = sum(r["kind"] == "train" and not r.get("reuses") for r in rows)
         notes.append(
             f"{len(short)} of {trained} training jobs cannot reach a dev-loss plateau "
             f"in their budget (training.epochs / max_steps give {min(r['budget_epochs'] for r in short):g}-"
             f"{max(r['budget_epochs'] for r in short):g} epochs; the plateau rule expects the best dev loss after "
             f"{min(r['plateau_epochs'] for r in short):g}-{max(r['plateau_epochs'] for r in short):g} epochs, then "
-            f"training.patience and the decay): set training.epochs to at least {need} (training.max_steps "
+            f"training.patience and the decay): set training.epochs to at least {need}{late} (training.max_steps "
             f"above {max(math.ceil(need * r['batches_per_epoch']) for r in short):,}) with training.schedule: wsd; "
             f"those jobs would then take about {sum(plateau_seconds(r) for r in short):,.0f} s in all, instead of "
             f"{sum(r['seconds'] for r in short):,.0f}"
@@ -725,8 +736,10 @@ def render(result: dict) -> list[str]:
                f" (measured now: {cost['cpu_s']:,.0f} CPU-s, estimated {cost['estimated_cpu_s']:,.0f})" if cost else "")
         lines.append(f"  calibration {name}: {c['train_tokens_per_s']:,.0f} training tokens/s on {c['device']} "
                      f"({c['threads']} thread(s)) of {c.get('cpu_model', '?')}, under {load_text(c.get('load'))}{how}")
+    spread = (f"; out of sample the best epochs were {PLATEAU_SPREAD[0]:g}-{PLATEAU_SPREAD[1]:g}x the rule's"
+              if PLATEAU_SPREAD else "")
     lines.append("  it covers: this config's shapes on this CPU at a comparable load (the job's seconds); the steps "
-                 f"come from the plateau rule, fitted on {plateau_fit_text()} (in-sample there)")
+                 f"come from the plateau rule, fitted on {plateau_fit_text()} (in-sample there{spread})")
     if result.get("coverage"):
         lines.append("  -> NOTE: this config is outside the plateau rule's fit: " + "; ".join(result["coverage"])
                      + ": its steps and the NO PLATEAU advice are an extrapolation")
