@@ -385,3 +385,23 @@ def test_plan_states_the_plateau_rules_fitted_range():
                                "coverage": out}))
     assert "fitted on gpt2 2 x 128, lr 0.004, batch 8 x 64, schedule wsd, language en" in text
     assert "-> NOTE: this config is outside the plateau rule's fit: arch lstm is family lstm" in text
+
+
+def test_the_no_plateau_advice_carries_the_rules_range_and_spread(monkeypatch, rule, tmp_path):
+    """tests/configs/tiny.yaml (gpt2-nano at lr 1e-3, schedule linear, 12 steps) cannot reach the rule's plateau: the
+    advice says the rule is an extrapolation for it, and with a measured spread (high 2.0) gives the epochs a plateau
+    twice as late would need (the epochs by hand from the row's plateau steps, patience and batches per epoch)."""
+    config, _ = _tiny_forecast_setup(monkeypatch, tmp_path, sizes=("8k",))
+    lines = [f"the dog saw {w} cat ." for w in ("a", "the", "one", "my")] * 50
+    counts = {s: SimpleNamespace(lines=lines, words=1200, sentences=200) for s in ("cds", "adult")}
+    out = F.forecast(config, counts, REPO, 2, tmp_path)
+    (note,) = [n for n in out["notes"] if "cannot reach a dev-loss plateau" in n]
+    assert "(the plateau rule is an extrapolation here: arch gpt2-nano is 1 x 32" in note
+    assert "lr is 0.001" in note and "training.schedule is linear" in note
+    row = next(r for r in out["jobs"] if r["kind"] == "train")
+    need = math.ceil((row["plateau_steps"] + row["patience"]) * 1.1 / row["batches_per_epoch"]) + 1
+    need_late = math.ceil((row["plateau_steps"] * 2.0 + row["patience"]) * 1.1 / row["batches_per_epoch"]) + 1
+    assert f"set training.epochs to at least {need} (training.max_steps" in note
+    monkeypatch.setattr(F, "PLATEAU_SPREAD", (0.5, 2.0))
+    (late,) = [n for n in F.forecast(config, counts, REPO, 2, tmp_path)["notes"] if "cannot reach" in n]
+    assert f"set training.epochs to at least {need} ({need_late} for a plateau as late as 2x the rule's" in late
