@@ -111,7 +111,7 @@ def test_pool_report_ranks_and_k_needed():
     row = words.pool_report(lex, [a, b], top_k_words=3)["noun.object"]
     # ball: max(2, 3) = 3, cup: max(3, 2) = 3, kite: absent from b -> never
     assert row == {"candidates": 3, "rejected_by_parses": 0, "available": 2,
-                   "k_for": {"1": 3, "2": 3, "5": None, "10": None}, "k_all": None}
+                   "k_for": {"1": 3, "2": 3, "5": None, "10": None}, "k_all": None, "in_corpora": 2}
     assert words.pool_report(lex, [a, b], top_k_words=2)["noun.object"]["available"] == 0
     verbs = words.Lexicon(verbs={"refl": [words.Verb("hug", "hugs", "hugged", "hugging")]}, nouns={}, names={},
                           closed={})
@@ -168,7 +168,7 @@ def test_benchmark_manifest_reports_pools_and_baseline(tmp_path):
     assert params["vocabulary"] == "lexicon"  # auto without parses
     pools = params["word_pools"]
     assert pools["verb.wh_embed"]["available"] >= 2 and pools["verb.wanna_intrans"]["available"] >= 2
-    assert set(pools["noun.human_f"]) == {"candidates", "rejected_by_parses", "available", "k_for", "k_all"}
+    assert set(pools["noun.human_f"]) == {"candidates", "rejected_by_parses", "available", "k_for", "k_all", "in_corpora"}
     base = params["baseline"]
     assert base["kind"] == "unigram" and set(base["accuracy"]) == {str(p) for p in paths}
     # "that" is far more frequent than "whether" in both corpora: the whether templates are solved

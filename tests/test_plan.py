@@ -69,10 +69,10 @@ def test_word_pools_name_the_top_k_that_fills_every_class(files, tmp_path, capsy
     path = config(tmp_path, files, ["2k", "6k"], top_k=60)
     assert main(["plan", str(path), "--json", str(tmp_path / "plan.json")]) == 3
     posh = json.loads((tmp_path / "plan.json").read_text())["suites"]["posh"]
-    assert posh["empty"] and posh["k_needed"] > 60
+    assert not posh["generates"] and posh["k_needed"] > 60
     assert f"top_k_words to at least {posh['k_needed']:,}" in capsys.readouterr().out
     k = posh["k_needed"]
-    # the generator itself agrees: at K every class has a word, at K - 1 one is empty
+    # the generator itself agrees, at the suite's own pairs_per_paradigm (2): at K it makes every pair, at K - 1 not
     corpora = []
     from povstim.corpus.assemble import assemble
 
@@ -83,7 +83,7 @@ def test_word_pools_name_the_top_k_that_fills_every_class(files, tmp_path, capsy
         p = tmp_path / f"{corpus}.txt"
         p.write_text("\n".join(lines) + "\n")
         corpora += ["--corpus", str(p)]
-    spec = {"kind": "generated", "pairs_per_paradigm": 4, "seed": 1}  # every template gets a pair
+    spec = {"kind": "generated", "pairs_per_paradigm": 2, "seed": 1}  # the config's
     ok = main(["benchmark", "--suite", "posh", "--params", json.dumps({**spec, "top_k_words": k}), *corpora,
                "--out-dir", str(tmp_path / "b1")])
     err_ok = capsys.readouterr().err
@@ -92,9 +92,9 @@ def test_word_pools_name_the_top_k_that_fills_every_class(files, tmp_path, capsy
     bad = main(["benchmark", "--suite", "posh", "--params", json.dumps({**spec, "top_k_words": k - 1}), *corpora,
                 "--out-dir", str(tmp_path / "b2")])
     err = capsys.readouterr().err
-    assert bad == 1 and "no word of class" in err
+    assert bad == 1 and ("no word of class" in err or "distinct pairs" in err)
     # and the benchmark's own error says how far to raise it
-    assert f"top_k_words: {k} leaves no word class empty" in err
+    assert f"top_k_words: {k} generates every pair" in err
 
 
 def test_plan_of_an_unreadable_source_says_what_is_missing(tmp_path, capsys):

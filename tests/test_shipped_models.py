@@ -67,3 +67,12 @@ PAPER_CONFIGS = {"posh.yaml", "posh-exp3.yaml", "babyberta.yaml", "fict.yaml"}
 def test_every_shipped_config_but_the_papers_trains_to_a_plateau(path):
     schedule = section("training", yaml.safe_load(path.read_text()).get("training") or {})["schedule"]
     assert schedule == ("linear" if path.name in PAPER_CONFIGS else "wsd"), f"{path.name}: training.schedule {schedule}"
+
+
+def test_the_own_data_template_ships_the_2_core_default_learner():
+    """README calls the embedded default's 2 x 64 gpt2-tiny the 2-core default; the own-data template, which a new
+    user runs on the same 2 cores, ships the same learner (it shipped the former 2 x 128)."""
+    template = yaml.safe_load((REPO / "configs" / "own-data-template.yaml").read_text())["archs"]
+    default = yaml.safe_load((REPO / "config.yaml").read_text())["archs"]
+    assert template == default
+    assert template["gpt2-tiny"]["n_layer"] == 2 and template["gpt2-tiny"]["n_embd"] == 64

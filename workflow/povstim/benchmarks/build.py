@@ -56,7 +56,7 @@ def build(suite: str, spec: dict, corpora: list[str], word_stats: list[str] | No
             pairs = posh.generate(lex, int(spec["pairs_per_paradigm"]), int(spec["seed"]), suite=suite,
                                   paradigms=spec.get("paradigms"))
         except PovstimError as exc:
-            hint = _pool_hint(str(exc), vocabulary, stats, pos, counts, int(spec["top_k_words"]), suite)
+            hint = _pool_hint(str(exc), vocabulary, stats, pos, counts, int(spec["top_k_words"]), suite, spec)
             raise PovstimError(f"{exc}{hint}") from None
         params = {
             **spec,
@@ -137,15 +137,19 @@ def select_paradigms(pairs: list, wanted: list[str], key: str, where: str) -> li
     return [p for p in pairs if p.paradigm in keep]
 
 
-def _pool_hint(message: str, vocabulary: str, stats, pos, counts: list, top_k: int, suite: str) -> str:
-    """How far to raise top_k_words when a word class is empty (from :func:`posh.generator_report`)."""
+def _pool_hint(message: str, vocabulary: str, stats, pos, counts: list, top_k: int, suite: str,
+               spec: dict | None = None) -> str:
+    """How far to raise top_k_words when a word class is empty or a template runs out of pairs (from
+    :func:`posh.generator_report`, at the suite's own pairs_per_paradigm, seed and paradigms)."""
     import re
 
-    if not re.search(r"no word of class '([^']+)'", message) or not counts:
+    if not re.search(r"no word of class '([^']+)'|distinct pairs", message) or not counts:
         return ""
-    report = posh.generator_report(words.build_lexicon(vocabulary, None, stats, pos), counts, top_k)
+    spec = spec or {}
+    report = posh.generator_report(words.build_lexicon(vocabulary, None, stats, pos), counts, top_k,
+                                   spec.get("pairs_per_paradigm"), int(spec.get("seed", 1)), spec.get("paradigms"))
     if report["k_needed"]:
-        hint = f"top_k_words: {report['k_needed']} leaves no word class empty"
+        hint = f"top_k_words: {report['k_needed']} generates every pair"
     else:
         hint = "no top_k_words fills every class with these corpora; larger or different corpora are needed"
     return f" ({hint}; benchmarks.{suite}.top_k_words is {top_k}; `povstim plan CONFIG` lists every class)"

@@ -524,12 +524,17 @@ def generate(
 
 # --------------------------------------------------------------------------- can it be generated?
 
-def generator_report(lex: Lexicon, corpora: list, top_k_words: int) -> dict:
+def generator_report(lex: Lexicon, corpora: list, top_k_words: int, pairs_per_paradigm: int | None = None,
+                     seed: int = 1, paradigms: list[str] | None = None) -> dict:
     """Can POSH-BENCH be generated from ``corpora`` at ``top_k_words``, and which K would it need?
 
-    ``classes`` is :func:`words.pool_report`; ``empty`` the open classes with no word at this K;
-    ``generates`` asks the generator itself (a slot may need a particular verb form);
-    ``k_needed`` is the smallest K at which it finds a word for every slot (None: no K does).
+    ``classes`` is :func:`words.pool_report`; ``empty`` the open classes with no word (in every form its templates
+    use) at this K; ``generates`` asks the generator itself, at the suite's ``pairs_per_paradigm``, ``seed`` and
+    ``paradigms`` as the benchmark job will (None: one pair per template), and ``why`` says why it does not (a
+    slot with no word, or a template that runs out of distinct pairs); ``k_needed`` is the smallest K above
+    ``top_k_words`` at which it does (None: it already does, or no K does). A class can be empty while the suite
+    generates: the templates draw some classes together (``noun.human_n`` with the other people) and each verb
+    slot needs one or two of its forms, not all.
     ``lex``: the suite's word classes *without* a top-K restriction (``allowed`` None).
     """
     counts = [c if isinstance(c, Counter) else word_counts(c) for c in corpora]
@@ -537,13 +542,17 @@ def generator_report(lex: Lexicon, corpora: list, top_k_words: int) -> dict:
         raise PovstimError("a word-pool report needs at least one corpus")
     ranks = [word_ranks(c) for c in counts]
     classes = pool_report(lex, counts, top_k_words)
+    settings = (pairs_per_paradigm, seed, paradigms)
+    why = _generation_failure(lex, ranks, top_k_words, *settings)
     return {
         "top_k": int(top_k_words),
         "frequent_words": len(_allowed(ranks, top_k_words)),
         "classes": classes,
         "empty": sorted(c for c, row in classes.items() if row["available"] == 0),
-        "generates": _generates(lex, ranks, top_k_words),
-        "k_needed": _k_needed(lex, ranks),
+        "generates": why is None,
+        "why": why,
+        "pairs_per_paradigm": pairs_per_paradigm,
+        "k_needed": None if why is None else _k_needed(lex, ranks, top_k_words, *settings),
     }
 
 
@@ -551,28 +560,34 @@ def _allowed(ranks: list[dict[str, int]], k: int) -> set[str]:
     return set.intersection(*({w for w, r in rk.items() if r <= k} for rk in ranks))
 
 
-def _generates(lex: Lexicon, ranks: list[dict[str, int]], k: int) -> bool:
-    """Does POSH-BENCH find a word for every template slot at top-K ``k``? Asks the generator itself, with
-    one pair per template."""
-    per_paradigm = max(Counter(t.paradigm for t in TEMPLATES).values())
+def _generation_failure(lex: Lexicon, ranks: list[dict[str, int]], k: int, pairs_per_paradigm: int | None = None,
+                        seed: int = 1, paradigms: list[str] | None = None) -> str | None:
+    """Why POSH-BENCH cannot be generated at top-K ``k`` (None: it can): the generator itself, at
+    ``pairs_per_paradigm`` (None: one pair per template, the cheapest check that every slot finds a word)."""
+    per_paradigm = pairs_per_paradigm or max(Counter(t.paradigm for t in TEMPLATES).values())
     try:
-        generate(dataclasses.replace(lex, allowed=_allowed(ranks, k)), per_paradigm, 1)
+        generate(dataclasses.replace(lex, allowed=_allowed(ranks, k)), per_paradigm, seed, paradigms=paradigms)
     except PovstimError as exc:
-        if "no word of class" in str(exc):
-            return False
+        if "no word of class" in str(exc) or "distinct pairs" in str(exc):
+            return str(exc).split(" survives")[0].split("; raise")[0]
         raise
-    return True
+    return None
 
 
-def _k_needed(lex: Lexicon, ranks: list[dict[str, int]]) -> int | None:
-    """The smallest top-K at which :func:`_generates` holds (binary search: more words never hurt)."""
+def _generates(lex: Lexicon, ranks: list[dict[str, int]], k: int, *settings) -> bool:
+    return _generation_failure(lex, ranks, k, *settings) is None
+
+
+def _k_needed(lex: Lexicon, ranks: list[dict[str, int]], above: int = 0, *settings) -> int | None:
+    """The smallest top-K above ``above`` at which :func:`_generates` holds (binary search: more words never hurt;
+    the K returned is one the generator was run at)."""
     hi = max(max(r.values()) for r in ranks)
-    if not _generates(lex, ranks, hi):
+    if hi <= above or not _generates(lex, ranks, hi, *settings):
         return None
-    lo = 1
+    lo = above + 1
     while lo < hi:
         mid = (lo + hi) // 2
-        if _generates(lex, ranks, mid):
+        if _generates(lex, ranks, mid, *settings):
             hi = mid
         else:
             lo = mid + 1

@@ -326,7 +326,7 @@ def pool_report(lex: Lexicon, corpora: list, top_k_words: int, ns: tuple[int, ..
     the forms its templates need, so it is in the top-K intersection exactly when
     its rank <= K. ``k_for[n]`` is the smallest K at which n words of the class
     survive (None if the corpora cannot give n), ``k_all`` the K at which every
-    word does. Words the parses ruled out (``vocabulary: corpus``) count in
+    word does, ``in_corpora`` how many any K can keep. Words the parses ruled out (``vocabulary: corpus``) count in
     ``rejected_by_parses`` and never survive. Without corpora every word survives.
     ``corpora``: word ``Counter``s or corpus paths (one sentence per line).
     """
@@ -348,6 +348,7 @@ def pool_report(lex: Lexicon, corpora: list, top_k_words: int, ns: tuple[int, ..
             "available": sum(r <= top_k_words for r in rs),
             "k_for": {str(n): (int(finite[n - 1]) if len(finite) >= n else None) for n in ns},
             "k_all": int(finite[-1]) if finite and len(finite) == len(rs) else None,
+            "in_corpora": len(finite),  # words of the class every corpus holds (in every form): the most any K keeps
         }
         report[cls] = row
     return report

@@ -7,8 +7,10 @@ the steps and epochs each size gets, and the DAG's wall time at ``--cores N``.
    training tokens/s (the log windows after the first: no warm-up), its timings the seconds per evaluated
    dev token (a forward pass: the scorer's cost per item token too), per checkpoint, and a job's fixed cost
    (data, model, final save). Cached in ``resources/forecast/`` under a key of everything the speed depends
-   on: the arch, the training shapes, the vocabulary, the device (and GPU name), torch's version, the
-   threads and the training code; ``--recalibrate`` measures again.
+   on: the arch, the training shapes, the vocabulary, the device (and GPU name), the CPU's model, torch's
+   version, the threads and the training code; each cached measurement records the machine's load when it was
+   made, and is reused only under a comparable load (:func:`comparable_load`); ``--recalibrate`` measures
+   again. Before measuring, :func:`calibration_estimate` says what the calibration will cost.
 2. **Jobs** (:func:`job_forecast`): per model, the training tokens (the size's words x (1 - dev_fraction) x
    the tokens per word of a BPE tokenizer trained on the sources' cleaned lines at the config's vocabulary
    size, + one end-of-sentence token per sentence), the batches per epoch, the steps the config gives it
@@ -42,7 +44,11 @@ log = logging.getLogger("povstim.plan")
 
 CALIBRATION_STEPS = 40  # steps per calibration run: the first log window is warm-up, the rest are measured
 CALIBRATION_LOG = 5
-CACHE_VERSION = 3
+CACHE_VERSION = 4
+# A cached calibration is reused only when the machine's 1-minute load average per core differs from the one it was
+# measured under by at most this much: even on the CPU clock a busy machine slows the work (shared caches, memory
+# bandwidth, hyperthreads; a 2 x 128 calibration at load 11 on 2 cores gave 2,355 tokens/s against 9,618 idle).
+LOAD_TOLERANCE = 0.5
 
 # The plateau rule (docs/own-data.md, "Compute forecast"): the epochs after which a size's dev loss stops
 # improving (its best evaluation before early stopping's patience runs out), as PLATEAU_EPOCHS at
@@ -52,6 +58,57 @@ CACHE_VERSION = 3
 PLATEAU_WORDS = 10_000
 PLATEAU_EPOCHS = 4.75
 PLATEAU_EXPONENT = 0.35
+# What the rule was fitted on (its range: a config outside it gets the rule as an extrapolation, and plan says so)
+PLATEAU_FIT = {"family": "gpt2", "n_layer": 2, "n_embd": 128, "lr": 4.0e-3, "batch_size": 8, "context": 64,
+               "schedule": "wsd", "language": "en", "text": "the embedded default's generated registers",
+               "words": (10_000, 30_000)}
+
+
+# Out of sample (scripts/forecast_benchmark.py; docs/own-data.md, "Compute forecast"): the epoch of the best dev loss
+# of the models of configs unlike the fit, as a multiple of the rule's (low, high); None: not measured.
+PLATEAU_SPREAD: tuple[float, float] | None = None
+
+
+def plateau_fit_text() -> str:
+    f = PLATEAU_FIT
+    return (f"{f['family']} {f['n_layer']} x {f['n_embd']}, lr {f['lr']:g}, batch {f['batch_size']} x {f['context']}, "
+            f"schedule {f['schedule']}, language {f['language']} ({f['text']}), {f['words'][0] // 1000}k-"
+            f"{f['words'][1] // 1000}k words")
+
+
+def plateau_coverage(config: dict, models: list) -> list[str]:
+    """How the forecast models of ``config`` fall outside what the plateau rule was fitted on (:data:`PLATEAU_FIT`),
+    one phrase each; empty when every model is inside it."""
+    f, out = PLATEAU_FIT, []
+    for arch_name in sorted({m.arch for m in models}):
+        spec = config["archs"][arch_name]
+        if spec.get("family") != f["family"]:
+            out.append(f"arch {arch_name} is family {spec.get('family')}")
+        elif (spec.get("n_layer"), spec.get("n_embd")) != (f["n_layer"], f["n_embd"]):
+            out.append(f"arch {arch_name} is {spec.get('n_layer')} x {spec.get('n_embd')}")
+        from ..train.params import resolve
+
+        # the training settings with the schema's defaults, as the train job gets them
+        _, training = resolve(spec, dict(dag_plan.training_for(config, arch_name)))
+        if not math.isclose(float(training.lr), f["lr"], rel_tol=1e-6):
+            out.append(f"{arch_name}'s training.lr is {float(training.lr):g}")
+        if (training.batch_size, training.context) != (f["batch_size"], f["context"]):
+            out.append(f"{arch_name}'s batch is {training.batch_size} x {training.context}")
+        if training.schedule != f["schedule"]:
+            out.append(f"{arch_name}'s training.schedule is {training.schedule}")
+    langs = sorted({dag_plan.source_language(config, s) for c in config["corpora"] for z in dag_plan.sizes(config)
+                    for s in dag_plan.mixture(config, c, z)})
+    if langs != [f["language"]]:
+        out.append(f"language {', '.join(langs)}")
+    kinds = sorted({dag_plan.source_spec(config, s).get("kind") for c in config["corpora"]
+                    for z in dag_plan.sizes(config) for s in dag_plan.mixture(config, c, z)})
+    if kinds != ["synthetic"]:
+        out.append("text from " + ", ".join(k for k in kinds if k != "synthetic") + " sources")
+    words = sorted({parse_size(m.size) for m in models})
+    outside = [w for w in words if not f["words"][0] <= w <= f["words"][1]]
+    if outside:
+        out.append("sizes " + ", ".join(f"{w:,}" for w in outside) + " words")
+    return out
 
 
 def plateau_epochs(words: float) -> float:
@@ -141,6 +198,40 @@ def device_name(training) -> str:
     return f"cuda:{torch.cuda.get_device_name(index)}"
 
 
+def cpu_model() -> str:
+    """The CPU's model name (a calibration key part): /proc/cpuinfo's, else the platform's."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.lower().startswith("model name") and ":" in line:
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_load() -> dict:
+    """The 1-minute load average and the cores it is shared by (None where the OS has no load average)."""
+    try:
+        load = round(os.getloadavg()[0], 2)
+    except (OSError, AttributeError):
+        load = None
+    return {"load_1min": load, "cores": os.cpu_count() or 1}
+
+
+def comparable_load(then: dict | None, now: dict) -> bool:
+    """Whether a calibration measured under load ``then`` stands for ``now``: per core, at most
+    :data:`LOAD_TOLERANCE` apart. An entry without a recorded load is not comparable."""
+    if not then or then.get("load_1min") is None or now.get("load_1min") is None:
+        return bool(then) and then.get("load_1min") is None and now.get("load_1min") is None
+    return abs(then["load_1min"] / then["cores"] - now["load_1min"] / now["cores"]) <= LOAD_TOLERANCE
+
+
+def load_text(load: dict | None) -> str:
+    if not load or load.get("load_1min") is None:
+        return "load unknown"
+    return f"load {load['load_1min']:g} on {load['cores']} core(s)"
+
+
 def calibration_key(arch: dict, training, vocab_size: int, threads: int, device: str,
                     scoring: dict | None = None) -> str:
     # deferred: torch, only when the plan forecasts
@@ -150,7 +241,7 @@ def calibration_key(arch: dict, training, vocab_size: int, threads: int, device:
     from ..train import loop
 
     material = {"v": CACHE_VERSION, "arch": arch, "vocab": int(vocab_size), "threads": int(threads),
-                "device": device, "torch": torch.__version__, "machine": platform.machine(),
+                "device": device, "torch": torch.__version__, "machine": platform.machine(), "cpu": cpu_model(),
                 "training": {k: v for k, v in as_dict(training).items() if k in SHAPE_KEYS},
                 "scoring": scoring, "code": code_hash(Path(loop.__file__).parent)}
     import hashlib
@@ -172,10 +263,94 @@ def _pseudo_corpus(n: int, seed: int, vocab_size: int, lengths: tuple[int, int] 
     return out
 
 
+def _read_cache(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    try:
+        data = json.loads(path.read_text())
+        return [e for e in data.get("entries", []) if isinstance(e, dict)]
+    except (ValueError, AttributeError):
+        log.warning("%s: unreadable calibration, measuring again", path)
+        return []
+
+
+def cached_calibration(path: Path, now: dict) -> tuple[dict | None, str]:
+    """The cached measurement of ``path`` made under the load nearest ``now`` if it is comparable
+    (:func:`comparable_load`), else None and why."""
+    entries = _read_cache(path)
+    if not entries:
+        return None, "no calibration of this arch and shapes on this CPU yet"
+    usable = [e for e in entries if comparable_load(e.get("load"), now)]
+    if not usable:
+        then = ", ".join(load_text(e.get("load")) for e in entries)
+        return None, (f"the cached calibration(s) were measured under {then}; now {load_text(now)} (more than "
+                      f"{LOAD_TOLERANCE:g} a core apart): measuring again")
+    per_core = (now["load_1min"] or 0.0) / now["cores"]
+    best = min(usable, key=lambda e: abs((e["load"].get("load_1min") or 0.0) / e["load"]["cores"] - per_core))
+    return {**best, "cached": True}, ""
+
+
+def _params(arch: dict, training, vocab_size: int) -> tuple[int, str]:
+    """The model's parameters (built on the meta device, no memory), or an estimate from its widths."""
+    try:
+        import torch
+
+        from ..train.models import build_config, build_model
+
+        with torch.device("meta"):
+            model = build_model(arch, build_config(arch, training, vocab_size, {"bos": 0, "eos": 1, "pad": 2}))
+        return int(sum(p.numel() for p in model.parameters())), "counted"
+    except Exception:  # noqa: BLE001 - a family built otherwise (a learner of its own): estimated from its widths
+        d, n = int(arch.get("n_embd", 128)), int(arch.get("n_layer", 2))
+        h = int(arch.get("n_hidden") or arch.get("n_inner") or 4 * d)
+        return int(2 * vocab_size * d + n * (4 * d * d + 2 * d * h)), "estimated from the arch's widths"
+
+
+def matmul_rate(threads: int) -> float:
+    """FLOP/s of a 256 x 256 float32 matrix product on ``threads`` threads, best of a few (about 0.1 s)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(max(1, threads))
+    try:
+        a = torch.randn(256, 256)
+        best = math.inf
+        for _ in range(5):
+            t0 = time.process_time()
+            for _ in range(20):
+                a @ a
+            best = min(best, time.process_time() - t0)
+        return 20 * 2 * 256 ** 3 / max(best, 1e-6)
+    finally:
+        torch.set_num_threads(before)
+
+
+# A calibration's work at its shapes, in FLOPs (6 x parameters a training token, 2 a forward token), runs at this
+# fraction of matmul_rate(), plus a fixed part (two trainers' set-up, the tokenizer, the scorer's first use).
+# Measured on this project's 2-core machines (docs/own-data.md, "Compute forecast"): in-sample for these archs.
+CAL_EFFICIENCY = 0.1
+CAL_FIXED_S = 10.0
+
+
+def calibration_estimate(arch: dict, training, vocab_size: int, scoring: bool = True) -> dict:
+    """CPU seconds a calibration of ``arch`` at ``training``'s shapes will take here, before it starts: its FLOPs at
+    :data:`CAL_EFFICIENCY` of this machine's matrix-product rate, + :data:`CAL_FIXED_S`. A GPU calibration is
+    estimated as on the CPU (an upper bound)."""
+    params, how = _params(arch, training, vocab_size)
+    train_tokens = CALIBRATION_STEPS * int(training.batch_size) * int(training.context)
+    dev_tokens = 2 * max(4 * int(training.batch_size), 64) * 12  # two evaluations of the pseudo-word dev set
+    score_tokens = (8 + 2 * (16 + 128)) * 2 * 12 if scoring else 0
+    flops = 6.0 * params * 2 * train_tokens + 2.0 * params * (dev_tokens + score_tokens)  # two trainers' worth
+    rate = matmul_rate(int(training.threads))
+    return {"params": params, "params_how": how, "flops": flops, "matmul_flops_per_s": round(rate),
+            "cpu_s": round(CAL_FIXED_S + flops / (rate * CAL_EFFICIENCY), 1)}
+
+
 def calibrate(arch_name: str, arch: dict, training, vocab_size: int, cache: Path, recalibrate: bool = False,
               scoring: dict | None = None) -> dict:
     """Tokens/s etc. of ``arch`` at ``training``'s shapes (and, with ``scoring``, the scorer's cost at those
-    settings) on this machine, from the cache or measured now."""
+    settings) on this machine, from the cache (a measurement on this CPU under a comparable load) or measured now,
+    after a line saying what the measurement will cost."""
     # deferred: the trainer (torch, transformers), only when the plan forecasts
     from ..tokenizer import bpe
     from ..train.loop import Trainer
@@ -184,14 +359,19 @@ def calibrate(arch_name: str, arch: dict, training, vocab_size: int, cache: Path
     device = device_name(training)
     key = calibration_key(arch, training, vocab_size, threads, device, scoring)
     path = cache / f"{key}.json"
-    if path.exists() and not recalibrate:
-        try:
-            entry = json.loads(path.read_text())
-            entry["cached"] = True
+    now = machine_load()
+    why = "--recalibrate"
+    if not recalibrate:
+        entry, why = cached_calibration(path, now)
+        if entry is not None:
             return entry
-        except ValueError:
-            log.warning("%s: unreadable calibration, measuring again", path)
-    log.info("calibrating %s (%s, %d thread(s)) ...", arch_name, device, threads)
+    estimate = calibration_estimate(arch, training, vocab_size, scoring is not None)
+    busy = max(1.0, ((now["load_1min"] or 0.0) + 1.0) / now["cores"])
+    log.warning("forecast: calibrating %s (%s parameters, %d steps of %d x %d tokens%s) on %s, %s: about %.0f CPU-s "
+                "(~%.0f s of wall time at this load) before the forecast; %s", arch_name, f"{estimate['params']:,}",
+                CALIBRATION_STEPS, training.batch_size, training.context, " + the scorer" if scoring else "", device,
+                load_text(now), estimate["cpu_s"], estimate["cpu_s"] * busy, why)
+    started_cpu, started_wall = time.process_time(), time.perf_counter()
     cal = {**{k: getattr(training, k) for k in training.__dataclass_fields__}}
     cal.update(max_steps=CALIBRATION_STEPS, epochs=None, warmup=0, schedule="linear", patience=10 ** 9,
                eval_every=CALIBRATION_STEPS // 2, save_every=CALIBRATION_STEPS, log_every=CALIBRATION_LOG,
@@ -236,11 +416,15 @@ def calibrate(arch_name: str, arch: dict, training, vocab_size: int, cache: Path
             if not training.packing else float(training.batch_size * training.context),
             "eval_s_per_token": times["evaluation"] * cpu_per_wall / max(1, evals * dev_tokens),
             "checkpoint_s": times["checkpoints"] * cpu_per_wall / saves,
-            "fixed_s": fixed, "key": key, "cached": False,
+            "fixed_s": fixed, "key": key, "cached": False, "cpu_model": cpu_model(), "load": now,
         }
         if scoring is not None:
             entry.update(score_costs(tmp / "model", scoring, clock, vocab_size, tok))
-    write_json(path, entry)
+    entry["cost"] = {"estimated_cpu_s": estimate["cpu_s"], "cpu_s": round(time.process_time() - started_cpu, 1),
+                     "wall_s": round(time.perf_counter() - started_wall, 1), "params": estimate["params"],
+                     "flops": estimate["flops"], "matmul_flops_per_s": estimate["matmul_flops_per_s"]}
+    # kept beside measurements under other loads (the last 4), so that an idle and a busy machine each find theirs
+    write_json(path, {"entries": (_read_cache(path) + [entry])[-4:]})
     return entry
 
 
@@ -289,7 +473,11 @@ def process_costs(cache: Path, recalibrate: bool = False) -> dict:
 
     import torch
 
-    key = f"process{CACHE_VERSION}-{sys.version_info[0]}.{sys.version_info[1]}-{torch.__version__}-{platform.machine()}"
+    import hashlib
+
+    cpu = hashlib.sha256(cpu_model().encode()).hexdigest()[:8]
+    key = (f"process{CACHE_VERSION}-{sys.version_info[0]}.{sys.version_info[1]}-{torch.__version__}-"
+           f"{platform.machine()}-{cpu}")
     path = cache / f"{key}.json"
     if path.exists() and not recalibrate:
         try:
@@ -373,8 +561,10 @@ def train_estimate(words: int, sentences: int, tpw: float, training, cal: dict, 
             "budget_seconds": seconds(budget)}
 
 
-def suite_words_of(name: str, spec: dict, base_dir: Path) -> int:
-    """Words (+ <s> and </s>) the scorer reads for one suite: both sentences of every pair."""
+def suite_words_of(name: str, spec: dict, base_dir: Path, notes: list[str] | None = None) -> int:
+    """Words (+ <s> and </s>) the scorer reads for one suite: both sentences of every pair. Where the pairs the
+    benchmarks stage keeps cannot be counted, the whole suite is, and ``notes`` gets a line saying so."""
+    notes = [] if notes is None else notes
     from . import casing
 
     if spec["kind"] == "generated":
@@ -391,33 +581,60 @@ def suite_words_of(name: str, spec: dict, base_dir: Path) -> int:
         where = Path(path) if Path(path).is_absolute() else base_dir / path
         try:
             pairs = imported_pairs(name, {**spec, "path": str(where)})
-        except (PovstimError, OSError, KeyError):
-            pairs = None
+        except (PovstimError, OSError, KeyError) as exc:
+            pairs, why = None, f"{type(exc).__name__}: {exc}"
         if pairs is not None:
             return int(sum(len(s.split()) + 2 for p in pairs for s in (p.good, p.bad)))
-    sents, _ = casing.suite_sentences(name, spec, base_dir)
-    return int(sum(len(s.split()) + 2 for s in sents)) if sents else 0
+    else:
+        why = f"kind {spec['kind']}" + (f", path {path}" if path else ", no path")
+    sents, where = casing.suite_sentences(name, spec, base_dir)
+    words = int(sum(len(s.split()) + 2 for s in sents)) if sents else 0
+    if sents and spec["kind"] == "suite":  # a task suite's items, read as its stage reads them
+        return words
+    if sents:
+        notes.append(f"benchmarks.{name}: the pairs the benchmarks stage keeps could not be counted ({why}); its score "
+                     f"jobs are forecast at every sentence of the suite ({len(sents):,} sentences, {where}), which "
+                     "overstates them when paradigms or pairs_per_paradigm select fewer")
+    else:
+        notes.append(f"benchmarks.{name}: its sentences cannot be read before the run ({why}; {where}): its score "
+                     "jobs are forecast at a model's load alone, without its items")
+    return words
+
+
+DEFAULT_TOKENS_PER_WORD = 1.3  # only where a mixture has no text to train a tokenizer on (said in the notes)
 
 
 def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path, recalibrate: bool = False,
-             reused: dict | None = None) -> dict:
+             reused: dict | None = None, refused: set | None = None) -> dict:
     """The forecast for ``config`` (``counts``: the plan's cleaned sources) at ``cores``. ``reused``: (condition,
     size) -> the sibling whose models its train jobs link (a void twin with identical text,
-    ``evidence.reused_models``): such a job costs a job's start, after the sibling's, not a training."""
-    reused = reused or {}
+    ``evidence.reused_models``): such a job costs a job's start, after the sibling's, not a training. ``refused``:
+    (corpus, size) pairs the plan found TOO LARGE: their models are not forecast (nor calibrated for)."""
+    reused, refused = reused or {}, refused or set()
     from ..train.params import resolve
 
-    models = dag_plan.models(config)
+    notes: list[str] = []
+    every = dag_plan.models(config)
+    models = [m for m in every if (config["conditions"][m.condition]["from"], m.size) not in refused]
+    if len(models) < len(every):
+        left = sorted({(config["conditions"][m.condition]["from"], m.size) for m in every} & refused)
+        notes.append(f"{len(every) - len(models)} of {len(every)} models not forecast: "
+                     + ", ".join(f"{c} {z}" for c, z in left) + " TOO LARGE for the sources (above)")
     if not models:
-        return {"cores": cores, "jobs": [], "wall": 0.0, "cpu": 0.0, "calibrations": {}, "notes": []}
+        return {"cores": cores, "jobs": [], "wall": 0.0, "cpu": 0.0, "calibrations": {}, "notes": notes,
+                "coverage": []}
     dev_fraction = float(config["split"]["dev_fraction"])
     tok_cfg = {k: v for k, v in config["tokenizer"].items()}
     tpw = {}
-    for corpus in config["corpora"]:
-        for size in dag_plan.sizes(config):
-            srcs = dag_plan.mixture(config, corpus, size)
-            lines = [line for s in srcs for line in counts[s].lines]
-            tpw[corpus, size] = tokens_per_word(lines, tok_cfg, parse_size(size)) if lines else 1.3
+    for corpus, size in sorted({(config["conditions"][m.condition]["from"], m.size) for m in models}):
+        srcs = dag_plan.mixture(config, corpus, size)
+        lines = [line for s in srcs for line in counts[s].lines]
+        if lines:
+            tpw[corpus, size] = tokens_per_word(lines, tok_cfg, parse_size(size))
+        else:
+            tpw[corpus, size] = DEFAULT_TOKENS_PER_WORD
+            notes.append(f"corpus {corpus} {size}: no text to train a tokenizer on; assumed "
+                         f"{DEFAULT_TOKENS_PER_WORD:g} tokens per word")
     cals, archs = {}, {}
     for arch_name in sorted({m.arch for m in models}):
         spec = config["archs"][arch_name]
@@ -430,7 +647,7 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
     warm = bool(config["warm_start"])
     per_job = proc["job_process_s"] if warm else proc["cold_job_s"]
     suites = config.get("benchmarks") or {}
-    suite_words = {n: suite_words_of(n, s, base_dir) for n, s in suites.items()}
+    suite_words = {n: suite_words_of(n, s, base_dir, notes) for n, s in suites.items()}
     scoring = config["scoring"]
     rows, jobs = [], []
     for m in models:
@@ -439,9 +656,15 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         corpus = config["conditions"][m.condition]["from"]
         mixture = dag_plan.mixture(config, corpus, m.size)
         words = parse_size(m.size)
-        have_w = sum(counts[s].words for s in mixture) or 1
-        have_s = sum(counts[s].sentences for s in mixture) or 1
-        sentences = int(round(words * have_s / have_w))
+        have_w = sum(counts[s].words for s in mixture)
+        have_s = sum(counts[s].sentences for s in mixture)
+        if have_w and have_s:
+            sentences = int(round(words * have_s / have_w))
+        else:
+            sentences = max(1, words // 10)
+            note = f"corpus {corpus} {m.size}: its sources hold no counted sentences; assumed 10 words a sentence"
+            if note not in notes:
+                notes.append(note)
         est = train_estimate(words, sentences, tpw[corpus, m.size], training, cal, dev_fraction)
         name = f"train {m.arch}/{m.condition}/{m.size}/seed{m.seed}"
         est["seconds"] += per_job
@@ -464,26 +687,34 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         rows.append({"job": "warm-start server", "kind": "server", "threads": 1, "seconds": proc["warm_server_s"]})
         jobs.insert(0, Job("warm-start server", proc["warm_server_s"], 1))
     sched = list_schedule(jobs, cores)
-    notes = []
+    coverage = plateau_coverage(config, models)
     short = [r for r in rows if r["kind"] == "train" and not r["reaches_plateau"] and not r.get("reuses")]
     if short:
         worst = max(short, key=lambda r: r["plateau_steps"] / r["batches_per_epoch"])
         need = math.ceil((worst["plateau_steps"] + worst["patience"]) * 1.1 / worst["batches_per_epoch"]) + 1
+        late = ""
+        if PLATEAU_SPREAD:  # the rule's measured spread: the epochs that cover a plateau as late as seen out of sample
+            hi = PLATEAU_SPREAD[1]
+            need_hi = math.ceil((worst["plateau_steps"] * hi + worst["patience"]) * 1.1 / worst["batches_per_epoch"]) + 1
+            late = (f" ({need_hi} for a plateau as late as {hi:g}x the rule's, the latest measured out of sample "
+                    f"relative to it)") if need_hi > need else ""
         trained = sum(r["kind"] == "train" and not r.get("reuses") for r in rows)
         notes.append(
             f"{len(short)} of {trained} training jobs cannot reach a dev-loss plateau "
             f"in their budget (training.epochs / max_steps give {min(r['budget_epochs'] for r in short):g}-"
             f"{max(r['budget_epochs'] for r in short):g} epochs; the plateau rule expects the best dev loss after "
             f"{min(r['plateau_epochs'] for r in short):g}-{max(r['plateau_epochs'] for r in short):g} epochs, then "
-            f"training.patience and the decay): set training.epochs to at least {need} (training.max_steps "
+            f"training.patience and the decay): set training.epochs to at least {need}{late} (training.max_steps "
             f"above {max(math.ceil(need * r['batches_per_epoch']) for r in short):,}) with training.schedule: wsd; "
             f"those jobs would then take about {sum(plateau_seconds(r) for r in short):,.0f} s in all, instead of "
-            f"{sum(r['seconds'] for r in short):,.0f}")
+            f"{sum(r['seconds'] for r in short):,.0f}"
+            + (f" (the plateau rule is an extrapolation here: {'; '.join(coverage)})" if coverage else ""))
     # a job's seconds are CPU-seconds (the CPU clock; a GPU job's are wall): the schedule takes each as the job's
     # duration, i.e. as if its extra threads did not shorten it (tiny models barely use a second thread)
     cpu = sum(j.seconds for j in jobs)
     return {"cores": cores, "jobs": rows, "wall": sched["wall"], "cpu": cpu, "calibrations": cals,
-            "process": proc, "tokens_per_word": {f"{c}/{z}": round(v, 4) for (c, z), v in tpw.items()}, "notes": notes}
+            "process": proc, "tokens_per_word": {f"{c}/{z}": round(v, 4) for (c, z), v in tpw.items()}, "notes": notes,
+            "coverage": coverage, "load": machine_load(), "cpu_model": cpu_model()}
 
 
 def plateau_seconds(row: dict) -> float:
@@ -494,12 +725,24 @@ def plateau_seconds(row: dict) -> float:
 
 
 def render(result: dict) -> list[str]:
-    if not result or not result.get("jobs"):
+    if not result:
         return []
+    if not result.get("jobs"):
+        return ["", "Compute forecast:"] + [f"  -> {n}" for n in result.get("notes", [])] if result.get("notes") else []
     lines = ["", f"Compute forecast (this machine; --cores {result['cores']}):"]
     for name, c in result["calibrations"].items():
+        cost = c.get("cost") or {}
+        how = (" (cached)" if c.get("cached") else
+               f" (measured now: {cost['cpu_s']:,.0f} CPU-s, estimated {cost['estimated_cpu_s']:,.0f})" if cost else "")
         lines.append(f"  calibration {name}: {c['train_tokens_per_s']:,.0f} training tokens/s on {c['device']} "
-                     f"({c['threads']} thread(s)){' (cached)' if c.get('cached') else ''}")
+                     f"({c['threads']} thread(s)) of {c.get('cpu_model', '?')}, under {load_text(c.get('load'))}{how}")
+    spread = (f"; out of sample the best epochs were {PLATEAU_SPREAD[0]:g}-{PLATEAU_SPREAD[1]:g}x the rule's"
+              if PLATEAU_SPREAD else "")
+    lines.append("  it covers: this config's shapes on this CPU at a comparable load (the job's seconds); the steps "
+                 f"come from the plateau rule, fitted on {plateau_fit_text()} (in-sample there{spread})")
+    if result.get("coverage"):
+        lines.append("  -> NOTE: this config is outside the plateau rule's fit: " + "; ".join(result["coverage"])
+                     + ": its steps and the NO PLATEAU advice are an extrapolation")
     for r in result["jobs"]:
         if r["kind"] == "train" and r.get("reuses"):
             lines.append(f"  {r['job']:<44} not trained: links {r['reuses']}'s model (identical corpus) "

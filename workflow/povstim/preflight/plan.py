@@ -203,7 +203,9 @@ def pools(config: dict, counts: dict[str, SourceCount], sizes: list[dict]) -> di
         for name, spec in suites.items():
             # before any parse exists no word is ruled out by its part of speech (the benchmark rule may drop some)
             vocabulary = dag_plan.benchmark_vocabulary(config, name)
-            report = generator_report(build_lexicon(vocabulary), paths, int(spec["top_k_words"]))
+            # the generator at the suite's own settings, as the benchmark job runs it: what it needs is what plan says
+            report = generator_report(build_lexicon(vocabulary), paths, int(spec["top_k_words"]),
+                                      int(spec["pairs_per_paradigm"]), int(spec["seed"]), spec.get("paradigms"))
             report["vocabulary"] = vocabulary
             report["corpora"] = f"{', '.join(config['corpora'])} at {largest_size}"
             report["notes"] = notes
@@ -251,11 +253,21 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         ok = all(c.status == "ok" for c in counts.values())
         # a void twin with identical text trains once (train/reuse.py): its train jobs are counted as links
         reused = evidence.reused_models((result["filter"] or {}).get("void") or [])
+        # a size the sources cannot fill is refused above: nothing is forecast (or calibrated) for it
+        refused = {(r["corpus"], r["size"]) for r in sizes if r["ok"] is False}
         result["forecast"] = (forecast.forecast(config, counts, base_dir, forecast_cores,
                                                 Path(forecast_cache or forecast.cache_dir(base_dir)), recalibrate,
-                                                reused)
+                                                reused, refused)
                               if ok else {"notes": ["not forecast: a source is not available yet"], "jobs": []})
     return result
+
+
+def stops_the_run(result: dict) -> bool:
+    """Whether a job of the run would fail on what the plan found (exit status 3): a size that does not fit, one whose
+    assemble job fails on its size_tolerance (one very long line), or a generated suite the benchmark job cannot make
+    at its top_k_words. An empty word class alone does not: the templates may draw it with others."""
+    return bool([r for r in result["sizes"] if r["ok"] is False or r.get("overshoot")]) or any(
+        not s.get("generates", True) for s in result["suites"].values())
 
 
 def power_summary(config: dict, base_dir: Path) -> dict:
@@ -278,6 +290,52 @@ def power_summary(config: dict, base_dir: Path) -> dict:
 def thin_pools(rep: dict) -> list[str]:
     """Classes whose top-K pool holds one or two words."""
     return [cls for cls, v in rep.get("classes", {}).items() if 0 < v["available"] <= 2]
+
+
+def pool_advice(name: str, rep: dict) -> list[str]:
+    """The word-pool lines under a suite's classes: the top_k_words the generator needs (exact: the smallest K at which
+    it makes every pair at the suite's pairs_per_paradigm), the classes still empty there (drawn with others, or with
+    no word in every form), and the K that gives each thin class five words."""
+    lines: list[str] = []
+    classes = rep.get("classes", {})
+    k = rep.get("k_needed")
+    empty = rep.get("empty") or []
+    if not rep.get("generates", True):
+        why = f" ({rep['why']})" if rep.get("why") else ""
+        if k:
+            lines.append(f"  -> the benchmark cannot be generated at top_k_words {rep.get('top_k', 0):,}{why}: set "
+                         f"benchmarks.{name}.top_k_words to at least {k:,} (the smallest at which the generator makes "
+                         "every pair of the suite)")
+            still = [c for c in empty if (classes[c]["k_for"].get("1") or math.inf) > k]
+            if still:
+                lines.append(f"     at {k:,}, {', '.join(still)} still {'has' if len(still) == 1 else 'have'} no word "
+                             "in every form: the templates draw them with other classes or need one form at a time")
+        else:
+            lines.append(f"  -> the benchmark cannot be generated from these corpora at any top_k_words{why}: "
+                         "larger or different corpora are needed")
+    elif empty:
+        lines.append(f"  -> note: {', '.join(empty)} {'has' if len(empty) == 1 else 'have'} no word in every form at "
+                     f"top_k_words {rep.get('top_k', 0):,}, but the generator makes every pair of the suite there: the "
+                     "templates draw such a class with others, or one verb form at a time")
+    thin = thin_pools(rep)
+    if thin:
+        parts, reachable = [], []
+        for c in thin:
+            k5 = classes[c]["k_for"].get("5")
+            if k5:
+                parts.append(f"{c} at K={k5:,}")
+                reachable.append(k5)
+            else:
+                n = classes[c].get("in_corpora")
+                parts.append(f"{c} never (the corpora hold {n if n is not None else 'fewer than 5'} of its words)")
+        advice = f"top_k_words {max(reachable):,} gives " + ("each" if len(reachable) == len(thin) else
+                                                            "those it can") + " at least 5" if reachable else ""
+        lines.append(f"  -> WARNING: {len(thin)} class(es) with only 1-2 words ({', '.join(thin)}): every item of "
+                     "their templates reuses the same word, so a paradigm may measure that word, not the structure; "
+                     f"five words: {'; '.join(parts)}" + (f"; {advice}" if advice else "")
+                     + ("" if len(reachable) == len(thin) else
+                        "; larger corpora give " + ("the others" if reachable else "them") + " more"))
+    return lines
 
 
 def size_lines(sizes: list[dict]) -> list[str]:
@@ -345,17 +403,7 @@ def render(result: dict) -> str:
             need = f"first word at K={first:,}" if first else "in no corpus"
             need += f", all at K={v['k_all']:,}" if v["k_all"] else ""
             lines.append(f"  {cls:<22} {v['available']:>3}/{v['candidates']:<3} {need}{flag}")
-        if rep.get("empty") or not rep.get("generates", True):
-            k = rep.get("k_needed")
-            lines.append(f"  -> a word class is empty for the templates: set benchmarks.{name}.top_k_words to at least {k:,}"
-                         if k else "  -> some classes have no word in every corpus: the benchmark cannot be generated")
-        thin = thin_pools(rep)
-        if thin:
-            ks = [rep["classes"][c]["k_for"].get("5") for c in thin]
-            k5 = max(ks) if ks and all(ks) else None
-            lines.append(f"  -> WARNING: {len(thin)} class(es) with only 1-2 words ({', '.join(thin)}): every item of "
-                         "their templates reuses the same word, so a paradigm may measure that word, not the structure"
-                         + (f"; top_k_words {k5:,} gives each at least 5" if k5 else "; larger corpora give more"))
+        lines += pool_advice(name, rep)
     pw = result.get("power") or {}
     if pw:
         lines += ["", pw["line"]] + ([pw["warning"]] if pw["warning"] else [])

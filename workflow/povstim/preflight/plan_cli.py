@@ -38,8 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", type=Path, help="also write the plan as JSON here")
     p.add_argument("--forecast", action="store_true",
                    help="also forecast each training and scoring job's seconds on this machine (a short calibration "
-                   "of each arch, cached in resources/forecast/), the steps and epochs each size gets, whether its "
-                   "budget reaches a dev-loss plateau, and the wall time at --cores")
+                   "of each arch, its estimated cost printed before it starts, cached in resources/forecast/ by CPU "
+                   "model and reused only at a comparable load), the steps and epochs each size gets, whether its "
+                   "budget reaches a dev-loss plateau (and whether the config is inside the range the plateau rule "
+                   "was fitted on), and the wall time at --cores; sizes found TOO LARGE are not forecast")
     p.add_argument("--cores", type=int, default=2, metavar="N",
                    help="cores of the forecast's wall time, as snakemake --cores N (default 2)")
     p.add_argument("--recalibrate", action="store_true", help="measure the forecast's calibrations again")
@@ -51,7 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args) -> int:
     # deferred: config pulls jsonschema and the plan the corpus and benchmark stages, which --help does not need
     from .. import config as cfg
-    from .plan import make_plan, render, write_json_report
+    from .plan import make_plan, render, stops_the_run, write_json_report
 
     config = cfg.load(args.config)
     base = args.base_dir or project_dir()
@@ -68,7 +70,4 @@ def run(args) -> int:
     broken = [s["note"] for s in result["sources"].values() if s["status"] in ("missing", "empty")]
     if broken:
         raise PovstimError("; ".join(broken))
-    # a size that does not fit, or whose assemble job would fail on its size_tolerance (one very long line)
-    bad = [r for r in result["sizes"] if r["ok"] is False or r.get("overshoot")] or any(
-        s.get("empty") or not s.get("generates", True) for s in result["suites"].values())
-    return 3 if bad else 0
+    return 3 if stops_the_run(result) else 0
