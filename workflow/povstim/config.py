@@ -39,6 +39,7 @@ def validate(config: dict, source: str = "config") -> dict:
         raise PovstimError(describe_errors(errors, schema, source, key_locator(files) if files else None))
     try:
         operations.expand_dose(config)  # a dose series becomes one condition per rate, before every check
+        operations.expand_placebo(config)  # so do placebo conditions, one per draw
         check_references(config, source)
     except PovstimError as exc:
         raise PovstimError(_with_line(str(exc), config, source)) from None

@@ -271,6 +271,11 @@ def condition_meta(config: dict) -> dict[str, dict]:
         note = filter_note(config, name)
         if note:
             meta[name]["note"] = note
+    for name, spec in config["conditions"].items():
+        point = spec.get("placebo_point")
+        if point:  # a placebo of vs: vs's predictors, and a level of its own in the three-level model
+            meta[name]["filtered"] = meta[point["vs"]]["filtered"]
+            meta[name]["placebo"] = {k: point[k] for k in ("series", "of", "vs", "draw")}
     return meta
 
 

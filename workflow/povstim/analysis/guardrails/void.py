@@ -51,6 +51,8 @@ def void_pairs(stats: list[dict], threshold: int, order: list[str] | None = None
         group = sorted(group, key=lambda s: s["condition"])
         for i, a in enumerate(group):
             for b in group[i + 1:]:
+                if a.get("placebo") or b.get("placebo"):  # no evidence apart by design: read as a placebo
+                    continue
                 same = bool(a.get("corpus_sha256")) and a.get("corpus_sha256") == b.get("corpus_sha256")
                 diff = evidence_difference(a, b)
                 if same or (diff is not None and diff < threshold):
