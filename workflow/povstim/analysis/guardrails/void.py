@@ -55,10 +55,18 @@ def void_pairs(stats: list[dict], threshold: int, order: list[str] | None = None
                     continue
                 same = bool(a.get("corpus_sha256")) and a.get("corpus_sha256") == b.get("corpus_sha256")
                 diff = evidence_difference(a, b)
-                if same or (diff is not None and diff < threshold):
+                # void by the two conditions' definitions (plan.void_definitions, condition.json void_definition)
+                why = next((x["void_definition"].get("why") for x, y in ((a, b), (b, a))
+                            if (x.get("void_definition") or {}).get("of") == y["condition"]), None)
+                if same or why or (diff is not None and diff < threshold):
                     kept, dup = _duplicate(a, b, order)
+                    if why and (b.get("void_definition") or {}).get("of") == a["condition"]:
+                        kept, dup = a["condition"], b["condition"]  # the duplicate the definitions name
+                    elif why:
+                        kept, dup = b["condition"], a["condition"]
                     out.append({"size": size, "kept": kept, "duplicate": dup, "identical": same,
-                                "evidence": 0 if same and diff is None else diff})
+                                "evidence": 0 if same and diff is None else diff,
+                                **({"definition": why} if why else {})})
     return out
 
 
@@ -69,6 +77,8 @@ def summarise(pairs: list[dict], sizes_of: dict[str, list[str]]) -> list[dict]:
     for p in pairs:
         row = out.setdefault((p["kept"], p["duplicate"]), {"kept": p["kept"], "duplicate": p["duplicate"],
                                                            "sizes": [], "evidence": {}, "identical": {}})
+        if p.get("definition"):
+            row["definition"] = p["definition"]
         row["sizes"].append(p["size"])
         row["evidence"][p["size"]] = p["evidence"]
         row["identical"][p["size"]] = p["identical"]
@@ -91,6 +101,8 @@ def describe(row: dict, threshold: int, level_of: dict[str, str]) -> str:
     scope = "at every size" if row["all_sizes"] else f"at {', '.join(row['sizes'])} (not at its other sizes)"
     head = (f"{a} vs. {b}: VOID, no estimate: the two conditions' training corpora do not differ in evidence "
             if row["all_sizes"] else f"{a} vs. {b} is void {scope}: ")
+    if row.get("definition"):  # why, from the conditions' definitions
+        head += f"(by definition: {row['definition']}) "
     return (head + f"({'; '.join(how)}; analysis.void_evidence = {threshold}: fewer evidence sentences apart is "
             f"void). {b}'s models there are copies of {a}'s in all but noise, so their cells were left out of the "
             "Bayesian models instead of being counted as independent evidence"
