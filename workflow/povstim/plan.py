@@ -194,6 +194,40 @@ def filter_note(config: dict, condition: str) -> str | None:
     return f"not filtered: no DPE rules for language {', '.join(missing)}"
 
 
+def tokenizer_corpora(config: dict, condition: str, size: str) -> list[str]:
+    """The conditions whose train.txt at ``size`` condition's tokenizer is trained on (``tokenizer.shared``):
+    itself (false, POSH's per-split tokenizers), every condition at that size (true: one tokenizer for all), or
+    the named one."""
+    shared = config["tokenizer"]["shared"]
+    if shared is False:
+        return [condition]
+    if shared is True:
+        return [c for c in config["conditions"] if size in condition_sizes(config, c)]
+    return [shared]
+
+
+def tokenizer_params(config: dict) -> dict:
+    """The tokenizer: section as the tokenize job gets it: ``shared`` chooses the job's inputs, not its settings
+    (so the per-condition default's jobs keep their parameters)."""
+    return {k: v for k, v in config["tokenizer"].items() if k != "shared"}
+
+
+def check_shared_tokenizer(config: dict) -> None:
+    """``tokenizer.shared`` naming a condition: one that exists at every size a condition is trained at."""
+    shared = config["tokenizer"]["shared"]  # filled by the schema before this check
+    if isinstance(shared, bool):
+        return
+    conds = config.get("conditions") or {}
+    if shared not in conds:
+        raise PovstimError(f"tokenizer.shared: {shared!r} is not a condition (known: {', '.join(sorted(conds))}; or "
+                           "true: the union of every condition, false: one per condition)")
+    missing = sorted({s for c in conds for s in condition_sizes(config, c)} - set(condition_sizes(config, shared)),
+                     key=str)
+    if missing:
+        raise PovstimError(f"tokenizer.shared: condition {shared!r} has no corpus at size(s) {', '.join(missing)}, "
+                           "where other conditions need its tokenizer")
+
+
 RANDOM_OPS = ("random_remove", "reinsert", "add", "placebo")  # draws seeded by the condition's name
 
 
