@@ -45,6 +45,7 @@ from ..filter.settings import (
     filter_settings,
     removal_rules,
 )
+from ..analysis.guardrails import void
 from ..io import PovstimError, parse_size
 from ..parse.run import parse_texts, parser_settings
 from ..settings import section
@@ -299,10 +300,13 @@ def reinsert_outlook(config: dict, rows: list[dict], exact: dict | None = None) 
 
 
 def void_outlook(config: dict, reinsert: list[dict]) -> list[dict]:
-    """Per condition with reinsert rates x size: the evidence sentences it is expected to get back, against
-    ``analysis.void_evidence``: fewer makes its contrast with its filtered sibling (a condition of the same corpus
-    and removals with nothing put back: BABY-F) void, as the analysis will find (analysis/guardrails/void.py)."""
-    threshold = int(section("analysis", config.get("analysis") or {}, "analysis")["void_evidence"])
+    """Per condition with reinsert rates x size: the evidence sentences it is expected to get back per phenomenon,
+    against its threshold (``analysis.void_evidence``, auto: ``void_dose_share`` of the configured dose, the
+    sentences the rate asks for; analysis/guardrails/void.threshold): a phenomenon under it is void for the
+    contrast with the filtered sibling (a condition of the same corpus and removals with nothing put back:
+    BABY-F), every phenomenon under it makes the contrast void, as the analysis will find."""
+    analysis = section("analysis", config.get("analysis") or {}, "analysis")
+    setting, share = analysis["void_evidence"], float(analysis["void_dose_share"])
     conds = config["conditions"]
     out = []
     for name, spec in conds.items():
@@ -317,12 +321,25 @@ def void_outlook(config: dict, reinsert: list[dict]) -> list[dict]:
         for size in dict.fromkeys(o["size"] for o in rows):
             at = [o for o in rows if o["size"] == size]
             expected, low = sum(o["expected"] for o in at), sum(o["expected_low"] for o in at)
-            status = "void" if expected < threshold else ("may be void" if low < threshold else "ok")
+            per = {o["phenomenon"]: {"expected": o["expected"], "low": o["expected_low"], "dose": o["needed"],
+                                     "threshold": void.threshold(setting, o["needed"], share,
+                                                                 f"{name} at {size} ({o['phenomenon']}")}
+                   for o in at}
+            gone = [p for p, v in per.items() if v["expected"] < v["threshold"]]
+            maybe = [p for p, v in per.items() if v["low"] < v["threshold"]]
+            status = "void" if len(gone) == len(per) else ("may be void" if len(maybe) == len(per) else "ok")
             # nothing goes back: the condition stage writes the sibling's text byte for byte, and the train jobs
             # of the two train one model (train/reuse.py); a few sentences back is void but trained apart
             out.append({"condition": name, "sibling": sibling, "size": size, "expected": expected, "low": low,
-                        "threshold": threshold, "status": status, "identical": expected == 0})
+                        "threshold": setting, "status": status, "identical": expected == 0, "phenomena": per,
+                        "void_phenomena": gone if status == "ok" else [],
+                        "placebo": any((s.get("placebo_point") or {}).get("of") == name for s in conds.values()),
+                        "shared_tokenizer": config["tokenizer"]["shared"] is not False})
     return out
+
+
+SMALL_MANIPULATION = 50  # evidence sentences: fewer, and a per-condition tokenizer may move more than the evidence
+# does (the issue-63 experiment: 4 sentences changed 6-8 vocabulary entries and 2,208 merges' order); placebos say
 
 
 def reused_models(voids: list[dict]) -> dict[tuple[str, str], str]:
@@ -333,9 +350,13 @@ def reused_models(voids: list[dict]) -> dict[tuple[str, str], str]:
 
 def render_void(voids: list[dict]) -> list[str]:
     bad = [v for v in voids if v["status"] != "ok"]
-    if not bad:
+    partly = [v for v in voids if v["status"] == "ok" and v.get("void_phenomena")]
+    small = sorted({(v["condition"], v["sibling"]) for v in voids if v["status"] != "void"
+                    and v["expected"] < SMALL_MANIPULATION and not v.get("placebo")})
+    if not (bad or partly or small):
         return []
-    lines = [f"Void contrasts (evidence put back vs. analysis.void_evidence = {bad[0]['threshold']}):"]
+    lines = [f"Void contrasts (evidence put back per phenomenon vs. its threshold, analysis.void_evidence = "
+             f"{voids[0]['threshold']}):"]
     for v in bad:
         got = (f"{v['expected']:,}" if v["low"] == v["expected"] else f"~{v['expected']:,} (95% low {v['low']:,})")
         lines.append(f"  {v['condition']:<10} {v['size']:>6}  gets back {got} evidence sentence(s): "
@@ -343,12 +364,27 @@ def render_void(voids: list[dict]) -> list[str]:
                      + f": its corpus is {v['sibling']}'s in evidence"
                      + (f"; identical text: trains one model for both (its train jobs link {v['sibling']}'s "
                         "models)" if v["status"] == "void" and v.get("identical") else ""))
-    every = {v["condition"] for v in bad if v["status"] == "void"} - {
-        v["condition"] for v in voids if v["status"] != "void"}
-    lines.append("  -> WARNING: the analysis leaves a void condition's cells out of the Bayesian models and reports "
-                 "its contrast as VOID, with no estimate" + (f" ({', '.join(sorted(every))}: at every size)" if every
-                                                             else "") +
-                 ". Add child-directed text with the evidence, or use larger sizes, before training.")
+    for v in partly:  # a contrast that covers some phenomena: read on them only
+        lines.append(f"  {v['condition']:<10} {v['size']:>6}  void for " + ", ".join(
+            f"{p} (gets back {v['phenomena'][p]['expected']:,}, threshold {v['phenomena'][p]['threshold']:,} of a "
+            f"dose of {v['phenomena'][p]['dose']:,})" for p in v["void_phenomena"])
+            + f": its contrast with {v['sibling']} is read on "
+            + ", ".join(p for p in v["phenomena"] if p not in v["void_phenomena"]) + " only")
+    if bad:
+        every = {v["condition"] for v in bad if v["status"] == "void"} - {
+            v["condition"] for v in voids if v["status"] != "void"}
+        lines.append("  -> WARNING: the analysis leaves a void condition's cells out of the Bayesian models and "
+                     "reports its contrast as VOID, with no estimate" + (f" ({', '.join(sorted(every))}: at every "
+                                                                         "size)" if every else "") +
+                     ". Add child-directed text with the evidence, or use larger sizes, before training.")
+    for c, sib in small:
+        lines.append(f"  -> ADVICE: {c} vs. {sib} changes fewer than {SMALL_MANIPULATION} evidence sentences at "
+                     "some size: a per-condition tokenizer and the corpus' other changes can move the models more "
+                     f"than that; add placebo conditions (conditions: {c}-placebo: {{placebo: {{of: {c}, vs: {sib}}}}}) "
+                     "so the report reads the contrast against chance corpus changes"
+                     + ("" if any(v.get("shared_tokenizer") for v in voids) else
+                        ", or share one tokenizer (tokenizer.shared: true)")
+                     + " (docs/manipulations.md, \"Placebo conditions\")")
     return lines
 
 

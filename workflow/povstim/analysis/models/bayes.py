@@ -735,8 +735,32 @@ def placebo_spread(contrasts: pd.DataFrame, placebos: dict) -> dict:
     return out
 
 
+def category_of(phenomenon: str, scopes) -> str | None:
+    """The benchmark category a DPE phenomenon's evidence bears on (question_formation -> Question Formation,
+    POSH's Table 10 names), when the suite has it."""
+    by = {str(x).lower().replace("_", " "): x for x in scopes}
+    return by.get(phenomenon.lower().replace("_", " "))
+
+
+def coverage_text(cov: dict) -> str:
+    """What a contrast's evidence covers and what is void for it (void.coverage), in words."""
+    covered = list(cov["covered"])
+    void_only = [p for p in cov["void"] if p not in cov["covered"]]
+    out = []
+    if covered:
+        out.append("the evidence apart covers " + ", ".join(
+            f"{p} ({', '.join(f'{d} sentence(s) apart at {z}' for z, d in cov['covered'][p].items())})"
+            for p in covered))
+    for p in void_only:
+        out.append(f"void for {p}: " + ", ".join(
+            f"{v['evidence']} apart at {z}, under its threshold {v['threshold']}"
+            + (f" (of a configured dose of {v['dose']})" if v["dose"] else " (not manipulated)")
+            for z, v in cov["void"][p].items()))
+    return "; ".join(out)
+
+
 def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat: str = "", void=(),
-                        seed_note: str = "", placebos: dict | None = None) -> list[str]:
+                        seed_note: str = "", placebos: dict | None = None, coverage: dict | None = None) -> list[str]:
     """What the report says about filtering and training source, from the three-level contrasts only.
     ``caveat``: appended to the BABY-F vs. BABY sentence (BABY got less evidence back than configured:
     conditions_page.shortfall_caveat), or its own paragraph when that contrast is absent. ``void``: the
@@ -744,7 +768,9 @@ def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat:
     conclusion (fewer seeds than analysis.min_groups: the intervals leave out run-to-run variance). ``placebos``:
     placebo level -> (vs, of) (docs/manipulations.md, "Placebo conditions"): the vs-vs.-of contrast is read
     against the placebos' estimates of it, and is credible only where it also lies outside their range; the
-    placebos' own contrasts get no sentence."""
+    placebos' own contrasts get no sentence. ``coverage``: (kept level, duplicate level) -> the phenomena a
+    contrast between conditions of one base and removals covers and those void for it (void.coverage): it is read
+    on its covered phenomena's categories only, never overall (which pools void and unmanipulated ones)."""
     spread = placebo_spread(contrasts, placebos or {})
 
     def verdict(r, better, worse):
@@ -779,11 +805,27 @@ def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat:
             continue
         name, better, worse = what.get((a, b), (f"{a} vs. {b}", f"{a} scored credibly higher",
                                                 f"{a} scored credibly lower"))
-        ov = sub[sub["scope"] == "overall"].iloc[0]
-        text = f"{name}: overall, {verdict(ov, better, worse)}."
-        per = [f"{r['scope']}: {verdict(r, better, worse)}" for _, r in sub[sub["scope"] != "overall"].iterrows()]
-        if per:
-            text += " By category: " + "; ".join(per) + "."
+        cov = (coverage or {}).get((a, b)) or (coverage or {}).get((b, a))
+        if cov:  # read only where its evidence differs: the covered phenomena's categories
+            scopes = [x for x in sub["scope"] if x != "overall"]
+            cats = {p: category_of(p, scopes) for p in cov["covered"]}
+            text = f"{name}: {coverage_text(cov)}."
+            read = [c for c in cats.values() if c]
+            per = [f"{r['scope']}: {verdict(r, better, worse)}" for _, r in sub.iterrows() if r["scope"] in read]
+            if per:
+                text += " " + "; ".join(per) + "."
+            if [p for p, c in cats.items() if not c]:
+                text += f" ({', '.join(p for p, c in cats.items() if not c)}: no category of this suite.)"
+            rest = [x for x in scopes if x not in read]
+            text += (" Not read as effects of the evidence (no phenomenon it covers; a difference there comes from "
+                     "the corpora and tokenizers, which placebos measure): overall" + (", " + ", ".join(rest) if rest
+                                                                                       else "") + ".")
+        else:
+            ov = sub[sub["scope"] == "overall"].iloc[0]
+            text = f"{name}: overall, {verdict(ov, better, worse)}."
+            per = [f"{r['scope']}: {verdict(r, better, worse)}" for _, r in sub[sub["scope"] != "overall"].iterrows()]
+            if per:
+                text += " By category: " + "; ".join(per) + "."
         if caveat and (a, b) == ("BABY-F", "BABY"):
             text += " " + caveat
             caveat = ""
