@@ -212,3 +212,13 @@ def test_placebo_levels_from_the_plan(tiny):
     assert pipeline.condition_levels(meta) == {"baby-f": "BABY-F", "baby": "BABY", "wiki": "WIKI",
                                                "baby-placebo1": "BABY-F-PLACEBO1", "baby-placebo2": "BABY-F-PLACEBO2"}
     assert pipeline.placebo_levels(meta) == PLACEBOS
+
+
+def test_the_own_data_templates_placebo_line_is_valid(repo_root):
+    """configs/own-data-template.yaml shows the placebo block commented out: uncommented, it is a valid config."""
+    text = (repo_root / "configs" / "own-data-template.yaml").read_text()
+    (line,) = [x for x in text.splitlines() if x.strip().startswith("# baby-placebo: {placebo:")]
+    c = yaml.safe_load(text.replace(line, line.replace("# ", "", 1)))
+    assert c["conditions"]["baby-placebo"] == {"placebo": {"of": "baby", "vs": "baby-f", "draws": 3}}
+    cfg.validate(c)
+    assert [n for n in c["conditions"] if "placebo" in n] == ["baby-placebo1", "baby-placebo2", "baby-placebo3"]
