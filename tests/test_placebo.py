@@ -222,3 +222,24 @@ def test_the_own_data_templates_placebo_line_is_valid(repo_root):
     assert c["conditions"]["baby-placebo"] == {"placebo": {"of": "baby", "vs": "baby-f", "draws": 3}}
     cfg.validate(c)
     assert [n for n in c["conditions"] if "placebo" in n] == ["baby-placebo1", "baby-placebo2", "baby-placebo3"]
+
+
+def test_plan_forecasts_each_draws_change_and_a_placebo_that_cannot_be_matched(tiny):
+    """povstim plan: each draw changes twice what BABY puts back (hand-computed: 6 + 3 = 9 -> 18 lines), against
+    BABY-F's sentences; a corpus with fewer is CANNOT BE MATCHED, naming the key."""
+    from povstim.preflight import evidence
+
+    c = with_placebo(tiny, draws=2)
+    cfg.validate(c)
+    back = [{"condition": "baby", "size": "8k", "phenomenon": p, "expected": n} for p, n in
+            (("question_formation", 6), ("binding", 3))]
+    rows = [{"corpus": "baby", "size": "8k", "sentences": 1543, "removed": 121}]
+    (p,) = evidence.placebo_outlook(c, rows, back)
+    assert (p["changes"], p["free"], p["ok"]) == (18, 1422, True)
+    assert evidence.render_placebo([p])[1].split() == ["baby-placebo", "8k", "2", "draws", "of", "baby-f", "vs.",
+                                                       "baby:", "~18", "/", "1,422", "ok"]
+    rows[0]["sentences"] = 131
+    (p,) = evidence.placebo_outlook(c, rows, back)
+    assert not p["ok"]
+    assert evidence.render_placebo([p])[-1] == ("  -> WARNING: conditions.baby-placebo.placebo: cannot be matched at "
+                                                "8k: the condition job will stop there")

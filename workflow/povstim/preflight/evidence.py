@@ -33,6 +33,7 @@ from scipy import stats
 
 from .. import plan as dag_plan
 from ..conditions.build import build as build_condition
+from ..conditions.operations import placebo_series as operations_placebo_series
 from ..conditions.operations import pool_phenomenon, sentences_for
 from ..corpus.assemble import assemble
 from ..dpe import audit
@@ -208,6 +209,7 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
     reinsert = reinsert_outlook(config, rows, exact)
     return {"residual_source": source, "rows": rows, "reinsert": reinsert + chains,
             "void": void_outlook(config, reinsert), "dose": dose_outlook.dose_outlook(config, rows, chains),
+            "placebo": placebo_outlook(config, rows, reinsert + chains),
             "notes": notes, "no_match": no_match(rows), "unchanged": unchanged_operations(config, rows)}
 
 
@@ -338,6 +340,41 @@ def void_outlook(config: dict, reinsert: list[dict]) -> list[dict]:
     return out
 
 
+def placebo_outlook(config: dict, rows: list[dict], reinsert: list[dict]) -> list[dict]:
+    """Per placebo series x size (conditions.<name>.placebo): the sentences each draw changes (twice the evidence
+    its ``of`` condition puts back in place of as many others: the lines by which of and vs differ) against the
+    sentences without evidence its ``vs`` corpus holds; more is ``CANNOT BE MATCHED`` (the condition job's error,
+    said before anything runs). Only for an ``of`` whose reinsertions the plan forecasts."""
+    out = []
+    by = {(r["corpus"], r["size"]): r for r in rows}
+    for series, p in operations_placebo_series(config["conditions"]).items():
+        spec = config["conditions"][p["members"][0]]
+        for size in dag_plan.condition_sizes(config, p["members"][0]):
+            back = [o for o in reinsert if o["condition"] == p["of"] and o["size"] == size]
+            r = by.get((spec["from"], size))
+            if not back or r is None:
+                continue
+            changes = 2 * sum(o["expected"] for o in back)
+            free = r["sentences"] - r["removed"]
+            out.append({"series": series, "of": p["of"], "vs": p["vs"], "size": size, "draws": len(p["members"]),
+                        "changes": changes, "free": free, "ok": changes <= free})
+    return out
+
+
+def render_placebo(placebos: list[dict]) -> list[str]:
+    if not placebos:
+        return []
+    lines = ["Placebo conditions (conditions.<name>.placebo: sentences each draw changes / sentences without evidence):"]
+    for p in placebos:
+        lines.append(f"  {p['series']:<14} {p['size']:>6}  {p['draws']} draws of {p['vs']} vs. {p['of']}: "
+                     f"~{p['changes']:,} / {p['free']:,}  " + ("ok" if p["ok"] else "CANNOT BE MATCHED"))
+    bad = [p for p in placebos if not p["ok"]]
+    if bad:
+        lines.append(f"  -> WARNING: conditions.{bad[0]['series']}.placebo: cannot be matched at "
+                     f"{', '.join(p['size'] for p in bad)}: the condition job will stop there")
+    return lines
+
+
 SMALL_MANIPULATION = 50  # evidence sentences: fewer, and a per-condition tokenizer may move more than the evidence
 # does (the issue-63 experiment: 4 sentences changed 6-8 vocabulary entries and 2,208 merges' order); placebos say
 
@@ -446,4 +483,5 @@ def render(ev: dict) -> list[str]:
                      "BABY would hold less evidence than configured (its SHORTFALL, conditions.tsv and the "
                      "reinsert_shortfall guardrail). Use more or larger child-directed sources, a lower rate, or "
                      "another filter mode (docs/filter.md).")
-    return lines + render_void(ev.get("void") or []) + dose_outlook.render(ev.get("dose") or [])
+    return (lines + render_void(ev.get("void") or []) + render_placebo(ev.get("placebo") or [])
+            + dose_outlook.render(ev.get("dose") or []))
