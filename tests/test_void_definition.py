@@ -135,3 +135,25 @@ def test_condition_json_table_and_analysis(tmp_path):
     assert "(by definition: qf-b and qf-a have the same operations)" in void.describe(row, 0, {})
     write_table([str(tmp_path / "corpus" / "qf-a" / "1k" / "condition.json")], str(tmp_path / "one.tsv"))
     assert "void" not in (tmp_path / "one.tsv").read_text().splitlines()[0].split("\t")
+
+
+def test_plan_forecast_trains_a_void_twin_once(default, monkeypatch, repo_root):
+    """plan --forecast: BABY with rates 0 is counted as links to BABY-F's models (forecast's ``reused``), found from
+    the definitions even with no filter estimate (--filter-sample 0)."""
+    from povstim.preflight import forecast
+    from povstim.preflight.plan import make_plan, render
+
+    c = copy.deepcopy(default)
+    c["conditions"]["baby"]["reinsert"] = {p: 0 for p in c["conditions"]["baby"]["reinsert"]}
+    cfg.validate(c)
+    seen = {}
+
+    def fake(config, counts, base_dir, cores, cache, recalibrate=False, reused=None):
+        seen.update(reused or {})
+        return {"cores": cores, "jobs": [], "wall": 0.0, "cpu": 0.0, "calibrations": {}, "notes": []}
+
+    monkeypatch.setattr(forecast, "forecast", fake)
+    monkeypatch.setattr(forecast, "render", lambda f: [])
+    result = make_plan(c, repo_root, filter_sample=0, forecast_cores=2)
+    assert seen == {("baby", "10k"): "baby-f", ("baby", "30k"): "baby-f"}
+    assert "VOID BY DEFINITION: baby-f vs. baby at 10k, 30k" in render(result)
