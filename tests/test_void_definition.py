@@ -157,3 +157,13 @@ def test_plan_forecast_trains_a_void_twin_once(default, monkeypatch, repo_root):
     result = make_plan(c, repo_root, filter_sample=0, forecast_cores=2)
     assert seen == {("baby", "10k"): "baby-f", ("baby", "30k"): "baby-f"}
     assert "VOID BY DEFINITION: baby-f vs. baby at 10k, 30k" in render(result)
+
+
+def test_check_names_it_too(tmp_path, german):
+    c = copy.deepcopy(german)
+    c["conditions"]["baby-f"] = {"from": "baby", "filter": True}
+    f = tmp_path / "de.yaml"
+    f.write_text(yaml.safe_dump(c))
+    r = subprocess.run([sys.executable, "-m", "povstim", "check", str(f)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert f"{f}: warning: VOID BY DEFINITION: baby vs. baby-f at 4k, 8k: baby-f asks for the DPE filter" in r.stdout
