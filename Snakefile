@@ -82,6 +82,10 @@ if workflow.exec_mode == ExecMode.DEFAULT:
     # bf16/fp16 where the training jobs will see no GPU (said now, not at the first training job)
     for _note in plan.gpu_notes(config) + plan.precision_notes(config):
         print(_note, file=sys.stderr)
+    # contrasts void by the conditions' definitions (rates 0, a filter with no rules for the language, the same
+    # operations): said before any job, as povstim plan says it
+    for _note in plan.void_definition_lines(config):
+        print(_note, file=sys.stderr)
 
 # Rules run the checkout's own code (workflow/povstim), whether or not the
 # package is installed, with the Python that runs Snakemake.

@@ -194,6 +194,9 @@ rule condition:
         reinsert=lambda wc: as_json(condition_spec(wc).get("reinsert", {})),
         # why a `filter: true` condition is built unfiltered (no DPE rules for its language)
         not_filtered=lambda wc: plan.filter_note(config, wc.condition) or "",
+        # a duplicate of another condition by their definitions (plan.void_definitions): said in condition.json
+        void=lambda wc: (lambda v: f"--void-definition {shlex.quote(json.dumps(v, sort_keys=True))}" if v else "")(
+            plan.void_definition_of(config, wc.condition, wc.size)),
         split=as_json(config["split"]),
         code=stage_code("condition"),
     log:
@@ -204,7 +207,7 @@ rule condition:
         "../envs/corpus.yaml"
     shell:
         "{POVSTIM} condition --base {input.base} {params.dpe} {params.phenomena} --not-filtered={params.not_filtered:q} --reinsert {params.reinsert:q}"
-        " {params.operations} {params.trees}"
+        " {params.operations} {params.trees} {params.void}"
         " --split {params.split:q} --out-train {output.train} --out-dev {output.dev}"
         " --stats {output.stats} --out-audit {output.audit} > {log} 2>&1"
 

@@ -6,11 +6,12 @@ from povstim.tokenizer import study as vocab_study
 
 rule tokenizer:
     input:
-        f"{RESULTS}/corpus/{{condition}}/{{size}}/train.txt",
+        # its own train.txt, or with tokenizer.shared those of every condition at the size / the named one's
+        lambda wc: [f"{RESULTS}/corpus/{c}/{wc.size}/train.txt" for c in plan.tokenizer_corpora(config, wc.condition, wc.size)],
     output:
         f"{RESULTS}/tokenizers/{{condition}}/{{size}}/tokenizer.json",
     params:
-        tok=as_json(config["tokenizer"]),
+        tok=as_json(plan.tokenizer_params(config)),
         code=stage_code("tokenize"),
     log:
         f"{LOGS}/tokenizer/{{condition}}/{{size}}.log",
@@ -80,7 +81,7 @@ rule vocab_study:
         discrepancy=f"{RESULTS}/tokenizers/study/discrepancy.tsv",
         choice=f"{RESULTS}/tokenizers/study/choice.json",
     params:
-        tok=as_json(config["tokenizer"]),
+        tok=as_json(plan.tokenizer_params(config)),
         study=as_json(VOCAB_STUDY),
         corpora=" ".join(
             f"--corpus {c} {s} {RESULTS}/corpus/{c}/{s}/train.txt" for c, s in VOCAB_STUDY_CORPORA

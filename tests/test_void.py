@@ -57,9 +57,16 @@ def test_condition_stage_records_identity_and_evidence(tmp_path):
     assert f2["corpus_sha256"] != b2["corpus_sha256"]
     assert b2["dpe_count_targeted"]["question_formation"] - f2["dpe_count_targeted"]["question_formation"] == 4
     pairs = void.void_pairs([f, b, f2, b2], threshold=1)
-    assert pairs == [{"size": "1k", "kept": "baby-f", "duplicate": "baby", "identical": True, "evidence": 0}]
-    # 4 sentences apart is void only under a threshold above 4
-    assert [p["size"] for p in void.void_pairs([f, b, f2, b2], threshold=5)] == ["1k", "2k"]
+    assert [{k: v for k, v in p.items() if k != "phenomena"} for p in pairs] == [
+        {"size": "1k", "kept": "baby-f", "duplicate": "baby", "identical": True, "evidence": 0}]
+    # the configured dose: round(0.02 x 190) = 4 sentences; 4 apart is void under a threshold of 4 only if ...
+    assert [p["size"] for p in void.void_pairs([f, b, f2, b2], threshold=4)] == ["1k"]
+    # ... a threshold above the dose would call every contrast void: one line naming the key
+    with pytest.raises(PovstimError, match=r"^analysis\.void_evidence: 5 is above the configured dose of baby at "
+                                           r"1k \(question_formation: 4 sentence\(s\)\)"):
+        void.void_pairs([f, b, f2, b2], threshold=5)
+    # auto: half the dose (2): 4 apart covers question formation, 0 apart is void
+    assert [p["size"] for p in void.void_pairs([f, b, f2, b2], threshold="auto")] == ["1k"]
     rows = void.summarise(void.void_pairs([f, b, f2, b2], 1), {"baby": ["1k", "2k"]})
     assert rows[0]["sizes"] == ["1k"] and not rows[0]["all_sizes"]
 
@@ -277,3 +284,102 @@ def test_the_dag_trains_one_model_for_a_void_pair(tmp_path):
     assert "BABY-F vs. BABY: VOID, no estimate" in (res / "analysis" / "bayes" / "table12.md").read_text()
     void_csv = pd.read_csv(res / "analysis" / "bayes" / "void_contrasts.csv")
     assert void_csv[["kept", "duplicate", "all_sizes"]].values.tolist() == [["baby-f", "baby", True]]
+
+
+def _stats(condition, size, counts, reinsert=None, ref=6962, sha=None):
+    return {"condition": condition, "size": size, "base": f"corpus/baby/{size}/base.txt", "n_dpe_removed": 50,
+            "dpe_count_targeted": counts, "reinsert_config": reinsert or {}, "reference": {"n_sentences": ref},
+            "corpus_sha256": sha or f"{condition}{size}"}
+
+
+ISSUE_CASE = [  # the issue's BABY 50k: 4 binding sentences back of a configured 5, no question formation at all
+    _stats("baby-f", "50k", {"binding": 0, "question_formation": 0}),
+    _stats("baby", "50k", {"binding": 4, "question_formation": 0}, {"binding": 0.0007, "question_formation": 0.002})]
+
+
+def test_void_per_phenomenon_by_dose():
+    """Hand-computed doses: binding round(0.0007 x 6962) = 5, question formation round(0.002 x 6962) = 14; auto at
+    half the dose: thresholds 3 and 7. BABY's 4 binding sentences cover binding; 0 question-formation ones are
+    void for it, so the contrast is not void as a whole but names what it covers."""
+    assert void.configured_dose(ISSUE_CASE[1], "binding") == 5
+    assert void.configured_dose(ISSUE_CASE[1], "question_formation") == 14
+    assert void.phenomenon_thresholds(*ISSUE_CASE, "auto", 0.5) == {"binding": (3, 5), "question_formation": (7, 14)}
+    partial = []
+    assert void.void_pairs(ISSUE_CASE, "auto", partial=partial) == []
+    (p,) = partial
+    assert p["phenomena"] == {"covered": {"binding": 4},
+                              "void": {"question_formation": {"evidence": 0, "threshold": 7, "dose": 14}}}
+    # under today's default of 1 it was one pooled contrast, void only with no sentence apart at all; at 0.9 of
+    # the dose (threshold 5) binding is void too, and so is the whole contrast
+    assert [q["duplicate"] for q in void.void_pairs(ISSUE_CASE, "auto", share=0.9)] == ["baby"]
+
+
+def test_the_filtering_sentence_never_pools_void_phenomena():
+    """The three-level contrasts of the issue (BABY-F vs. BABY overall +0.16 credible, Wanna +0.63 credible): read
+    with its coverage, the sentence names binding as covered and question formation as void, gives Binding's
+    estimate only, and no overall or Wanna verdict."""
+    from povstim.analysis.models import bayes
+
+    rows = [("overall", 0.16, 0.03, 0.28, 0.99), ("Binding", 0.10, -0.2, 0.4, 0.7),
+            ("Question Formation", 0.12, 0.06, 0.18, 1.0), ("Wanna", 0.63, 0.30, 0.99, 1.0)]
+    con = pd.DataFrame([{"contrast": "BABY-F vs. BABY", "a": "BABY-F", "b": "BABY", "scope": sc, "median": m,
+                         "lower": lo, "upper": hi, "p_gt0": p} for sc, m, lo, hi, p in rows])
+    partial = []
+    void.void_pairs(ISSUE_CASE, "auto", partial=partial)
+    cov = void.coverage(partial, {"baby-f": "BABY-F", "baby": "BABY"})
+    (text,) = bayes.filtering_sentences(con, coverage=cov)
+    assert text.startswith("Filtering out direct positive evidence (BABY-F vs. BABY): the evidence apart covers "
+                           "binding (4 sentence(s) apart at 50k); void for question_formation: 0 apart at 50k, under "
+                           "its threshold 7 (of a configured dose of 14).")
+    assert "Binding: no credible difference (+0.10" in text
+    assert "+0.63" not in text and "+0.16" not in text and "credibly higher" not in text
+    assert text.endswith("Not read as effects of the evidence (no phenomenon it covers; a difference there comes "
+                         "from the corpora and tokenizers, which placebos measure): overall, Question Formation, "
+                         "Wanna.")
+    # without coverage (a contrast between corpora, BABY vs. WIKI) the sentence is as before
+    (old,) = bayes.filtering_sentences(con)
+    assert "overall, models without it scored credibly higher (+0.16" in old
+
+
+def _plan_config(**analysis):
+    import yaml
+
+    from helpers.project import REPO
+    from povstim import config as config_mod
+
+    c = yaml.safe_load((REPO / "tests" / "configs" / "tiny.yaml").read_text())
+    c["analysis"] = {**(c.get("analysis") or {}), **analysis}
+    config_mod.validate(c)
+    return c
+
+
+def _outlook_rows():
+    """povstim plan's reinsert outlook for the issue's BABY 50k: binding needs 5 and gets 4, question formation
+    needs 14 and gets 0."""
+    return [{"condition": "baby", "size": "50k", "phenomenon": p, "needed": need, "expected": got,
+             "expected_low": got} for p, need, got in (("binding", 5, 4), ("question_formation", 14, 0))]
+
+
+def test_plan_names_the_phenomena_void_by_dose_and_advises_placebos():
+    from povstim.preflight import evidence
+
+    (v,) = evidence.void_outlook(_plan_config(), _outlook_rows())
+    assert v["status"] == "ok" and v["void_phenomena"] == ["question_formation"]
+    lines = evidence.render_void([v])
+    assert lines[0] == ("Void contrasts (evidence put back per phenomenon vs. its threshold, analysis.void_evidence = "
+                        "auto):")
+    assert lines[1].split() == ["baby", "50k", "void", "for", "question_formation", "(gets", "back", "0,",
+                                "threshold", "7", "of", "a", "dose", "of", "14):", "its", "contrast", "with", "baby-f",
+                                "is", "read", "on", "binding", "only"]
+    assert lines[2].startswith("  -> ADVICE: baby vs. baby-f changes fewer than 50 evidence sentences")
+    assert "baby-placebo: {placebo: {of: baby, vs: baby-f}}" in lines[2]
+
+
+def test_plan_refuses_a_threshold_above_the_dose():
+    from povstim.preflight import evidence
+
+    with pytest.raises(PovstimError, match=r"^analysis\.void_evidence: 6 is above the configured dose of baby at "
+                                           r"50k \(binding: 5 sentence\(s\)\)"):
+        evidence.void_outlook(_plan_config(void_evidence=6), _outlook_rows())
+    (v,) = evidence.void_outlook(_plan_config(void_evidence=5), _outlook_rows())  # at the dose: binding void too
+    assert v["status"] == "void"

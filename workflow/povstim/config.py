@@ -39,6 +39,7 @@ def validate(config: dict, source: str = "config") -> dict:
         raise PovstimError(describe_errors(errors, schema, source, key_locator(files) if files else None))
     try:
         operations.expand_dose(config)  # a dose series becomes one condition per rate, before every check
+        operations.expand_placebo(config)  # so do placebo conditions, one per draw
         check_references(config, source)
     except PovstimError as exc:
         raise PovstimError(_with_line(str(exc), config, source)) from None
@@ -138,6 +139,10 @@ def check_references(config: dict, source: str = "config") -> None:
                     f"{source}: conditions.{name}.reinsert.{phen}: {phen!r} is not filtered (filter.rules is "
                     f"{', '.join(filter_rules)}), so there is no removed evidence to put back"
                 )
+    try:
+        plan.check_shared_tokenizer(config)
+    except PovstimError as exc:
+        raise PovstimError(f"{source}: {exc}") from None
     try:  # corpus operations: random_remove's condition, replace's variant, known constructions (the filter
         # runs every construction they name: filter.settings.filter_rules)
         operations.check(config.get("conditions", {}), list(_removal_rules(config)))

@@ -10,6 +10,8 @@ import shlex
 from dataclasses import dataclass
 
 from . import dpe, families
+from .conditions import operations as condition_operations
+from .filter.settings import removal_rules
 from .io import PovstimError
 from .languages import default
 from .settings import build
@@ -192,6 +194,139 @@ def filter_note(config: dict, condition: str) -> str | None:
     return f"not filtered: no DPE rules for language {', '.join(missing)}"
 
 
+def tokenizer_corpora(config: dict, condition: str, size: str) -> list[str]:
+    """The conditions whose train.txt at ``size`` condition's tokenizer is trained on (``tokenizer.shared``):
+    itself (false, POSH's per-split tokenizers), every condition at that size (true: one tokenizer for all), or
+    the named one."""
+    shared = config["tokenizer"]["shared"]
+    if shared is False:
+        return [condition]
+    if shared is True:
+        return [c for c in config["conditions"] if size in condition_sizes(config, c)]
+    return [shared]
+
+
+def tokenizer_params(config: dict) -> dict:
+    """The tokenizer: section as the tokenize job gets it: ``shared`` chooses the job's inputs, not its settings
+    (so the per-condition default's jobs keep their parameters)."""
+    return {k: v for k, v in config["tokenizer"].items() if k != "shared"}
+
+
+def check_shared_tokenizer(config: dict) -> None:
+    """``tokenizer.shared`` naming a condition: one that exists at every size a condition is trained at."""
+    shared = config["tokenizer"]["shared"]  # filled by the schema before this check
+    if isinstance(shared, bool):
+        return
+    conds = config.get("conditions") or {}
+    if shared not in conds:
+        raise PovstimError(f"tokenizer.shared: {shared!r} is not a condition (known: {', '.join(sorted(conds))}; or "
+                           "true: the union of every condition, false: one per condition)")
+    missing = sorted({s for c in conds for s in condition_sizes(config, c)} - set(condition_sizes(config, shared)),
+                     key=str)
+    if missing:
+        raise PovstimError(f"tokenizer.shared: condition {shared!r} has no corpus at size(s) {', '.join(missing)}, "
+                           "where other conditions need its tokenizer")
+
+
+RANDOM_OPS = ("random_remove", "reinsert", "add", "placebo")  # draws seeded by the condition's name
+
+
+def _definition(config: dict, name: str) -> tuple[tuple, bool]:
+    """What condition ``name``'s corpus is by its definition, as a key two conditions of one corpus share exactly
+    when they are built alike, and whether it holds random draws (seeded by the condition's name, so two such
+    conditions differ in text but not in what was done to them). A rate of 0 and an ``add`` of 0 do nothing; a
+    ``filter: true`` in a language without DPE rules is built unfiltered."""
+    spec = config["conditions"][name]
+    if not filter_applies(config, name):
+        return ("unfiltered",), False
+    rules = list(removal_rules(config))
+    if spec.get("operations"):
+        ops = []
+        for o in condition_operations.resolve(config["conditions"], name, rules):
+            if o["op"] == "reinsert":
+                o = {**o, "rates": {c: r for c, r in o["rates"].items() if float(r) > 0}}
+                if not o["rates"]:
+                    continue
+            if o["op"] == "add" and int(o["n"]) == 0:
+                continue
+            ops.append({k: v for k, v in o.items() if k not in ("series", "match")})
+        if all(o["op"] == "remove" for o in ops):
+            return ("removes", tuple(sorted({c for o in ops for c in o["constructions"]})), ()), False
+        return ("operations", json.dumps(ops, sort_keys=True)), any(o["op"] in RANDOM_OPS for o in ops)
+    f = spec.get("filter")
+    rates = tuple(sorted((p, float(r)) for p, r in (spec.get("reinsert") or {}).items() if float(r) > 0))
+    return ("removes", tuple(sorted(f if isinstance(f, (list, tuple)) else rules)), rates), False
+
+
+def _meant_to_differ(spec: dict) -> int:
+    """How far a condition is meant to differ from its corpus: 2 puts evidence back or changes it (reinsert, even
+    at rate 0; operations beyond removals; a placebo), 1 removes (filter, remove operations), 0 neither."""
+    ops = spec.get("operations") or []
+    if spec.get("reinsert") is not None or any(o["op"] != "remove" for o in ops) or spec.get("placebo_point"):
+        return 2
+    return 1 if spec.get("filter") or ops else 0
+
+
+def void_definitions(config: dict) -> list[dict]:
+    """Pairs of conditions of one corpus whose definitions give the same corpus (BABY with every reinsert rate 0
+    is BABY-F; a ``filter: true`` condition in a language without DPE rules is its corpus unfiltered; two
+    conditions with the same operations), found from the config alone, before any job: {kept, duplicate, sizes,
+    identical (the same text; else the same operations with other random draws), why}. The duplicate is the
+    condition meant to differ (reinsert, operations, filter), else the later one."""
+    conds = config["conditions"]
+    names = list(conds)
+    keys = {n: _definition(config, n) for n in names}
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if conds[a]["from"] != conds[b]["from"] or keys[a][0] != keys[b][0]:
+                continue
+            sizes_ = [s for s in condition_sizes(config, a) if s in condition_sizes(config, b)]
+            if not sizes_:
+                continue
+            kept, dup = (b, a) if _meant_to_differ(conds[a]) > _meant_to_differ(conds[b]) else (a, b)
+            out.append({"kept": kept, "duplicate": dup, "sizes": sizes_, "identical": not keys[a][1],
+                        "why": _void_why(config, kept, dup, keys[a][1])})
+    return out
+
+
+def _void_why(config: dict, kept: str, dup: str, random_draws: bool) -> str:
+    spec = config["conditions"][dup]
+    zero = [o for o in spec.get("operations") or [] if o["op"] == "reinsert" and not any(
+        float(r) > 0 for r in o["rates"].values())]
+    if (spec.get("reinsert") and not any(float(r) > 0 for r in spec["reinsert"].values())) or zero:
+        return f"{dup}'s reinsert rates are all 0: its corpus is {kept}'s"
+    for c in (dup, kept):
+        note = filter_note(config, c)
+        if note:
+            return (f"{c} asks for the DPE filter but is built unfiltered ({note}): {dup}'s corpus is {kept}'s")
+    if random_draws:
+        return (f"{dup} and {kept} have the same operations: their random draws differ, what was done to them does "
+                "not (a chance contrast)")
+    return f"{dup} and {kept} are built alike (the same removals, nothing put back): {dup}'s corpus is {kept}'s"
+
+
+def void_definition_lines(config: dict) -> list[str]:
+    """The console's and plan's words about :func:`void_definitions`."""
+    out = []
+    for v in void_definitions(config):
+        out.append(f"VOID BY DEFINITION: {v['kept']} vs. {v['duplicate']} at {', '.join(v['sizes'])}: {v['why']}"
+                   + (f"; identical training text: {v['duplicate']}'s train jobs link {v['kept']}'s models"
+                      if v["identical"] else "")
+                   + f". The analysis leaves {v['duplicate']}'s cells out of the Bayesian models and reports the "
+                   "contrast as VOID, with no estimate.")
+    return out
+
+
+def void_definition_of(config: dict, condition: str, size: str) -> dict | None:
+    """{of, why} when ``condition`` is a duplicate by definition at ``size`` (its condition.json's
+    ``void_definition``), else None."""
+    for v in void_definitions(config):
+        if v["duplicate"] == condition and size in v["sizes"]:
+            return {"of": v["kept"], "why": v["why"], "identical": v["identical"]}
+    return None
+
+
 def report_filter(config: dict, sanity_samples: bool) -> dict:
     """What the report's description (workflow/report/workflow.rst) says about the DPE filter.
 
@@ -271,6 +406,11 @@ def condition_meta(config: dict) -> dict[str, dict]:
         note = filter_note(config, name)
         if note:
             meta[name]["note"] = note
+    for name, spec in config["conditions"].items():
+        point = spec.get("placebo_point")
+        if point:  # a placebo of vs: vs's predictors, and a level of its own in the three-level model
+            meta[name]["filtered"] = meta[point["vs"]]["filtered"]
+            meta[name]["placebo"] = {k: point[k] for k in ("series", "of", "vs", "draw")}
     return meta
 
 

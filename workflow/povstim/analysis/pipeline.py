@@ -51,7 +51,8 @@ class AnalysisSettings:
     min_groups: int
     suite: str | None
     priors: dict
-    void_evidence: int
+    void_evidence: int | str
+    void_dose_share: float
     pool_learners: bool
 
 
@@ -142,7 +143,8 @@ def full_analysis(score_paths, meta: dict | None, settings: "AnalysisSettings", 
         try:
             sentences = fit_models(drop_void(modelled, voids), settings, where, family=settings.family, cores=cores,
                                    suite=suite, caveat=caveat, void=voids,
-                                   as_written=as_written)
+                                   as_written=as_written, placebos=placebo_levels(meta),
+                                   coverage=evidence_coverage(sizes[0] if sizes else [], settings, meta))
         except PovstimError as exc:
             if i == 0:
                 raise
@@ -210,13 +212,39 @@ def void_contrasts(stats: list[dict], settings: "AnalysisSettings", meta: dict |
     sizes_of: dict[str, list[str]] = {}
     for s in stats:
         sizes_of.setdefault(s["condition"], []).append(s["size"])
-    rows = void.summarise(void.void_pairs(stats, settings.void_evidence, list(meta or {})), sizes_of)
-    level_of = {c: bayes.derive(pd.DataFrame([{"source": m["source"], "filtered": m["filtered"]}]))
-                ["source_filter"].iloc[0] for c, m in (meta or {}).items()}
+    rows = void.summarise(void.void_pairs(stats, settings.void_evidence, list(meta or {}), settings.void_dose_share),
+                          sizes_of)
+    level_of = condition_levels(meta)
     for r in rows:
         r["sentence"] = void.describe(r, settings.void_evidence, level_of)
         log.warning("VOID %s", r["sentence"])
     return rows
+
+
+def evidence_coverage(stats: list[dict], settings: "AnalysisSettings", meta: dict | None) -> dict:
+    """The contrasts between conditions of one base and removals that are not void, with the phenomena each
+    covers and those void for it (void.coverage): the filtering page reads such a contrast on its covered
+    phenomena's categories only, never pooled with void ones."""
+    partial: list = []
+    void.void_pairs(stats, settings.void_evidence, list(meta or {}), settings.void_dose_share, partial)
+    return void.coverage(partial, condition_levels(meta))
+
+
+def condition_levels(meta: dict | None) -> dict[str, str]:
+    """condition -> its level of the three-level model's source_filter (BABY-F, BABY, WIKI, BABY-F-PLACEBO1)."""
+    from povstim.analysis.tables import tidy
+
+    if not meta:
+        return {}
+    df = tidy.attach_conditions(pd.DataFrame({"condition": list(meta)}), meta)
+    return dict(zip(df["condition"], bayes.derive(df)["source_filter"]))
+
+
+def placebo_levels(meta: dict | None) -> dict[str, tuple[str, str]]:
+    """placebo level -> (vs level, of level): what bayes.filtering_sentences reads each contrast against."""
+    level = condition_levels(meta)
+    return {level[c]: (level[m["placebo"]["vs"]], level[m["placebo"]["of"]])
+            for c, m in (meta or {}).items() if m.get("placebo")}
 
 
 def drop_void(df: pd.DataFrame, voids: list[dict]) -> pd.DataFrame:
@@ -342,7 +370,7 @@ def model_design(df: pd.DataFrame, settings: "AnalysisSettings", family: str, fo
 
 def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
                suite=None, by_arch: bool = True, caveat: str = "", as_written: frozenset = frozenset(),
-               void: list[dict] = ()) -> list[str]:
+               void: list[dict] = (), placebos: dict | None = None, coverage: dict | None = None) -> list[str]:
     """Every model of ``settings.models``: table12 -> bayes/{summary.csv, table12.*, ...} (POSH Table 12 as
     printed, ``settings.formula``); three_level -> bayes/three_level_* and the pairwise contrasts of
     BABY-F, BABY and WIKI (POSH's released analysis, ``settings.three_level_formula``). ``by_arch``: each
@@ -358,16 +386,19 @@ def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family
                   out / "void_contrasts.csv")
     for name in settings.models:
         spec = model_spec(name, settings, df if by_arch else None, as_written)  # an unknown name stops here
-        if name == "table12":
-            fit_and_write(df, settings, out, family=family, cores=cores, suite=suite, note=note, **spec)
+        if name == "table12":  # POSH's three conditions: placebos are read against the three-level contrasts only
+            published = df[df["placebo"] == ""].reset_index(drop=True) if "placebo" in df.columns else df
+            fit_and_write(published, settings, out, family=family, cores=cores, suite=suite, note=note, **spec)
         else:
             sentences = fit_three_level(df, settings, out, family=family, cores=cores, suite=suite, spec=spec,
-                                        caveat=caveat, void=[r["sentence"] for r in void], note=note)
+                                        caveat=caveat, void=[r["sentence"] for r in void], note=note,
+                                        placebos=placebos, coverage=coverage)
     return sentences
 
 
 def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
-                    suite=None, spec: dict | None = None, caveat: str = "", void=(), note: str = "") -> list[str]:
+                    suite=None, spec: dict | None = None, caveat: str = "", void=(), note: str = "",
+                    placebos: dict | None = None, coverage: dict | None = None) -> list[str]:
     design, res, diag = fit_and_write(
         df, settings, out, family=family, cores=cores, suite=suite, prefix="three_level_", table="three_level",
         title="Three-level model of POSH's released analysis", note=note,
@@ -391,7 +422,8 @@ def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, f
     write_table(bayes.contrasts_table(contrasts), out / "three_level_contrasts_table", cap,
                 "tab:three-level-contrasts", banner=banner)
     sentences = bayes.filtering_sentences(contrasts, diag["converged"], caveat, void=void,
-                                          seed_note=seed_note(design, df, settings))
+                                          seed_note=seed_note(design, df, settings), placebos=placebos,
+                                          coverage=coverage)
     write_text_page(out / "filtering", title, sentences)
     return sentences
 

@@ -30,6 +30,9 @@ def add_arguments(p) -> None:
     p.add_argument("--not-filtered", metavar="REASON",
                    help="the condition asked for the filter but runs unfiltered, and why (e.g. 'not filtered: no "
                    "DPE rules for language it'); recorded in --stats and the log")
+    p.add_argument("--void-definition", metavar="JSON",
+                   help='this condition is another\'s corpus by their definitions ({"of": "baby-f", "why": "...", '
+                   '"identical": true}, plan.void_definitions); recorded in --stats and the log')
     p.add_argument("--split", help='the config\'s split: section as JSON ({"dev_fraction": 0.05, "seed": 1})')
     p.add_argument("--out-train", help="train.txt")
     p.add_argument("--out-dev", help="dev.txt")
@@ -83,6 +86,7 @@ def run(args) -> int:
             stats["warnings"] = [f"filter: {', '.join(unmatched)} matched no sentence of the corpus (NO MATCH: "
                                  "nothing removed for it)"]
             log.warning("%s: %s", args.out_train, stats["warnings"][0])
+    note_void(args, stats)
     write_json(args.stats, stats)
     if args.out_audit:
         opsrun.write_audit(args.out_audit, opsrun.legacy_audit(lines, cond))
@@ -110,9 +114,18 @@ def run_operations(args) -> int:
     stats = opsrun.stats(str(args.base), lines, state, ops, train, dev, sp)
     stats["corpus_sha256"] = corpus_hash((state.text.get(i, lines[i]) for i in train),
                                          (state.text.get(i, lines[i]) for i in dev))
+    note_void(args, stats)
     write_json(args.stats, stats)
     if args.out_audit:
         opsrun.write_audit(args.out_audit, state.audit)
     log.info("%s: %d sentences, %d words (%+.4f%% vs its reference), %d audit rows", args.out_train,
              stats["n_sentences"], stats["n_words"], 100 * stats["words_vs_reference"], len(state.audit))
     return 0
+
+
+def note_void(args, stats: dict) -> None:
+    """A condition void by definition says so in its condition.json (conditions.tsv, the analysis) and its log."""
+    void = json_object_arg(args.void_definition, "--void-definition")
+    if void:
+        stats["void_definition"] = void
+        log.warning("%s: VOID BY DEFINITION: %s", args.out_train, void.get("why", ""))

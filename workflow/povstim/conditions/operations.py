@@ -8,6 +8,7 @@ row of the condition's audit (``operations.tsv``).
 | ``reinsert`` | ``rates`` (construction -> share) | targeted evidence this chain removed goes back at the rate |
 | ``add`` | ``construction``, ``n`` | n removed sentences of the construction go back |
 | ``replace`` | ``construction``, ``variant`` | each instance in the corpus rewritten into its counterfactual variant (conditions/variants.py) |
+| ``placebo`` | ``of``, ``vs``, ``draw`` (set by :func:`expand_placebo`) | as many random sentences without evidence taken out as the corpora of ``of`` and ``vs`` differ by (words matched) |
 
 Token matching: ``reinsert`` and ``add`` put sentences back in place of sentences *without evidence* chosen so
 their words add up to the words put back (within ``WORD_TOLERANCE``), so the condition keeps the sentence
@@ -328,6 +329,46 @@ def _apply_replace(state: State, spec: dict, step: int) -> None:
 register(Op("replace", _check_replace, _apply_replace))
 
 
+# --- placebo
+
+def _check_placebo(spec, where, conditions):
+    for key in ("of", "vs"):
+        if spec.get(key) not in conditions:
+            raise PovstimError(f"{where}.{key}: {spec.get(key)!r} is not a condition (known: "
+                               f"{', '.join(sorted(conditions))})")
+
+
+def _apply_placebo(state: State, spec: dict, step: int) -> None:
+    """Take out ``spec['n_changed']`` random sentences without evidence whose words add up to
+    ``spec['words_changed']`` (how many sentences and words the corpora of ``of`` and ``vs`` differ by,
+    conditions/placebo.py, filled in by the build): a corpus change of the manipulation's size that carries no
+    evidence."""
+    k, target = int(spec["n_changed"]), int(spec["words_changed"])
+    key = f"conditions.{spec.get('series') or state.name}.placebo"
+    pool = _evidence_free(state)
+    if k > len(pool):
+        raise PovstimError(f"{key}: cannot be matched: {spec['of']} and {spec['vs']} differ by {k} sentences, "
+                           f"the corpus of {spec['vs']} has {len(pool)} without evidence to change")
+    if k == 0:
+        nothing_changed(state, f"operations[{step}] placebo: {spec['of']} and {spec['vs']} have the same sentences, "
+                               "so the placebo changes nothing (the contrast is void)")
+    try:
+        take = match_words(pool, k, target, state.words, _rng(state, step, f"placebo{spec['draw']}"),
+                           max(_tolerance(state), 1))
+    except PovstimError as exc:
+        raise PovstimError(f"{key}: cannot be matched: {exc}") from None
+    gone = set(take)
+    state.ids = [i for i in state.ids if i not in gone]
+    state.notes["placebo"] = {"of": spec["of"], "vs": spec["vs"], "draw": int(spec["draw"]), "sentences": k,
+                              "words": target, "removed_words": sum(state.words(i) for i in take)}
+    for i in take:
+        state.log(step, "placebo", "removed", i, "", f"placebo {spec['draw']} of {spec['of']} vs. {spec['vs']} "
+                  f"({k} sentences, {target} words changed)")
+
+
+register(Op("placebo", _check_placebo, _apply_placebo))
+
+
 # --- config-level helpers
 
 def removes(spec: dict) -> list | bool:
@@ -399,8 +440,22 @@ def resolve(conditions: dict, name: str, rules: list[str]) -> list[dict]:
         elif o["op"] == "random_remove":
             r = removes(conditions[o["of"]])
             o["constructions"] = list(rules) if r is True else list(r)
+        elif o["op"] == "placebo":
+            o["series"] = (conditions[name].get("placebo_point") or {}).get("series", name)
+            o["match"] = {k: _as_built(conditions, o[k], rules) for k in ("of", "vs")}
         out.append(o)
     return out
+
+
+def _as_built(conditions: dict, name: str, rules: list[str]) -> dict:
+    """How condition ``name`` is built, for a placebo to rebuild its sentence list: its resolved operations, or
+    its old-style filter (the phenomena it removes; None: unfiltered) and reinsert rates."""
+    spec = conditions[name]
+    if spec.get("operations"):
+        return {"name": name, "operations": resolve(conditions, name, rules)}
+    f = spec.get("filter")
+    return {"name": name, "filter": (list(f) if isinstance(f, (list, tuple)) else list(rules)) if f else None,
+            "reinsert": dict(spec.get("reinsert") or {})}
 
 
 def apply(state: State, ops: list[dict]) -> State:
@@ -408,6 +463,68 @@ def apply(state: State, ops: list[dict]) -> State:
     for step, o in enumerate(ops):
         OPERATIONS[o["op"]].apply(state, o, step)
     return state
+
+
+# --- placebo conditions
+
+def expand_placebo(config: dict, where: str = "conditions") -> None:
+    """Replace every condition with a ``placebo: {of, vs, draws}`` by one condition per draw, named
+    ``<name><draw>`` (``baby-placebo1``, ...), each ``vs``'s corpus (its operations, or ``remove`` of its old-style
+    filter) followed by ``{op: placebo, of, vs, draw}``, with ``placebo_point`` saying series, of, vs and draw. An
+    arch's ``conditions`` list naming the series gets its members. Idempotent (the ``placebo`` key goes)."""
+    conds = config.get("conditions") or {}
+    if not any("placebo" in s for s in conds.values()):
+        return
+    out: dict = {}
+    members: dict[str, list[str]] = {}
+    for name, spec in conds.items():
+        if "placebo" not in spec:
+            out[name] = spec
+            continue
+        p = spec["placebo"]
+        key = f"{where}.{name}.placebo"
+        for k in ("of", "vs"):
+            if p[k] not in conds or "placebo" in conds[p[k]]:
+                raise PovstimError(f"{key}.{k}: {p[k]!r} is not a condition (known: "
+                                   f"{', '.join(sorted(c for c, s in conds.items() if 'placebo' not in s))})")
+        of, vs = conds[p["of"]], conds[p["vs"]]
+        if p["of"] == p["vs"]:
+            raise PovstimError(f"{key}: of and vs are the same condition ({p['of']}); a placebo matches a contrast "
+                               "between two conditions")
+        if of.get("from") != vs.get("from"):
+            raise PovstimError(f"{key}: {p['of']} is built from {of.get('from')!r} and {p['vs']} from "
+                               f"{vs.get('from')!r}: a placebo matches two conditions of one corpus")
+        if vs.get("reinsert") or vs.get("dose") or vs.get("dose_point"):
+            raise PovstimError(f"{key}.vs: the placebos change {p['vs']}'s corpus, which puts evidence back "
+                               "(reinsert/dose); name the condition without it as vs (BABY-F), the one with it as of")
+        f = vs.get("filter")
+        base_ops = [dict(o) for o in vs.get("operations") or []] or (
+            [{"op": "remove", "constructions": list(f) if isinstance(f, (list, tuple)) else True}] if f else [])
+        rest = {k: v for k, v in spec.items() if k not in ("placebo", "filter", "reinsert", "operations")}
+        if vs.get("sizes") and "sizes" not in rest:
+            rest["sizes"] = list(vs["sizes"])
+        for draw in range(1, int(p["draws"]) + 1):
+            member = f"{name}{draw}"
+            if member in conds:
+                raise PovstimError(f"{key}.draws: the placebo {member!r} is also a condition of its own")
+            out[member] = {**rest, "from": vs["from"], "operations": base_ops + [
+                {"op": "placebo", "of": p["of"], "vs": p["vs"], "draw": draw}],
+                "placebo_point": {"series": name, "of": p["of"], "vs": p["vs"], "draw": draw}}
+            members.setdefault(name, []).append(member)
+    config["conditions"] = out
+    for arch in (config.get("archs") or {}).values():
+        if isinstance(arch, dict) and arch.get("conditions"):
+            arch["conditions"] = [m for c in arch["conditions"] for m in members.get(c, [c])]
+
+
+def placebo_series(conditions: dict) -> dict[str, dict]:
+    """series -> {of, vs, members: [condition, ...]} of the expanded placebo conditions."""
+    out: dict[str, dict] = {}
+    for name, spec in conditions.items():
+        p = spec.get("placebo_point")
+        if p:
+            out.setdefault(p["series"], {"of": p["of"], "vs": p["vs"], "members": []})["members"].append(name)
+    return out
 
 
 # --- dose series

@@ -8,6 +8,7 @@ from collections import Counter
 from ..dpe import audit as dpe_audit
 from ..io import PovstimError, atomic_write
 from ..parse import conllu
+from . import placebo
 from .build import Condition, SplitSettings, _rate
 from .operations import AUDIT_COLUMNS, OPERATIONS, State
 
@@ -39,6 +40,9 @@ def build(lines: list[str], rows: list, ops: list[dict], seed: int, name: str, t
     for step, o in enumerate(ops):
         if o["op"] not in OPERATIONS:
             raise PovstimError(f"conditions.{name}.operations[{step}].op: unknown operation {o['op']!r}")
+        if o["op"] == "placebo":  # its size: how much the two conditions it is matched to differ
+            n, words = placebo.change(lines, state.dpe_of, state.targeted_of, seed, o["match"])
+            o = {**o, "n_changed": n, "words_changed": words}
         OPERATIONS[o["op"]].apply(state, o, step)
         if o["op"] in REMOVING:  # what the later steps keep: the corpus after the last removal
             state.notes["reference"] = {"after_step": step, "n_sentences": len(state.ids), "n_words": state.n_words()}
@@ -83,6 +87,7 @@ def stats(base: str, lines: list[str], state: State, ops: list[dict], train: lis
         "reinsert_shortfall": state.notes.get("shortfall", {}),
         "random_remove": state.notes.get("random_remove", []),
         "replace": state.notes.get("replace", {}),
+        **({"placebo": state.notes["placebo"]} if state.notes.get("placebo") else {}),
         # an operation that changed nothing (NO MATCH remove, unchanged replace); only when there is one
         **({"warnings": state.notes["warnings"]} if state.notes.get("warnings") else {}),
     }

@@ -37,7 +37,8 @@ def write_table(paths: list[str], out: str) -> None:
     phens = sorted(phen)
     cols = list(COLUMNS) + list(MATCH_COLUMNS) + [f"dpe_rate_{p}" for p in phens] + [f"config_rate_{p}" for p in phens] \
         + [f"targeted_rate_{p}" for p in phens] + [f"shortfall_{p}" for p in phens]
-    rows = ["\t".join(cols)]
+    void = any(s.get("void_definition") for s in stats)  # a column only when a condition is void by definition
+    rows = ["\t".join(cols + (["void"] if void else []))]
     for s in sorted(stats, key=lambda s: (s["condition"], s["size"])):
         vals = [s.get(c, "") for c in COLUMNS]
         ref = s.get("reference") or {}
@@ -48,5 +49,8 @@ def write_table(paths: list[str], out: str) -> None:
         # "needed/available" when BABY had too little disambiguating evidence for its rate
         vals += ["{needed}/{available}".format(**s["reinsert_shortfall"][p])
                  if p in s.get("reinsert_shortfall", {}) else "" for p in phens]
-        rows.append("\t".join(str(v) for v in vals))
+        if void:
+            v = s.get("void_definition") or {}
+            vals.append(f"VOID: {v['why']}" if v else "")
+        rows.append("\t".join(str(v).replace("\t", " ") for v in vals))
     write_lines(out, rows)

@@ -60,4 +60,6 @@ def run(args) -> int:
                   + (f"{', '.join(f'conditions.{n}' for n in asked)} asks for filter: true and is built unfiltered "
                      "(condition.json, log and report say so)" if asked else
                      "no BABY-F can be built; a filter: true condition would be built unfiltered"))
+        for line in plan.void_definition_lines(config):  # as plan and the run's console say it
+            print(f"{path}: warning: {line}")
     return 0

@@ -33,6 +33,7 @@ from scipy import stats
 
 from .. import plan as dag_plan
 from ..conditions.build import build as build_condition
+from ..conditions.operations import placebo_series as operations_placebo_series
 from ..conditions.operations import pool_phenomenon, sentences_for
 from ..corpus.assemble import assemble
 from ..dpe import audit
@@ -45,6 +46,7 @@ from ..filter.settings import (
     filter_settings,
     removal_rules,
 )
+from ..analysis.guardrails import void
 from ..io import PovstimError, parse_size
 from ..parse.run import parse_texts, parser_settings
 from ..settings import section
@@ -207,6 +209,7 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
     reinsert = reinsert_outlook(config, rows, exact)
     return {"residual_source": source, "rows": rows, "reinsert": reinsert + chains,
             "void": void_outlook(config, reinsert), "dose": dose_outlook.dose_outlook(config, rows, chains),
+            "placebo": placebo_outlook(config, rows, reinsert + chains),
             "notes": notes, "no_match": no_match(rows), "unchanged": unchanged_operations(config, rows)}
 
 
@@ -299,10 +302,13 @@ def reinsert_outlook(config: dict, rows: list[dict], exact: dict | None = None) 
 
 
 def void_outlook(config: dict, reinsert: list[dict]) -> list[dict]:
-    """Per condition with reinsert rates x size: the evidence sentences it is expected to get back, against
-    ``analysis.void_evidence``: fewer makes its contrast with its filtered sibling (a condition of the same corpus
-    and removals with nothing put back: BABY-F) void, as the analysis will find (analysis/guardrails/void.py)."""
-    threshold = int(section("analysis", config.get("analysis") or {}, "analysis")["void_evidence"])
+    """Per condition with reinsert rates x size: the evidence sentences it is expected to get back per phenomenon,
+    against its threshold (``analysis.void_evidence``, auto: ``void_dose_share`` of the configured dose, the
+    sentences the rate asks for; analysis/guardrails/void.threshold): a phenomenon under it is void for the
+    contrast with the filtered sibling (a condition of the same corpus and removals with nothing put back:
+    BABY-F), every phenomenon under it makes the contrast void, as the analysis will find."""
+    analysis = section("analysis", config.get("analysis") or {}, "analysis")
+    setting, share = analysis["void_evidence"], float(analysis["void_dose_share"])
     conds = config["conditions"]
     out = []
     for name, spec in conds.items():
@@ -317,12 +323,60 @@ def void_outlook(config: dict, reinsert: list[dict]) -> list[dict]:
         for size in dict.fromkeys(o["size"] for o in rows):
             at = [o for o in rows if o["size"] == size]
             expected, low = sum(o["expected"] for o in at), sum(o["expected_low"] for o in at)
-            status = "void" if expected < threshold else ("may be void" if low < threshold else "ok")
+            per = {o["phenomenon"]: {"expected": o["expected"], "low": o["expected_low"], "dose": o["needed"],
+                                     "threshold": void.threshold(setting, o["needed"], share,
+                                                                 f"{name} at {size} ({o['phenomenon']}")}
+                   for o in at}
+            gone = [p for p, v in per.items() if v["expected"] < v["threshold"]]
+            maybe = [p for p, v in per.items() if v["low"] < v["threshold"]]
+            status = "void" if len(gone) == len(per) else ("may be void" if len(maybe) == len(per) else "ok")
             # nothing goes back: the condition stage writes the sibling's text byte for byte, and the train jobs
             # of the two train one model (train/reuse.py); a few sentences back is void but trained apart
             out.append({"condition": name, "sibling": sibling, "size": size, "expected": expected, "low": low,
-                        "threshold": threshold, "status": status, "identical": expected == 0})
+                        "threshold": setting, "status": status, "identical": expected == 0, "phenomena": per,
+                        "void_phenomena": gone if status == "ok" else [],
+                        "placebo": any((s.get("placebo_point") or {}).get("of") == name for s in conds.values()),
+                        "shared_tokenizer": config["tokenizer"]["shared"] is not False})
     return out
+
+
+def placebo_outlook(config: dict, rows: list[dict], reinsert: list[dict]) -> list[dict]:
+    """Per placebo series x size (conditions.<name>.placebo): the sentences each draw changes (twice the evidence
+    its ``of`` condition puts back in place of as many others: the lines by which of and vs differ) against the
+    sentences without evidence its ``vs`` corpus holds; more is ``CANNOT BE MATCHED`` (the condition job's error,
+    said before anything runs). Only for an ``of`` whose reinsertions the plan forecasts."""
+    out = []
+    by = {(r["corpus"], r["size"]): r for r in rows}
+    for series, p in operations_placebo_series(config["conditions"]).items():
+        spec = config["conditions"][p["members"][0]]
+        for size in dag_plan.condition_sizes(config, p["members"][0]):
+            back = [o for o in reinsert if o["condition"] == p["of"] and o["size"] == size]
+            r = by.get((spec["from"], size))
+            if not back or r is None:
+                continue
+            changes = 2 * sum(o["expected"] for o in back)
+            free = r["sentences"] - r["removed"]
+            out.append({"series": series, "of": p["of"], "vs": p["vs"], "size": size, "draws": len(p["members"]),
+                        "changes": changes, "free": free, "ok": changes <= free})
+    return out
+
+
+def render_placebo(placebos: list[dict]) -> list[str]:
+    if not placebos:
+        return []
+    lines = ["Placebo conditions (conditions.<name>.placebo: sentences each draw changes / sentences without evidence):"]
+    for p in placebos:
+        lines.append(f"  {p['series']:<14} {p['size']:>6}  {p['draws']} draws of {p['vs']} vs. {p['of']}: "
+                     f"~{p['changes']:,} / {p['free']:,}  " + ("ok" if p["ok"] else "CANNOT BE MATCHED"))
+    bad = [p for p in placebos if not p["ok"]]
+    if bad:
+        lines.append(f"  -> WARNING: conditions.{bad[0]['series']}.placebo: cannot be matched at "
+                     f"{', '.join(p['size'] for p in bad)}: the condition job will stop there")
+    return lines
+
+
+SMALL_MANIPULATION = 50  # evidence sentences: fewer, and a per-condition tokenizer may move more than the evidence
+# does (the issue-63 experiment: 4 sentences changed 6-8 vocabulary entries and 2,208 merges' order); placebos say
 
 
 def reused_models(voids: list[dict]) -> dict[tuple[str, str], str]:
@@ -333,9 +387,13 @@ def reused_models(voids: list[dict]) -> dict[tuple[str, str], str]:
 
 def render_void(voids: list[dict]) -> list[str]:
     bad = [v for v in voids if v["status"] != "ok"]
-    if not bad:
+    partly = [v for v in voids if v["status"] == "ok" and v.get("void_phenomena")]
+    small = sorted({(v["condition"], v["sibling"]) for v in voids if v["status"] != "void"
+                    and v["expected"] < SMALL_MANIPULATION and not v.get("placebo")})
+    if not (bad or partly or small):
         return []
-    lines = [f"Void contrasts (evidence put back vs. analysis.void_evidence = {bad[0]['threshold']}):"]
+    lines = [f"Void contrasts (evidence put back per phenomenon vs. its threshold, analysis.void_evidence = "
+             f"{voids[0]['threshold']}):"]
     for v in bad:
         got = (f"{v['expected']:,}" if v["low"] == v["expected"] else f"~{v['expected']:,} (95% low {v['low']:,})")
         lines.append(f"  {v['condition']:<10} {v['size']:>6}  gets back {got} evidence sentence(s): "
@@ -343,12 +401,27 @@ def render_void(voids: list[dict]) -> list[str]:
                      + f": its corpus is {v['sibling']}'s in evidence"
                      + (f"; identical text: trains one model for both (its train jobs link {v['sibling']}'s "
                         "models)" if v["status"] == "void" and v.get("identical") else ""))
-    every = {v["condition"] for v in bad if v["status"] == "void"} - {
-        v["condition"] for v in voids if v["status"] != "void"}
-    lines.append("  -> WARNING: the analysis leaves a void condition's cells out of the Bayesian models and reports "
-                 "its contrast as VOID, with no estimate" + (f" ({', '.join(sorted(every))}: at every size)" if every
-                                                             else "") +
-                 ". Add child-directed text with the evidence, or use larger sizes, before training.")
+    for v in partly:  # a contrast that covers some phenomena: read on them only
+        lines.append(f"  {v['condition']:<10} {v['size']:>6}  void for " + ", ".join(
+            f"{p} (gets back {v['phenomena'][p]['expected']:,}, threshold {v['phenomena'][p]['threshold']:,} of a "
+            f"dose of {v['phenomena'][p]['dose']:,})" for p in v["void_phenomena"])
+            + f": its contrast with {v['sibling']} is read on "
+            + ", ".join(p for p in v["phenomena"] if p not in v["void_phenomena"]) + " only")
+    if bad:
+        every = {v["condition"] for v in bad if v["status"] == "void"} - {
+            v["condition"] for v in voids if v["status"] != "void"}
+        lines.append("  -> WARNING: the analysis leaves a void condition's cells out of the Bayesian models and "
+                     "reports its contrast as VOID, with no estimate" + (f" ({', '.join(sorted(every))}: at every "
+                                                                         "size)" if every else "") +
+                     ". Add child-directed text with the evidence, or use larger sizes, before training.")
+    for c, sib in small:
+        lines.append(f"  -> ADVICE: {c} vs. {sib} changes fewer than {SMALL_MANIPULATION} evidence sentences at "
+                     "some size: a per-condition tokenizer and the corpus' other changes can move the models more "
+                     f"than that; add placebo conditions (conditions: {c}-placebo: {{placebo: {{of: {c}, vs: {sib}}}}}) "
+                     "so the report reads the contrast against chance corpus changes"
+                     + ("" if any(v.get("shared_tokenizer") for v in voids) else
+                        ", or share one tokenizer (tokenizer.shared: true)")
+                     + " (docs/manipulations.md, \"Placebo conditions\")")
     return lines
 
 
@@ -410,4 +483,5 @@ def render(ev: dict) -> list[str]:
                      "BABY would hold less evidence than configured (its SHORTFALL, conditions.tsv and the "
                      "reinsert_shortfall guardrail). Use more or larger child-directed sources, a lower rate, or "
                      "another filter mode (docs/filter.md).")
-    return lines + render_void(ev.get("void") or []) + dose_outlook.render(ev.get("dose") or [])
+    return (lines + render_void(ev.get("void") or []) + render_placebo(ev.get("placebo") or [])
+            + dose_outlook.render(ev.get("dose") or []))

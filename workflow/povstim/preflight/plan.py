@@ -243,6 +243,7 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
                                          base_dir),
     }
     result["power"] = power_summary(config, base_dir)
+    result["void_definition"] = dag_plan.void_definition_lines(config)
     sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
     result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
                                                                          if c.gold}) if sample else {}
@@ -253,6 +254,9 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         ok = all(c.status == "ok" for c in counts.values())
         # a void twin with identical text trains once (train/reuse.py): its train jobs are counted as links
         reused = evidence.reused_models((result["filter"] or {}).get("void") or [])
+        # ... and so does one void by the conditions' definitions (BABY's rates all 0, a filter with no rules)
+        reused.update({(v["duplicate"], z): v["kept"] for v in dag_plan.void_definitions(config) if v["identical"]
+                       for z in v["sizes"]})
         # a size the sources cannot fill is refused above: nothing is forecast (or calibrated) for it
         refused = {(r["corpus"], r["size"]) for r in sizes if r["ok"] is False}
         result["forecast"] = (forecast.forecast(config, counts, base_dir, forecast_cores,
@@ -407,6 +411,9 @@ def render(result: dict) -> str:
     pw = result.get("power") or {}
     if pw:
         lines += ["", pw["line"]] + ([pw["warning"]] if pw["warning"] else [])
+    if result.get("void_definition"):
+        lines += ["", "Void contrasts by the conditions' definitions (before any job):"]
+        lines += [f"  -> WARNING: {x}" for x in result["void_definition"]]
     lines += render_filter(result.get("filter") or {})
     lines += casing.render(result.get("casing") or {})
     lines += punctuation.render(result.get("punctuation") or {})

@@ -5,12 +5,15 @@ train a separate tokenizer"). Options follow BabyBERTa App. A: optional
 lowercasing and ``add_prefix_space`` (so a sentence-initial word is split the
 same way as the word elsewhere). The special tokens make sentence boundaries
 explicit: causal LMs see ``<s> sentence </s>`` and masked LMs get ``<mask>``.
+``tokenizer.shared`` (not POSH) trains one per size on the union of the conditions' corpora, or on one named
+condition's, so that a few changed sentences cannot reshuffle one condition's vocabulary (:func:`train_files`).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections import Counter
+from typing import Iterable, Iterator
 
 from dataclasses import dataclass
 
@@ -30,6 +33,7 @@ class TokenizerSettings:
     lowercase: bool
     add_prefix_space: bool
     min_frequency: int
+    shared: bool | str  # which corpora a size's tokenizer is trained on: the rule's inputs (plan.tokenizer_corpora)
 
 
 def tokenizer_settings(given: "dict | TokenizerSettings | None" = None, where: str = "--params",
@@ -81,6 +85,34 @@ def train(sentences: Iterable[str], params: "dict | TokenizerSettings | None" = 
 def train_file(path: str | os.PathLike, params: "dict | TokenizerSettings | None" = None):
     params = tokenizer_settings(params)  # bad settings fail before the corpus is read
     return train(iter_sentences(path, "training corpus"), params, source=str(path))
+
+
+def union_sentences(paths) -> Iterator[str]:
+    """The multiset union of several corpora (``tokenizer.shared: true``): each sentence as many times as the
+    corpus that holds it most often, in the order of first appearance (file by file): BABY-F and BABY, which
+    share all but a few sentences, count a shared sentence once, not twice."""
+    most: Counter = Counter()
+    order: list[str] = []
+    for path in paths:
+        mine = Counter()
+        for line in iter_sentences(path, "training corpus"):
+            mine[line] += 1
+            if mine[line] > most[line]:
+                if not most[line]:
+                    order.append(line)
+                most[line] = mine[line]
+    for line in order:
+        for _ in range(most[line]):
+            yield line
+
+
+def train_files(paths, params: "dict | TokenizerSettings | None" = None):
+    """One tokenizer on one corpus, or on the union of several (:func:`union_sentences`)."""
+    paths = list(paths)
+    if len(paths) == 1:
+        return train_file(paths[0], params)
+    params = tokenizer_settings(params)
+    return train(union_sentences(paths), params, source=", ".join(map(str, paths)))
 
 
 def save(tok, path: str | os.PathLike) -> None:

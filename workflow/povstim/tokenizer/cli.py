@@ -18,7 +18,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "Hugging Face tokenizer.json. Special tokens <s> </s> <pad> <unk> <mask> make sentence boundaries "
         "explicit and serve both causal (GPT-2) and masked (BabyBERTa) models."
     )
-    p.add_argument("--train", required=True, help="training corpus, UTF-8, one sentence per line")
+    p.add_argument("--train", required=True, nargs="+",
+                   help="training corpus, UTF-8, one sentence per line; several: trained on their union (each "
+                   "sentence as often as the corpus holding it most often; tokenizer.shared: true)")
     p.add_argument("--out", required=True, help="output tokenizer.json")
     p.add_argument(
         "--params",
@@ -41,8 +43,8 @@ def run(args) -> int:
         add_prefix_space=args.add_prefix_space, min_frequency=args.min_frequency,
     )
     t0 = time.perf_counter()
-    tok = bpe.train_file(args.train, settings)
+    tok = bpe.train_files(args.train, settings)
     bpe.save(tok, args.out)
-    log.info("trained %d-token BPE on %s in %.1fs -> %s", tok.get_vocab_size(), args.train,
+    log.info("trained %d-token BPE on %s in %.1fs -> %s", tok.get_vocab_size(), ", ".join(args.train),
              time.perf_counter() - t0, args.out)
     return 0

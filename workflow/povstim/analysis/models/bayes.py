@@ -137,6 +137,8 @@ def derive(df: pd.DataFrame) -> pd.DataFrame:
         # POSH's three-level factor: BABY-F (filtered), BABY (baby, not filtered), WIKI
         df["source_filter"] = [f"{str(s).upper()}{'-F' if f else ''}" for s, f in
                                zip(df["source"], df["filtered"].astype(bool))]
+        if "placebo" in df.columns:  # a placebo condition of BABY-F is its own level, BABY-F-PLACEBO1
+            df["source_filter"] = [f"{sf}-{p}" if p else sf for sf, p in zip(df["source_filter"], df["placebo"])]
     return df
 
 
@@ -716,15 +718,72 @@ def contrasts_table(contrasts: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def placebo_spread(contrasts: pd.DataFrame, placebos: dict) -> dict:
+    """(a, b, scope) -> the placebos' estimates of the same contrast: for each placebo level p of ``placebos``
+    (p -> (vs, of): p is vs's corpus changed by as many random sentences as of's), the contrast with of replaced
+    by p, oriented as a - b (BABY-F vs. BABY: BABY-F - p). Pairs without placebos are absent."""
+    est = {(r["a"], r["b"], r["scope"]): r["median"] for _, r in contrasts.iterrows()}
+    out: dict = {}
+    for p, (vs, of) in placebos.items():
+        for (a, b, scope) in list(est):
+            if {a, b} != {vs, of}:
+                continue
+            x, y = (vs, p) if a == vs else (p, vs)  # of -> p, same orientation
+            v = est.get((x, y, scope), None if (y, x, scope) not in est else -est[(y, x, scope)])
+            if v is not None:
+                out.setdefault((a, b, scope), []).append(float(v))
+    return out
+
+
+def category_of(phenomenon: str, scopes) -> str | None:
+    """The benchmark category a DPE phenomenon's evidence bears on (question_formation -> Question Formation,
+    POSH's Table 10 names), when the suite has it."""
+    by = {str(x).lower().replace("_", " "): x for x in scopes}
+    return by.get(phenomenon.lower().replace("_", " "))
+
+
+def coverage_text(cov: dict) -> str:
+    """What a contrast's evidence covers and what is void for it (void.coverage), in words."""
+    covered = list(cov["covered"])
+    void_only = [p for p in cov["void"] if p not in cov["covered"]]
+    out = []
+    if covered:
+        out.append("the evidence apart covers " + ", ".join(
+            f"{p} ({', '.join(f'{d} sentence(s) apart at {z}' for z, d in cov['covered'][p].items())})"
+            for p in covered))
+    for p in void_only:
+        out.append(f"void for {p}: " + ", ".join(
+            f"{v['evidence']} apart at {z}, under its threshold {v['threshold']}"
+            + (f" (of a configured dose of {v['dose']})" if v["dose"] else " (not manipulated)")
+            for z, v in cov["void"][p].items()))
+    return "; ".join(out)
+
+
 def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat: str = "", void=(),
-                        seed_note: str = "") -> list[str]:
+                        seed_note: str = "", placebos: dict | None = None, coverage: dict | None = None) -> list[str]:
     """What the report says about filtering and training source, from the three-level contrasts only.
     ``caveat``: appended to the BABY-F vs. BABY sentence (BABY got less evidence back than configured:
     conditions_page.shortfall_caveat), or its own paragraph when that contrast is absent. ``void``: the
     sentences of void contrasts (analysis/guardrails/void.py: no estimate), first. ``seed_note``: appended to every
-    conclusion (fewer seeds than analysis.min_groups: the intervals leave out run-to-run variance)."""
+    conclusion (fewer seeds than analysis.min_groups: the intervals leave out run-to-run variance). ``placebos``:
+    placebo level -> (vs, of) (docs/manipulations.md, "Placebo conditions"): the vs-vs.-of contrast is read
+    against the placebos' estimates of it, and is credible only where it also lies outside their range; the
+    placebos' own contrasts get no sentence. ``coverage``: (kept level, duplicate level) -> the phenomena a
+    contrast between conditions of one base and removals covers and those void for it (void.coverage): it is read
+    on its covered phenomena's categories only, never overall (which pools void and unmanipulated ones)."""
+    spread = placebo_spread(contrasts, placebos or {})
+
     def verdict(r, better, worse):
         est = f"{r['median']:+.2f} [{r['lower']:.2f}, {r['upper']:.2f}] log-odds, P(> 0) = {r['p_gt0']:.2f}"
+        got = spread.get((r["a"], r["b"], r["scope"]))
+        pl = ""
+        if got:
+            pl = f"count-matched placebos ({len(got)} draws): {min(got):+.2f} to {max(got):+.2f}"
+            if not min(got) <= r["median"] <= max(got) and (r["lower"] > 0 or r["upper"] < 0):
+                return f"{better if r['lower'] > 0 else worse} ({est}; {pl}: beyond chance corpus changes)"
+            if r["lower"] > 0 or r["upper"] < 0:
+                return f"no difference beyond chance corpus changes ({est}; {pl}: not beyond chance corpus changes)"
+            return f"no credible difference ({est}; {pl})"
         if r["lower"] > 0:
             return f"{better} ({est})"
         if r["upper"] < 0:
@@ -742,16 +801,41 @@ def filtering_sentences(contrasts: pd.DataFrame, converged: bool = True, caveat:
             ("BABY-F", "WIKI"): ("BABY-F vs. WIKI", "BABY-F models scored credibly higher",
                                  "BABY-F models scored credibly lower")}
     for (a, b), sub in contrasts.groupby(["a", "b"], sort=False):
+        if placebos and (a in placebos or b in placebos):  # read only as the spread of the matched contrast
+            continue
         name, better, worse = what.get((a, b), (f"{a} vs. {b}", f"{a} scored credibly higher",
                                                 f"{a} scored credibly lower"))
-        ov = sub[sub["scope"] == "overall"].iloc[0]
-        text = f"{name}: overall, {verdict(ov, better, worse)}."
-        per = [f"{r['scope']}: {verdict(r, better, worse)}" for _, r in sub[sub["scope"] != "overall"].iterrows()]
-        if per:
-            text += " By category: " + "; ".join(per) + "."
+        cov = (coverage or {}).get((a, b)) or (coverage or {}).get((b, a))
+        if cov:  # read only where its evidence differs: the covered phenomena's categories
+            scopes = [x for x in sub["scope"] if x != "overall"]
+            cats = {p: category_of(p, scopes) for p in cov["covered"]}
+            text = f"{name}: {coverage_text(cov)}."
+            read = [c for c in cats.values() if c]
+            per = [f"{r['scope']}: {verdict(r, better, worse)}" for _, r in sub.iterrows() if r["scope"] in read]
+            if per:
+                text += " " + "; ".join(per) + "."
+            if [p for p, c in cats.items() if not c]:
+                text += f" ({', '.join(p for p, c in cats.items() if not c)}: no category of this suite.)"
+            rest = [x for x in scopes if x not in read]
+            text += (" Not read as effects of the evidence (no phenomenon it covers; a difference there comes from "
+                     "the corpora and tokenizers, which placebos measure): overall" + (", " + ", ".join(rest) if rest
+                                                                                       else "") + ".")
+        else:
+            ov = sub[sub["scope"] == "overall"].iloc[0]
+            text = f"{name}: overall, {verdict(ov, better, worse)}."
+            per = [f"{r['scope']}: {verdict(r, better, worse)}" for _, r in sub[sub["scope"] != "overall"].iterrows()]
+            if per:
+                text += " By category: " + "; ".join(per) + "."
         if caveat and (a, b) == ("BABY-F", "BABY"):
             text += " " + caveat
             caveat = ""
+        if any(k[:2] == (a, b) for k in spread):
+            k = max(len(v) for key, v in spread.items() if key[:2] == (a, b))
+            vs = next(v for v, o in placebos.values() if {v, o} == {a, b})
+            text += (f" (Each placebo is {vs}'s corpus with as many random sentences without "
+                     f"evidence changed as {a} and {b} differ by, with its own tokenizer and the same seeds; with "
+                     f"{k} draws, an estimate outside all of theirs happens by chance with probability "
+                     f"{2 / (k + 1):.2f} even when the evidence does nothing.)")
         if seed_note:
             text += " " + seed_note
         out.append(text)

@@ -175,6 +175,9 @@ def attach_conditions(df: pd.DataFrame, meta: dict | None) -> pd.DataFrame:
         df[key] = df["condition"].map(values)
     df["filtered"] = df["filtered"].astype(bool)
     df["source"] = df["source"].astype(str)
+    if any(m.get("placebo") for m in meta.values()):  # a placebo's own level of the three-level model (bayes.derive)
+        df["placebo"] = df["condition"].map({c: f"PLACEBO{m['placebo']['draw']}" if m.get("placebo") else ""
+                                             for c, m in meta.items()})
     return df
 
 
