@@ -138,16 +138,15 @@ def select_paradigms(pairs: list, wanted: list[str], key: str, where: str) -> li
 
 
 def _pool_hint(message: str, vocabulary: str, stats, pos, counts: list, top_k: int, suite: str,
-               spec: dict | None = None) -> str:
+               spec: dict) -> str:
     """How far to raise top_k_words when a word class is empty or a template runs out of pairs (from
     :func:`posh.generator_report`, at the suite's own pairs_per_paradigm, seed and paradigms)."""
     import re
 
     if not re.search(r"no word of class '([^']+)'|distinct pairs", message) or not counts:
         return ""
-    spec = spec or {}
     report = posh.generator_report(words.build_lexicon(vocabulary, None, stats, pos), counts, top_k,
-                                   spec.get("pairs_per_paradigm"), int(spec.get("seed", 1)), spec.get("paradigms"))
+                                   spec.get("pairs_per_paradigm"), int(spec["seed"]), spec.get("paradigms"))
     if report["k_needed"]:
         hint = f"top_k_words: {report['k_needed']} generates every pair"
     else:

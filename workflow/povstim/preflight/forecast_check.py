@@ -71,7 +71,7 @@ def _ratio(a, b):
 def summarize(config: dict, forecast: dict, got: dict) -> dict:
     """Per kind (train, score): jobs, forecast seconds, measured CPU and wall, ratios (measured / forecast); per
     model: steps forecast and taken, the plateau rule's epoch and the best dev loss's."""
-    warm = bool(config.get("warm_start", True))
+    warm = bool(config["warm_start"])  # the validated config: the schema filled it
     kinds = {}
     for kind in ("train", "score"):
         rows = [r for r in forecast["jobs"] if r["kind"] == kind and r["job"] in got["jobs"]]
