@@ -230,7 +230,7 @@ def test_unmappable_choice_is_one_line_naming_the_file_and_the_fields(tmp_path, 
     assert not (tmp_path / "x.parquet").exists()
 
 
-def test_items_without_the_choice_fields_name_the_data_file_row_and_fields(tmp_path):
+def test_items_without_thechoice_fields_name_the_data_file_row_and_fields(tmp_path):
     folder = blimp_nl_folder(tmp_path, rows=[{"good": "De hond loopt.", "bad": "De hond lopen."}])
     with pytest.raises(PovstimError, match=r"number\.jsonl, row 1: no sentence_good or sentence_bad field.*"
                        r"expected fields sentence_good, sentence_bad \(found: good, bad\)"):
@@ -249,3 +249,45 @@ def test_hub_dataset_and_non_pair_tasks_are_refused_with_what_is_expected(tmp_pa
         import_suite("lm_eval", folder, "nl")
     with pytest.raises(PovstimError, match="no lm-eval task YAML"):
         import_suite("lm_eval", tmp_path / "blimp_nl" / "data", "nl")
+
+
+def test_a_config_suite_of_kind_lm_eval_says_its_language_and_builds(tmp_path):
+    import copy
+
+    import yaml
+
+    from povstim import config as povstim_config
+    from povstim.benchmarks.build import imported_pairs
+
+    assert cli.main(["export-lm-eval", str(write_suite(tmp_path / "mini")), "--out", str(tmp_path / "tasks")]) == 0
+    raw = yaml.safe_load((Path(__file__).parents[1] / "configs" / "posh.yaml").read_text(encoding="utf-8"))
+    spec = {"kind": "lm_eval", "path": str(tmp_path / "tasks" / "mini")}
+    bad = copy.deepcopy(raw)
+    bad["benchmarks"] = {"mini": dict(spec)}
+    with pytest.raises(PovstimError, match=r"benchmarks\.mini\.language: say which language the lm_eval suite"):
+        povstim_config.validate(bad)
+    ok = copy.deepcopy(raw)
+    ok["benchmarks"] = {"mini": {**spec, "language": "en"}}
+    povstim_config.validate(ok)
+    pairs = imported_pairs("mini", ok["benchmarks"]["mini"])
+    assert sorted((p.paradigm, p.item_id, p.good, p.bad) for p in pairs) == sorted(
+        (par, str(i), g, b) for i, (par, g, b) in enumerate(PAIRS))
+
+
+@pytest.mark.parametrize("folder,fields", [("multiblimp", ("sen", "wrong_sen")),
+                                           ("blimp_nl", ("sentence_good", "sentence_bad")),
+                                           ("zhoblimp", ("sentence_good", "sentence_bad")),
+                                           ("turblimp", ("sentence_good", "sentence_bad")),
+                                           ("blimp", ("sentence_good", "sentence_bad"))])
+def test_the_harness_own_minimal_pair_tasks_map_and_their_hub_data_is_named(folder, fields):
+    """Every task YAML the installed harness ships for these benchmarks maps to good/bad fields; their data is on
+    the hub, which povstim refuses with what it reads instead."""
+    import lm_eval
+
+    from povstim.benchmarks.lmeval import choice_fields, task_configs
+
+    configs = task_configs(Path(lm_eval.__file__).parent / "tasks" / folder)
+    assert len(configs) > 10
+    assert {choice_fields(cfg, where) for where, cfg in configs} == {fields}
+    with pytest.raises(PovstimError, match="is not local data; povstim reads dataset_path: json"):
+        import_suite("lm_eval", configs[0][0], "x")

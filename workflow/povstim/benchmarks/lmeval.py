@@ -153,7 +153,7 @@ def load_task_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict:
     return merged
 
 
-def _choice_fields(cfg: dict, where: Path) -> tuple[str, str]:
+def choice_fields(cfg: dict, where: Path) -> tuple[str, str]:
     """(good field, bad field) from a task's doc_to_choice and doc_to_target; else one line with what is expected."""
     problems = []
     if cfg.get("output_type") != "multiple_choice":
@@ -269,7 +269,7 @@ def read_task_folder(path: Path, suite: str) -> list[Pair]:
     field, else ``<task>:<row>``."""
     out = []
     for where, cfg in task_configs(path):
-        good_f, bad_f = _choice_fields(cfg, where)
+        good_f, bad_f = choice_fields(cfg, where)
         task = cfg["task"]
         row = 0
         for f, kind in _data_files(cfg, where):
