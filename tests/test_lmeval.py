@@ -230,7 +230,7 @@ def test_unmappable_choice_is_one_line_naming_the_file_and_the_fields(tmp_path, 
     assert not (tmp_path / "x.parquet").exists()
 
 
-def test_items_without_thechoice_fields_name_the_data_file_row_and_fields(tmp_path):
+def test_items_without_the_choice_fields_name_the_data_file_row_and_fields(tmp_path):
     folder = blimp_nl_folder(tmp_path, rows=[{"good": "De hond loopt.", "bad": "De hond lopen."}])
     with pytest.raises(PovstimError, match=r"number\.jsonl, row 1: no sentence_good or sentence_bad field.*"
                        r"expected fields sentence_good, sentence_bad \(found: good, bad\)"):
