@@ -113,14 +113,15 @@ def causal_and_masked(root: str | Path, sentences: list[str], train_steps: int =
             "masked": build(root / "roberta", sentences, "masked", seed=2, **kw)}
 
 
-def tiny_corpus(d):
-    """A 400-sentence train, 40-sentence dev split and a 300-token BPE tokenizer in ``d`` (the training tests')."""
+def tiny_corpus(d, tokenizer: dict | None = None):
+    """A 400-sentence train, 40-sentence dev split and a 300-token BPE tokenizer in ``d`` (the training tests');
+    ``tokenizer``: more of the tokenizer section's keys."""
     from povstim.tokenizer import bpe
     from test_tokenizer import write_corpus
 
     train = write_corpus(d / "train.txt", 400, seed=1)
     dev = write_corpus(d / "dev.txt", 40, seed=2)
-    bpe.save(bpe.train_file(train, {"vocab_size": 300}), d / "tokenizer.json")
+    bpe.save(bpe.train_file(train, {"vocab_size": 300, **(tokenizer or {})}), d / "tokenizer.json")
     return {"train": str(train), "dev": str(dev), "tokenizer": str(d / "tokenizer.json")}
 
 

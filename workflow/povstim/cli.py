@@ -49,6 +49,8 @@ STAGES: dict[str, tuple[str, str]] = {
                     "hub revisions) and each checkpoint: learning curves"),
     "export-babylm": ("povstim.scoring.babylm_cli", "export a model's checkpoints as chck_* folders and its minimal-pair "
                       "predictions in the BabyLM evaluation pipeline's layout"),
+    "export-lm-eval": ("povstim.benchmarks.lmeval_cli", "write minimal-pair suites as lm-evaluation-harness tasks "
+                       "(task YAMLs and local data; the harness's scores equal povstim score's)"),
     "analyze": ("povstim.analysis.cli", "accuracy tables, chi-square tests and the Bayesian mixed model"),
     "analyze-prewarm": ("povstim.analysis.models.prewarm_cli", "compile the Bayesian model's sampler code ahead of "
                         "analyze (a Snakemake run starts it while its models train)"),

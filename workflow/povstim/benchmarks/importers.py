@@ -22,6 +22,9 @@
   language, ``<lang>/data.tsv`` on the hub): a header row, ``sen`` (grammatical) and
   ``wrong_sen`` (ungrammatical) required, ``phenomenon`` (SV-#, SV-P, SP-G, ...) the paradigm,
   ``lang`` the ISO 639-3 code, every other column kept.
+- ``lm_eval``: an lm-evaluation-harness task folder of minimal-pair tasks (the MultiBLiMP / BLiMP-NL layout:
+  ``doc_to_choice: "{{[sen, wrong_sen]}}"`` or ``"{{[sentence_good, sentence_bad]}}"``, local data files;
+  ``povstim export-lm-eval`` writes them): :mod:`povstim.benchmarks.lmeval`.
 
 A suite carries its language (:func:`suite_language`): the English-only formats are English,
 CLAMS, FIT-CLAMS and MultiBLiMP say theirs in ``language:`` or in their release's folder names
@@ -44,13 +47,13 @@ from ..io import PovstimError
 from .suite import Pair, category_for, iter_jsonl, posh_paradigm_name, read_suite
 from .tasks import check_region
 
-FORMATS = ("blimp", "zorro", "scamp", "posh", "jsonl", "csv", "clams", "fit_clams", "multiblimp")
+FORMATS = ("blimp", "zorro", "scamp", "posh", "jsonl", "csv", "clams", "fit_clams", "multiblimp", "lm_eval")
 _DEFAULT_EXT = {"blimp": ".jsonl", "zorro": ".txt", "scamp": ".tsv", "posh": ".txt", "jsonl": ".jsonl", "csv": ".csv",
                 "clams": ".txt", "fit_clams": ".csv", "multiblimp": ".tsv"}
 # Formats whose items are written in one language (the suite generator, POSH-BENCH, writes English too).
 FORMAT_LANGUAGE = {"generated": "en", "blimp": "en", "zorro": "en", "scamp": "en", "posh": "en"}
 # Formats whose language a config must say or their release's folder names tell.
-MULTILINGUAL = ("clams", "fit_clams", "multiblimp")
+MULTILINGUAL = ("clams", "fit_clams", "multiblimp", "lm_eval")
 
 
 def _files(path: Path, kind: str) -> list[Path]:
@@ -330,6 +333,10 @@ def import_suite(kind: str, path: str | Path, suite: str, columns: dict | None =
         pairs = import_fit_clams(path, suite)
     elif kind == "multiblimp":
         pairs = import_multiblimp(path, suite, language)
+    elif kind == "lm_eval":
+        from .lmeval import read_task_folder
+
+        pairs = read_task_folder(path, suite)
     else:
         raise PovstimError(f"unknown suite format {kind!r}; use one of {', '.join(FORMATS)}")
     if not pairs:
@@ -352,6 +359,8 @@ def sniff_format(path: Path) -> tuple[str | None, str]:
         files = [path]
     else:
         return None, f"{path} does not exist"
+    if path.is_dir() and any(path.rglob("*.yaml")):
+        return "lm_eval", f"{path.name} holds lm-eval task YAML files"
     by_ext = {}
     for f in files:
         by_ext.setdefault(f.suffix.lower(), f)

@@ -52,9 +52,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = __doc__.split("\n\n", 1)[1]
     p.add_argument("--model", help="model folder (HF save_pretrained with tokenizer) or local hub name")
     p.add_argument("--suite", required=True, help="suite folder or file (benchmark JSONL schema, or see --format)")
-    p.add_argument("--format", choices=["jsonl", "blimp", "zorro", "scamp", "posh", "csv"],
+    p.add_argument("--format", choices=["jsonl", "blimp", "zorro", "scamp", "posh", "csv", "lm_eval"],
                    help="read --suite with this importer (default: the benchmark JSONL schema, else guessed "
-                   "from the file: BLiMP jsonl, SCaMP tsv, csv; .txt needs zorro or posh)")
+                   "from the file: BLiMP jsonl, SCaMP tsv, csv, an lm-eval task folder; .txt needs zorro or posh)")
     p.add_argument("--suite-name", help="suite name for imported files (default: the file name)")
     p.add_argument("--params", help="the config's scoring section as JSON (keys: reduction, bos, eos, batch_size, "
                    "checkpoints, mlm, device, sensitivity, metric, words, multiple_choice, completion)")

@@ -37,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", help="model folder (with checkpoint subfolders) or a hub repository id")
     p.add_argument("--suite", action="append", required=True,
                    help="suite folder or file (repeatable; benchmark JSONL schema, or see --format)")
-    p.add_argument("--format", choices=["jsonl", "blimp", "zorro", "scamp", "posh", "csv"],
+    p.add_argument("--format", choices=["jsonl", "blimp", "zorro", "scamp", "posh", "csv", "lm_eval"],
                    help="read every --suite with this importer (default: the benchmark schema, else guessed)")
     p.add_argument("--out-dir", help="folder for {suite}.parquet, curve.csv and curve.png")
     p.add_argument("--out", help="instead of --out-dir: the one --suite's item-score file only (rule score_external)")

@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = __doc__.split("\n\n", 1)[1]
     p.add_argument("--suite", required=True, help="suite folder or file (benchmark JSONL schema, or see --format)")
-    p.add_argument("--format", choices=["jsonl", "blimp", "zorro", "scamp", "posh", "csv"],
+    p.add_argument("--format", choices=["jsonl", "blimp", "zorro", "scamp", "posh", "csv", "lm_eval"],
                    help="read --suite with this importer (default: the benchmark JSONL schema)")
     p.add_argument("--suite-name", help="suite name for imported files (default: the file name)")
     p.add_argument("--params", help="the config's scoring section as JSON (as for `povstim score`)")
