@@ -130,7 +130,7 @@ def render(result: dict) -> str:
         lines.append(f"  {kind:<6} {k['jobs']:>3} jobs: forecast {k['forecast_s']:,.1f} s; {cpu}; "
                      f"wall {k['wall_s']:,.1f} s ({k['wall_ratio']})")
     for m in result["models"]:
-        found = "" if m["plateau_found"] else " (no plateau found: a lower bound)"
+        found = "" if m["plateau_found"] else " (no best found before the last 20% of the steps: a lower bound)"
         lines.append(f"  {m['job']:<44} steps {m['steps']:>6,} / {m['forecast_steps']:,} forecast; best epoch "
                      f"{m['best_epoch']} / rule {m['rule_epochs']} = {m['best_over_rule']}{found} [{m['stop_reason']}]")
     if result["missing"]:
