@@ -394,6 +394,7 @@ def test_the_no_plateau_advice_carries_the_rules_range_and_spread(monkeypatch, r
     config, _ = _tiny_forecast_setup(monkeypatch, tmp_path, sizes=("8k",))
     lines = [f"the dog saw {w} cat ." for w in ("a", "the", "one", "my")] * 50
     counts = {s: SimpleNamespace(lines=lines, words=1200, sentences=200) for s in ("cds", "adult")}
+    monkeypatch.setattr(F, "PLATEAU_SPREAD", None)
     out = F.forecast(config, counts, REPO, 2, tmp_path)
     (note,) = [n for n in out["notes"] if "cannot reach a dev-loss plateau" in n]
     assert "(the plateau rule is an extrapolation here: arch gpt2-nano is 1 x 32" in note
