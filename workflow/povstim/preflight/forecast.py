@@ -329,9 +329,11 @@ def matmul_rate(threads: int) -> float:
 
 # A calibration's work at its shapes, in FLOPs (6 x parameters a training token, 2 a forward token), runs at this
 # fraction of matmul_rate(), plus a fixed part (two trainers' set-up, the tokenizer, the scorer's first use).
-# Measured on this project's 2-core machines (docs/own-data.md, "Compute forecast"): in-sample for these archs.
-CAL_EFFICIENCY = 0.1
-CAL_FIXED_S = 10.0
+# Fitted on 5 calibrations of scripts/forecast_benchmark.py's configs (2026-12-07, a shared 2-core machine at load
+# 4.5-5.3; docs/own-data.md, "Compute forecast"): in-sample there, within 2x of each; the first guess (0.1, 10 s)
+# had been 2.8-5.7x high.
+CAL_EFFICIENCY = 0.3
+CAL_FIXED_S = 4.0
 
 
 def calibration_estimate(arch: dict, training, vocab_size: int, scoring: bool = True) -> dict:
@@ -505,9 +507,16 @@ def process_costs(cache: Path, recalibrate: bool = False) -> dict:
 # ---- the jobs -------------------------------------------------------------------------------------------------
 
 def tokens_per_word(lines: list[str], tokenizer: dict, words: int, cap: int = 200_000) -> float:
+    """Tokens per whitespace word (:func:`tokenizer_stats`)."""
+    return tokenizer_stats(lines, tokenizer, words, cap)[0]
+
+
+def tokenizer_stats(lines: list[str], tokenizer: dict, words: int, cap: int = 200_000) -> tuple[float, int]:
     """Tokens per whitespace word of a BPE tokenizer trained, as the tokenize stage trains one per condition x
     size, on a random sample of ``lines`` holding ``words`` words (at most ``cap``): a 10k-word corpus gets fewer
-    merges than the whole source, so its words split into more tokens."""
+    merges than the whole source, so its words split into more tokens; and the vocabulary that tokenizer reaches
+    (a small corpus does not fill ``tokenizer.vocab_size``, and the model's embedding and output layer are that
+    size)."""
     from ..tokenizer import bpe
 
     rng = random.Random(1)
@@ -521,7 +530,7 @@ def tokens_per_word(lines: list[str], tokenizer: dict, words: int, cap: int = 20
         n += len(lines[i].split())
     tok = bpe.train(picked, tokenizer)
     toks = sum(len(e.ids) for e in tok.encode_batch(picked))
-    return toks / max(1, n)
+    return toks / max(1, n), int(tok.get_vocab_size())
 
 
 def train_estimate(words: int, sentences: int, tpw: float, training, cal: dict, dev_fraction: float) -> dict:
@@ -627,12 +636,12 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
                 "coverage": []}
     dev_fraction = float(config["split"]["dev_fraction"])
     tok_cfg = {k: v for k, v in config["tokenizer"].items()}
-    tpw = {}
+    tpw, vocab = {}, {}
     for corpus, size in sorted({(config["conditions"][m.condition]["from"], m.size) for m in models}):
         srcs = dag_plan.mixture(config, corpus, size)
         lines = [line for s in srcs for line in counts[s].lines]
         if lines:
-            tpw[corpus, size] = tokens_per_word(lines, tok_cfg, parse_size(size))
+            tpw[corpus, size], vocab[corpus, size] = tokenizer_stats(lines, tok_cfg, parse_size(size))
         else:
             tpw[corpus, size] = DEFAULT_TOKENS_PER_WORD
             notes.append(f"corpus {corpus} {size}: no text to train a tokenizer on; assumed "
@@ -643,7 +652,11 @@ def forecast(config: dict, counts: dict, base_dir: Path, cores: int, cache: Path
         train_json = {k: v for k, v in dag_plan.training_for(config, arch_name).items()}
         arch, training = resolve(spec, train_json)
         archs[arch_name] = (arch, training)
-        cals[arch_name] = calibrate(arch_name, arch, training, int(config["tokenizer"]["vocab_size"]), cache,
+        # at the largest vocabulary the tokenize stage will reach (a small corpus does not fill tokenizer.vocab_size:
+        # an English CSV's 10k words reached ~2,500 of 8,192, and a calibration at 8,192 forecast its training 7x high)
+        reached = max(vocab.values(), default=0)
+        cal_vocab = min(int(config["tokenizer"]["vocab_size"]), reached) if reached else int(config["tokenizer"]["vocab_size"])
+        cals[arch_name] = calibrate(arch_name, arch, training, cal_vocab, cache,
                                     recalibrate, scoring={k: v for k, v in config["scoring"].items() if k != "group"})
     proc = process_costs(cache, recalibrate)
     warm = bool(config["warm_start"])
