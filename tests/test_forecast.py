@@ -181,7 +181,7 @@ def test_a_void_twin_with_identical_text_is_forecast_as_a_link_not_a_training(mo
         {k: v for k, v in before.items() if v["kind"] == "score"}
     # a score job by hand: passes x (the suite's words x the corpus's tokens per word x s/token + s/pass) + a job
     # start; the scorer's cost is per token, since its calibration's pseudo-words split unlike a suite's words
-    tpw = F.tokens_per_word(lines + lines, dict(config["tokenizer"]), 8000)
+    tpw, _ = F.tokenizer_stats(lines + lines, dict(config["tokenizer"]), 8000)
     for name, r in rows.items():
         if r["kind"] == "score" and "/8k/" in name:
             suite = name.rsplit("/", 1)[1]

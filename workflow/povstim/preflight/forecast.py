@@ -506,11 +506,6 @@ def process_costs(cache: Path, recalibrate: bool = False) -> dict:
 
 # ---- the jobs -------------------------------------------------------------------------------------------------
 
-def tokens_per_word(lines: list[str], tokenizer: dict, words: int, cap: int = 200_000) -> float:
-    """Tokens per whitespace word (:func:`tokenizer_stats`)."""
-    return tokenizer_stats(lines, tokenizer, words, cap)[0]
-
-
 def tokenizer_stats(lines: list[str], tokenizer: dict, words: int, cap: int = 200_000) -> tuple[float, int]:
     """Tokens per whitespace word of a BPE tokenizer trained, as the tokenize stage trains one per condition x
     size, on a random sample of ``lines`` holding ``words`` words (at most ``cap``): a 10k-word corpus gets fewer
