@@ -2,7 +2,8 @@
 the steps and epochs each size gets, and the DAG's wall time at ``--cores N``.
 
 1. **Calibration** (:func:`calibrate`): for each configured arch, a real :class:`povstim.train.loop.Trainer`
-   trains a few steps at the config's shapes (batch, context, packing, vocabulary size, threads, device) on a
+   trains a few steps at the config's shapes (batch, context, packing, the vocabulary the corpora's BPE
+   reaches, threads, device) on a
    generated corpus of pseudo-words, with two dev evaluations and one checkpoint. Its train log gives the
    training tokens/s (the log windows after the first: no warm-up), its timings the seconds per evaluated
    dev token (a forward pass: the scorer's cost per item token too), per checkpoint, and a job's fixed cost
