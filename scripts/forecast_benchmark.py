@@ -10,6 +10,7 @@ against the plateau rule. The 1-minute load average is sampled every 5 s during 
     python scripts/forecast_benchmark.py run            # the five runs (heavy: wrap in flock on a shared machine)
     python scripts/forecast_benchmark.py compare        # forecast each finished run now, print the table
     python scripts/forecast_benchmark.py run --only lstm lr1e-3
+    python scripts/forecast_benchmark.py table          # the table of the comparisons made so far
 """
 
 from __future__ import annotations
@@ -155,9 +156,16 @@ def compare(names, cores: int) -> None:
     print(forecast_check.render_table(rows))
 
 
+def table(names, cores: int) -> None:
+    from povstim.preflight import forecast_check
+
+    rows = [json.loads((OUT / f"{n}.compare.json").read_text()) for n in names if (OUT / f"{n}.compare.json").exists()]
+    print(forecast_check.render_table(rows))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", choices=("run", "compare"))
+    ap.add_argument("what", choices=("run", "compare", "table"))
     ap.add_argument("--only", nargs="+", default=None, help="configs (default: all): " + ", ".join(configs()))
     ap.add_argument("--cores", type=int, default=2)
     args = ap.parse_args()
@@ -165,7 +173,7 @@ def main() -> None:
     unknown = sorted(set(names) - set(configs()))
     if unknown:
         raise SystemExit(f"unknown config(s) {', '.join(unknown)}; known: {', '.join(configs())}")
-    (run if args.what == "run" else compare)(names, args.cores)
+    {"run": run, "compare": compare, "table": table}[args.what](names, args.cores)
 
 
 if __name__ == "__main__":

@@ -181,7 +181,7 @@ def test_a_void_twin_with_identical_text_is_forecast_as_a_link_not_a_training(mo
         {k: v for k, v in before.items() if v["kind"] == "score"}
     # a score job by hand: passes x (the suite's words x the corpus's tokens per word x s/token + s/pass) + a job
     # start; the scorer's cost is per token, since its calibration's pseudo-words split unlike a suite's words
-    tpw = F.tokens_per_word(lines + lines, dict(config["tokenizer"]), 8000)
+    tpw, _ = F.tokenizer_stats(lines + lines, dict(config["tokenizer"]), 8000)
     for name, r in rows.items():
         if r["kind"] == "score" and "/8k/" in name:
             suite = name.rsplit("/", 1)[1]
@@ -394,6 +394,7 @@ def test_the_no_plateau_advice_carries_the_rules_range_and_spread(monkeypatch, r
     config, _ = _tiny_forecast_setup(monkeypatch, tmp_path, sizes=("8k",))
     lines = [f"the dog saw {w} cat ." for w in ("a", "the", "one", "my")] * 50
     counts = {s: SimpleNamespace(lines=lines, words=1200, sentences=200) for s in ("cds", "adult")}
+    monkeypatch.setattr(F, "PLATEAU_SPREAD", None)
     out = F.forecast(config, counts, REPO, 2, tmp_path)
     (note,) = [n for n in out["notes"] if "cannot reach a dev-loss plateau" in n]
     assert "(the plateau rule is an extrapolation here: arch gpt2-nano is 1 x 32" in note
@@ -405,3 +406,21 @@ def test_the_no_plateau_advice_carries_the_rules_range_and_spread(monkeypatch, r
     monkeypatch.setattr(F, "PLATEAU_SPREAD", (0.5, 2.0))
     (late,) = [n for n in F.forecast(config, counts, REPO, 2, tmp_path)["notes"] if "cannot reach" in n]
     assert f"set training.epochs to at least {need} ({need_late} for a plateau as late as 2x the rule's" in late
+
+
+def test_the_calibration_runs_at_the_vocabulary_the_corpus_reaches(monkeypatch, rule, tmp_path):
+    """A corpus too small to fill tokenizer.vocab_size gives a smaller tokenizer, so a smaller embedding and output
+    layer: the calibration is measured at the vocabulary the tokenize stage's BPE reaches on the corpus (the
+    tokenizer itself trained here on the same lines), not at the configured one (an English CSV's training was
+    forecast 7x high at 8,192)."""
+    from povstim.tokenizer import bpe
+
+    config, _ = _tiny_forecast_setup(monkeypatch, tmp_path, sizes=("8k",))
+    seen = []
+    monkeypatch.setattr(F, "calibrate", lambda name, arch, training, vocab, *a, **k: seen.append(vocab) or
+                        {**CAL, "score_s_per_token": 1e-4, "score_pass_s": 0.1, "device": "cpu", "threads": 1})
+    lines = [f"the dog saw {w} cat ." for w in ("a", "the", "one", "my")] * 50
+    counts = {s: SimpleNamespace(lines=lines, words=1200, sentences=200) for s in ("cds", "adult")}
+    F.forecast(config, counts, REPO, 2, tmp_path)
+    reached = bpe.train(lines + lines, dict(config["tokenizer"])).get_vocab_size()
+    assert seen == [reached] and reached < int(config["tokenizer"]["vocab_size"])

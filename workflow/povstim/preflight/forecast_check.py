@@ -93,8 +93,10 @@ def summarize(config: dict, forecast: dict, got: dict) -> dict:
                        "steps_ratio": _ratio(s["steps"], r["expected_steps"]), "stop_reason": s.get("stop_reason"),
                        "rule_epochs": r["plateau_epochs"], "best_epoch": None if best_epoch is None else round(best_epoch, 2),
                        "best_over_rule": _ratio(best_epoch, r["plateau_epochs"]),
-                       # a run that ended on its budget had not found its plateau: its best epoch is a lower bound
-                       "plateau_found": s.get("stop_reason") in ("plateau", "early_stopping")})
+                       # a best found: the run stopped on its plateau, or its best step came before the last 20% of
+                       # its steps (the dev loss then rose: overfitting); otherwise its best epoch is a lower bound
+                       "plateau_found": s.get("stop_reason") in ("plateau", "early_stopping")
+                       or s["best_step"] <= 0.8 * s["steps"]})
     return {"experiment": config["experiment"], "warm_start": warm, "kinds": kinds, "models": models,
             "missing": got["missing"], "forecast_wall_s": round(forecast["wall"], 1),
             "forecast_cpu_s": round(forecast["cpu"], 1), "coverage": forecast.get("coverage", []),
@@ -128,7 +130,7 @@ def render(result: dict) -> str:
         lines.append(f"  {kind:<6} {k['jobs']:>3} jobs: forecast {k['forecast_s']:,.1f} s; {cpu}; "
                      f"wall {k['wall_s']:,.1f} s ({k['wall_ratio']})")
     for m in result["models"]:
-        found = "" if m["plateau_found"] else " (no plateau found: a lower bound)"
+        found = "" if m["plateau_found"] else " (no best found before the last 20% of the steps: a lower bound)"
         lines.append(f"  {m['job']:<44} steps {m['steps']:>6,} / {m['forecast_steps']:,} forecast; best epoch "
                      f"{m['best_epoch']} / rule {m['rule_epochs']} = {m['best_over_rule']}{found} [{m['stop_reason']}]")
     if result["missing"]:
