@@ -17,7 +17,7 @@ from .constructions import library as constructions
 from .constructions.targets import SUITE_FILES, check_targets, paradigms_in
 from .filter.settings import removal_rules as _removal_rules
 from .filter.validate import check_measured_on
-from .io import PovstimError
+from .io import PovstimError, project_path
 from .probes.settings import check_probes
 from .schema import RESERVED_EXPERIMENTS, describe_errors, load_schema  # noqa: F401 (re-exported)
 from .settings import validator
@@ -71,7 +71,7 @@ def known_paradigms(config: dict) -> dict[str, frozenset]:
     for bench in config.get("benchmarks", {}).values():
         kind, path = bench.get("kind"), bench.get("path")
         if kind in SUITE_FILES and path:
-            folder = Path(path) if Path(path).is_absolute() else constructions.REPO / path
+            folder = project_path(path)
             got = paradigms_in(folder, kind)
             if got:
                 known[kind] = known.get(kind, frozenset()) | got
