@@ -1,4 +1,4 @@
-"""Dose-response fit (issue 45 §3): parameter recovery on simulated binomial data with a planted slope."""
+"""Dose-response fit: parameter recovery on simulated binomial data with a planted slope."""
 
 from __future__ import annotations
 

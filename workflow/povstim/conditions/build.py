@@ -112,7 +112,7 @@ def build(
         raise PovstimError(f"reinsert rates add up to {total} sentences, as many as the corpus holds ({n})")
     if words is None:
         raise PovstimError("reinsert rates need the base's word counts (words=) to match BABY-F's words")
-    # Word-matched room (issue 45): a seeded sample of the kept sentences, then one-in-one-out swaps until
+    # Word-matched room: a seeded sample of the kept sentences, then one-in-one-out swaps until
     # their words equal the words put back, so BABY has BABY-F's sentences and words.
     target = sum(words[i] for v in chosen.values() for i in v)
     tolerance = int(WORD_TOLERANCE * sum(words[i] for i in kept))

@@ -80,7 +80,7 @@ def fig2_accuracy(acc: pd.DataFrame):
                 sub = sub.set_index("size").reindex(sizes)
                 st = style.condition_style(cond, conds)
                 off = (k - (len(conds) - 1) / 2) * width * 0.6
-                # one training size: a point with its SD, no line through it (one point is not a curve, issue 54)
+                # one training size: a point with its SD, no line through it (one point is not a curve)
                 ax.errorbar(x + off, 100 * sub["mean"], yerr=100 * sub["sd"], label=style.label(cond),
                             color=st["color"], marker=st["marker"],
                             linestyle=st["linestyle"] if len(sizes) > 1 else "none", capsize=2)

@@ -1,4 +1,4 @@
-"""The residual evidence: how many direct-evidence sentences a filtered condition (BABY-F) still holds (issue 52).
+"""The residual evidence: how many direct-evidence sentences a filtered condition (BABY-F) still holds.
 
 The filter removes what its rules flag on the parse; what they miss stays. With the measured recall ``r`` of a
 phenomenon's rules (the configured parser and filter mode against the reference rule on gold trees), ``n``

@@ -1,4 +1,4 @@
-"""Dose-response: how much evidence does a learner need? (issue 45 §3, docs/manipulations.md)
+"""Dose-response: how much evidence does a learner need? (docs/manipulations.md)
 
 A dose series (``conditions.<name>.dose``) trains one condition per rate of a construction's targeted
 evidence. This module fits accuracy on the construction's target paradigms against the log rate:

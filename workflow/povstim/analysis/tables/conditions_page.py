@@ -106,7 +106,7 @@ def write_page(stats: list[dict], out: str | Path, tolerance: float, residual: t
     """``stats``: condition.json contents with ``condition`` and ``size`` (guardrails.read_condition);
     ``tolerance``: guardrails.size_label (a condition whose words differ more from its size label is flagged);
     ``residual``: ``filter.residual.recall_source``'s (recalls, source, exact): a column with the expected
-    direct-evidence sentences still in each filtered condition, per phenomenon (issue 52)."""
+    direct-evidence sentences still in each filtered condition, per phenomenon."""
     gaps = {(r["condition"], r["size"]): r for r in size_gaps(stats, tolerance)}
     phens = sorted({p for s in stats for p in list(s.get("dpe_rate", {})) + list(s.get("reinsert_config", {}))})
     head = ["condition", "size", "words", "words vs label", "sentences", "removed (DPE)", "put back"]  # put back: docs' term for n_replaced
@@ -196,7 +196,7 @@ def residual_text(s: dict, residual: tuple) -> str:
     return "; ".join(f"{p}: {x['text']}" for p, x in rows.items())
 
 
-# ---- what BABY really got back (issue 42) ------------------------------------------------------------
+# ---- what BABY really got back ------------------------------------------------------------
 
 def reinsert_rows(stats: list[dict], share: float) -> list[dict]:
     """Per condition x size x phenomenon with a configured reinsert rate (sorted): what was put back

@@ -1,4 +1,4 @@
-"""When is a paradigm acquired? Acquisition points from learning curves over words seen (issue 46 §2, §4).
+"""When is a paradigm acquired? Acquisition points from learning curves over words seen.
 
 For each model (suite, arch, condition, size, seed) x paradigm, accuracy at the checkpoints of a run trained
 with ``training.checkpoint_words`` is fitted against x = log10(words seen) with a sigmoid bounded below by
