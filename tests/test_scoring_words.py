@@ -138,7 +138,8 @@ def test_words_columns_are_opt_in_and_leave_the_sentence_columns_alone(models):
         plain = score_model(pairs, str(model), _settings(), {"arch": "x"})
         assert list(plain.columns) == COLUMNS + SENSITIVITY_COLUMNS
         with_words = score_model(pairs, str(model), _settings(words=True), {"arch": "x"})
-        assert list(with_words.columns) == COLUMNS + SENSITIVITY_COLUMNS + W.WORD_COLUMNS
+        assert list(with_words.columns) == COLUMNS + SENSITIVITY_COLUMNS + [
+            "words_good", "words_bad", "word_surprisal_good", "word_surprisal_bad"]
         pd.testing.assert_frame_equal(with_words[plain.columns], plain)  # the same numbers, bit for bit
         words = json.loads(with_words["words_bad"][1])
         surprisal = json.loads(with_words["word_surprisal_bad"][1])

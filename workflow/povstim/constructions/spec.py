@@ -41,7 +41,7 @@ from __future__ import annotations
 import difflib
 import functools
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -203,7 +203,6 @@ class Construction:
     sanity_surface: bool
     languages: tuple[str, ...]
     origin: str
-    source_text: str = field(default="", compare=False)  # the entry as written (hashed)
 
 
 # ------------------------------------------------------------------------------ YAML with lines
@@ -524,8 +523,7 @@ def parse_entry(e, where: Where, path: tuple, base_dir: Path, blimp: str | Path 
         sanity_surface = bool(sanity.get("surface", False))
     langs = tuple(_strings(e.get("languages", ["en"]), where, path + ("languages",)))
     return Construction(name, str(e.get("description", "")), str(e.get("citation", "")), targets, patterns,
-                        sanity_forms, sanity_surface, langs, where(path + ("name",)),
-                        yaml.safe_dump(e, sort_keys=True))
+                        sanity_forms, sanity_surface, langs, where(path + ("name",)))
 
 
 def _list(v, where, path) -> list:

@@ -100,12 +100,6 @@ def fitted_legend(fig, handles, labels, y: float = 0.0):
     return legend
 
 
-def shared_legend(fig, axes, y: float):
-    """One legend below all panels: every label once, in the order the panels first use it, in the columns that
-    fit the figure's width."""
-    return fitted_legend(fig, *_entries(axes), y=y)
-
-
 def legend_below(fig, axes, top: float = 1.0):
     """The shared legend at the figure's foot and the panels laid out above it, however many rows it takes (its
     height is measured, so it never covers a panel or its axis labels)."""

@@ -37,7 +37,6 @@ from .tokenize import tokenize
 log = logging.getLogger(__name__)
 
 BACKENDS = ("gold", "spacy", "childes", "stanza")
-REFLEXIVE_FEATS = "PronType=Prs|Reflex=Yes"
 
 
 def _mark_reflexive(form: str, upos: str, feats: str) -> str:

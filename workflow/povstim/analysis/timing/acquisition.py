@@ -51,7 +51,6 @@ from povstim.analysis.timing.acquisition_settings import AcquisitionSettings
 
 MODEL = ["suite", "arch", "condition", "size", "seed"]
 GROUP = ["suite", "arch", "condition", "size"]
-CATEGORIES = ("acquired", "before_first", "not_acquired")
 # weak priors: they keep a 3-parameter fit finite on a few checkpoints, nothing more
 PRIOR_A = (0.0, 3.0)            # logit of (A - c) / (1 - c)
 PRIOR_LOGK = (math.log(3.0), 1.5)  # slope per decade of words
