@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..analysis import archs as arch_factors
 from ..analysis.tables.tidy import size_words
+from ..io import load_yaml
 from . import style
 
 OVERALL = "Overall"
@@ -237,10 +238,8 @@ def load_children(path=None) -> pd.DataFrame:
     matched_size (words of input the age is aligned with in POSH Fig. 1)."""
     from pathlib import Path
 
-    import yaml
-
     path = Path(path) if path else Path(__file__).with_name(CHILDREN_FILE)
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc = load_yaml(path, mapping=None, what="children's table")
     rows = []
     for ph in doc["phenomena"]:
         for st in ph["stages"]:

@@ -30,9 +30,7 @@ import json
 import math
 from pathlib import Path
 
-import yaml
-
-from ..io import PovstimError, project_path
+from ..io import PovstimError, load_yaml, project_path
 
 TABLE = Path(__file__).with_name("measured_recall.yaml")
 MIN_POSITIVES = 20
@@ -73,10 +71,7 @@ def residual(removed: int, tp: int, positives: int) -> dict:
 
 
 def shipped_table(path: Path = TABLE) -> dict:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise PovstimError(f"the measured-recall table {path} does not exist") from None
+    return load_yaml(path, mapping=None, what="the measured-recall table") or {}
 
 
 def validation_recall(path: str | Path, mode: str) -> dict[str, dict]:
