@@ -277,6 +277,15 @@ def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> int:
     return n
 
 
+def open_text(path: str | os.PathLike, what: str):
+    """``path`` opened to read UTF-8 text; a file that cannot be opened is one error naming ``what`` and the path
+    (what goes wrong while reading it is the caller's)."""
+    try:
+        return open(path, encoding="utf-8")
+    except OSError as exc:
+        raise PovstimError(f"cannot read {what} {path}: {exc.strerror}") from None
+
+
 def read_lines(path: str | os.PathLike) -> list[str]:
     """Read a one-item-per-line UTF-8 file, dropping the trailing newline of each line."""
     with open(path, encoding="utf-8") as fh:
