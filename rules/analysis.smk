@@ -278,7 +278,7 @@ rule guardrails:
             category="Guardrails",
             labels={"page": "checks before reading the tables"},
         ),
-        # the evidence each condition really contains (issue 42): rendered here, not by the condition stage,
+        # the evidence each condition really contains: rendered here, not by the condition stage,
         # so that the page can change without rebuilding the conditions (and retraining)
         conditions=report(
             f"{RESULTS}/analysis/conditions.html",

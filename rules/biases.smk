@@ -162,7 +162,7 @@ rule train_biased:
         out_dir=lambda wc, output: os.path.dirname(output.config),
         meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
         # the experiment's index of trained runs: a void duplicate (identical corpus) links the model trained
-        # for its twin instead of training again (train/reuse.py, issue 51)
+        # for its twin instead of training again (train/reuse.py)
         reuse=f"{RESULTS}/models/.reuse",
         code=stage_code("train"),
     resources:

@@ -1,4 +1,4 @@
-# Dose-response (issue 45 §3): the dose series' accuracy on their construction's target paradigms against the
+# Dose-response: the dose series' accuracy on their construction's target paradigms against the
 # log rate of evidence (povstim dose: analysis/models/dose.py, figures/dose_cli.py), and the counterfactual audit of
 # every replace operation (docs/manipulations.md). Present only when the config has a dose series or a replace.
 

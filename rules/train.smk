@@ -40,7 +40,7 @@ rule train:
         # recorded in train_summary.json, so `povstim score` on the folder labels its rows by itself
         meta=lambda wc: as_json({"arch": wc.arch, "condition": wc.condition, "size": wc.size}),
         # the experiment's index of trained runs: a void duplicate (identical corpus) links the model trained
-        # for its twin instead of training again (train/reuse.py, issue 51)
+        # for its twin instead of training again (train/reuse.py)
         reuse=f"{RESULTS}/models/.reuse",
         code=stage_code("train"),
     resources:

@@ -1,4 +1,4 @@
-"""subject_verb_agreement_ud on English CHILDES parses against the construction on gold trees (issue 53).
+"""subject_verb_agreement_ud on English CHILDES parses against the construction on gold trees.
 
 UD_English-CHILDES's gold trees carry no FEATS (gold_train: none; the dev split: 12 tokens), and the
 adapted parser, trained on them, writes none either; agreement through Number/Person cannot be read off

@@ -1,5 +1,5 @@
 """Matches of every construction and of App. C's phenomena on gold UD trees, and on spaCy's parse of the
-same texts (issue 52: "definitions that match their names", FiCT as published).
+same texts ("definitions that match their names", FiCT as published).
 
     python scripts/definitions_gold.py --out /tmp/defs.json [--treebank FILE ...] [--spacy] [--all-speakers]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Every row of issue 13's table for povstim and its peer, side by side, on one GPU machine.
+"""Every row of the GPU speed table for povstim and its peer, side by side, on one GPU machine.
 
     bash scripts/gpu_bench.sh                 # everything (aimed at <= 8 minutes on one H100/H200)
     ROWS=score,babyberta bash scripts/gpu_bench.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's table, povstim vs its peer, side by side as ratios, on one GPU machine:
+# The GPU speed table, povstim vs its peer, side by side as ratios, on one GPU machine:
 # the embedded-default DAG with and without the GPU, one scoring job vs minicons, GPT-2 small
 # (tokens/s, MFU) and the BabyBERTa recipe (steps/s) vs the HF Trainer, and gpu_check.sh's
 # corpus generator before/after its fix. Nothing is downloaded. See scripts/gpu_bench.py.

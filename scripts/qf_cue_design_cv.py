@@ -1,9 +1,9 @@
-"""Question formation's conservative cues measured out of sample: the cue design split by child (issue 52).
+"""Question formation's conservative cues measured out of sample: the cue design split by child.
 
     python scripts/qf_cue_design_cv.py --cv results/parser_cv [--out results/parser_cv/cue_design.json]
 
 ``scripts/parser_cv.py`` measures the filter with parsers that never saw the held-out children, but the QF
-cues added in issue 52 were written reading the misses on those same trees (gold_train), so that number is in
+cues added in the second round were written reading the misses on those same trees (gold_train), so that number is in
 sample for the cues. This script measures them as if each fold's cues had been written without that fold's
 children:
 
@@ -47,7 +47,7 @@ from povstim.io import write_json  # noqa: E402
 from povstim.parse.conllu import read_file  # noqa: E402
 
 QF_PATH = "workflow/povstim/dpe/question_formation.py"
-# The cue set frozen before gold_train was read (written on the dev split), and after issue 52's first round.
+# The cue set frozen before gold_train was read (written on the dev split), and after the first round of added cues.
 V0, V1 = "f4d13ab", "0151248"
 PHEN = "question_formation"
 

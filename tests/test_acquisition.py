@@ -1,4 +1,4 @@
-"""Acquisition points (issue 46 §2, §4, §5): parameter recovery on simulated binomial learning curves with
+"""Acquisition points: parameter recovery on simulated binomial learning curves with
 planted halfway points, the categories (not acquired within the budget, before the first checkpoint), the
 seeds' pooled summary, condition contrasts, and clear notes for curves too short to fit."""
 

@@ -80,7 +80,7 @@ def test_analysis_rules_report_and_reproducibility(repo_root, tmp_path):
     r = _smk(repo_root, work, "-n", "results/figures")
     assert r.returncode == 0 and "Nothing to be done" in r.stdout + r.stderr
 
-    # issue 42: BABY's condition.json at 50k (planted after the run: the tables above are compared with a
+    # BABY's condition.json at 50k (planted after the run: the tables above are compared with a
     # reference made without condition stats) -- nothing put back, 0 of 43 needed
     cond = results / "corpus" / "baby" / "50k" / "condition.json"
     cond.parent.mkdir(parents=True)

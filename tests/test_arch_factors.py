@@ -1,4 +1,4 @@
-"""Several archs, and ordered vs shuffled training, are kept apart (issue 42 §4): recorded by training, a column of
+"""Several archs, and ordered vs shuffled training, are kept apart: recorded by training, a column of
 the tidy tables, rows of their own in the figures, a term of the Bayesian models; a one-arch experiment unchanged.
 
 The slow test runs a real two-arch experiment (one GPT-2 shuffled, the same GPT-2 age-ordered) through Snakemake.
@@ -244,7 +244,7 @@ def test_fig1_draws_a_line_per_arch(two_arch_run):
 
 
 def test_a_formula_given_by_hand_gets_no_arch_terms(caplog):
-    # Issue 54: `povstim analyze --formula F` fitted F + arch (arch_terms: auto), which moved POSH's Table 12
+    # `povstim analyze --formula F` fitted F + arch (arch_terms: auto), which moved POSH's Table 12
     # size term; a formula the user wrote is fitted as written, and the log says the archs are pooled by it.
     scores = tidy.normalise(_two_archs(), "sim")
     settings = pipeline.analysis_settings({})

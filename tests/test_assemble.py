@@ -7,7 +7,7 @@ import json
 import pytest
 
 from povstim.cli import main
-from povstim.corpus.assemble import assemble, corpus_stats, quotas
+from povstim.corpus.assemble import assemble, quotas
 from povstim.io import PovstimError
 
 
@@ -86,12 +86,12 @@ def test_mixture_and_inputs_must_match():
 
 
 def test_stats_match_table4_quantities():
-    lines = ["Is it red?", "It is red.", "Who is it?", "Go."]
-    st = corpus_stats(lines)
-    assert st == {"sentences": 4, "words": 10, "words_per_sentence": 2.5, "questions": 2, "question_share": 0.5}
     out, stats = assemble(SOURCES, MIX, 6_000, seed=1)
-    for key, value in corpus_stats(out).items():
-        assert stats[key] == value
+    n, words = len(out), sum(len(line.split()) for line in out)
+    questions = sum(1 for line in out if line.rstrip().endswith("?"))
+    assert {k: stats[k] for k in ("sentences", "words", "words_per_sentence", "questions", "question_share")} == {
+        "sentences": n, "words": words, "words_per_sentence": round(words / n, 3), "questions": questions,
+        "question_share": round(questions / n, 4)}
 
 
 def test_cli_writes_corpus_and_stats(tmp_path, capsys):
@@ -128,7 +128,7 @@ def test_cli_writes_corpus_and_stats(tmp_path, capsys):
 
 
 def test_a_line_that_dominates_the_corpus_is_a_warning(caplog):
-    # Issue 54: with max_sentence_words: null one 10,000-word line was 10,000 of a 16k corpus's 16,001 words,
+    # With max_sentence_words: null one 10,000-word line was 10,000 of a 16k corpus's 16,001 words,
     # silently (within the size tolerance). 1,000 six-word lines + the long line (line 501) = 16,000 words: a
     # 16k budget takes every line, the long one holds 10,000 / 16,000 = 62.5% of the corpus.
     import logging
@@ -149,7 +149,7 @@ def test_a_line_that_dominates_the_corpus_is_a_warning(caplog):
 
 
 def test_preview_says_what_assemble_does_at_every_budget_in_words_and_bytes():
-    # povstim plan's per-size check (issue 54) is assemble's own selection without the corpus: at each budget the
+    # povstim plan's per-size check is assemble's own selection without the corpus: at each budget the
     # preview's tolerance error is assemble's PovstimError, and its dominant line is stats.json's record
     from povstim.corpus.assemble import preview
 

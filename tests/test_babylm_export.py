@@ -1,4 +1,4 @@
-"""`povstim export-babylm` (issue 47): a povstim model's word checkpoints as BabyLM's chck_* revisions, loadable
+"""`povstim export-babylm`: a povstim model's word checkpoints as BabyLM's chck_* revisions, loadable
 with transformers' Auto classes, and its minimal-pair predictions in the BabyLM evaluation pipeline's (2025)
 predictions.json / best_temperature_report.txt layout.
 

@@ -104,7 +104,7 @@ def test_words_come_from_the_top_k_intersection(tmp_path):
     b = tmp_path / "b.txt"
     a.write_text((common + "\n") * 50 + "The dog chased the ball .\n" * 30)
     b.write_text((common + "\n") * 50 + "The king opened the box .\n" * 30)
-    allowed = words.frequent_words([a, b], 3000)
+    allowed = words.frequent_from_counts([words.word_counts(a), words.word_counts(b)], 3000)
     assert "dog" not in allowed and "king" not in allowed and "boy" in allowed
     restricted = words.default_lexicon(allowed)
     assert restricted.sizes()["noun.human_m"] == 2  # boy, man
@@ -137,7 +137,7 @@ def test_embedded_synthetic_corpora_leave_enough_pairs(tmp_path):
                 break
         paths.append(tmp_path / f"{register}.txt")
         paths[-1].write_text("\n".join(lines) + "\n")
-    allowed = words.frequent_words(paths, 3000)
+    allowed = words.frequent_from_counts([words.word_counts(p) for p in paths], 3000)
     pairs = posh.generate(words.default_lexicon(allowed), 500, seed=1)
     assert Counter(p.paradigm for p in pairs) == {k: 500 for k in POSH_CATEGORIES}
     used = {w for p in pairs for s in (p.good, p.bad) for w in re.findall(r"[a-z]+", s.lower())}

@@ -1,4 +1,4 @@
-"""Budgets in English-equivalent bytes (size_unit: english_bytes; BabyLM 2026's multilingual track, issue 53).
+"""Budgets in English-equivalent bytes (size_unit: english_bytes; BabyLM 2026's multilingual track).
 
 Expected quotas are computed here by hand from the byte premiums of Arnett et al. (2024)'s table as
 tests/test_languages.py pins them (fr 1.1739790347939143); bytes are measured independently on the written

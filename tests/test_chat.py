@@ -181,7 +181,7 @@ def test_age_order_and_max_age_for_transcripts(tmp_path):
     lines, ordered = _clean_file(tmp_path, str(folder), age_order=True)
     assert lines == ["The baby hears this.", "The toddler hears this.", "The oldest child hears this.",
                      "Nobody knows the age."]
-    # issue 42: the statistics record the order and its ages (days, by hand: 1;06.10 and 4;02.), one unknown
+    # The statistics record the order and its ages (days, by hand: 1;06.10 and 4;02.), one unknown
     rec = ordered["age_order"]
     assert rec["applied"] is True and rec["by"] == "the target child's age in days (@ID)"
     assert rec["youngest"] == pytest.approx(365.25 + 6 * 30.4375 + 10)

@@ -1,4 +1,4 @@
-"""training.checkpoint_words (issue 46 §1): checkpoints by words seen, named by their budget (chck_1M), words
+"""training.checkpoint_words: checkpoints by words seen, named by their budget (chck_1M), words
 seen in the train summary and in the item scores; nothing changes without the option."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Children's age of first production (issue 46 §3, §5): hand counts on a small CHAT + childes-db fixture, the
+"""Children's age of first production: hand counts on a small CHAT + childes-db fixture, the
 notes for a target child without an age and for an export without the child's speech, the real data when
 present."""
 

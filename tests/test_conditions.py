@@ -78,7 +78,7 @@ def words(lines):
 
 
 def test_baby_matches_baby_f_in_words(corpus):
-    """Issue 45: the old-style reinsert key replaces sentences whose words add up to the words put back, so
+    """The old-style reinsert key replaces sentences whose words add up to the words put back, so
     BABY has BABY-F's sentences and words; condition.json says so against its reference (BABY-F)."""
     rates = {"question_formation": 0.01, "binding": 0.004}
     ftrain, fdev, _ = make(corpus, "baby-f", "--dpe", corpus / "dpe.tsv")
@@ -150,7 +150,7 @@ def test_split_is_exact_and_seeded():
 
 
 def test_baby_puts_back_only_targeted_evidence(corpus):
-    """Issue 18: BABY never puts back a removal the strict rule rejects (App. C's false positives)."""
+    """BABY never puts back a removal the strict rule rejects (App. C's false positives)."""
     rows = (corpus / "dpe.tsv").read_text().splitlines()
     marked = [r if int(r.split("\t")[0]) % 80 == 0 else r[: -len("true")] + "false" for r in rows[1:]]
     (corpus / "dpe.tsv").write_text("\n".join(rows[:1] + marked) + "\n")
@@ -187,7 +187,7 @@ def test_condition_table_gathers_counts_and_rates(corpus):
 
 
 def test_conditions_page_marks_the_shortfall(corpus, caplog):
-    """Issue 42: the report's conditions table shows BABY's shortfall. The dpe.tsv of the fixture marks
+    """The report's conditions table shows BABY's shortfall. The dpe.tsv of the fixture marks
     every removal targeted: every 40th of 2000 sentences is question formation (50), every 50th-not-40th
     binding (30), so BABY-F has 1920; a rate of 0.05 needs round(0.05 x 1920) = 96 sentences, only 50 exist
     -> all 50 go back, shortfall 96/50."""

@@ -1,4 +1,4 @@
-"""Issue 44: declarative constructions (docs/constructions.md).
+"""Declarative constructions (docs/constructions.md).
 
 The library's entries (FiCT's fifteen and the AANN) on spaCy parses of invented sentences and on
 hand-written gold trees; the derived surface pre-test against the rule; the registry (Python phenomena and
@@ -539,7 +539,7 @@ def test_the_fingerprint_sees_every_constraint():
 
 @pytest.mark.slow
 def test_dev_treebank_conservative_recall_of_the_library(shared_data, tmp_path):
-    """Issue 44 §4 on UD_English-CHILDES dev (adult speakers, spaCy en_core_web_sm, 5 folds by transcript):
+    """Measured on UD_English-CHILDES dev (adult speakers, spaCy en_core_web_sm, 5 folds by transcript):
     every construction with >= 10 positives on the gold trees (its literal patterns) is found on the parses by
     its conservative variant with recall >= 0.9, where the literal patterns on the same parses miss
     binding_case by far. The conservative variants were designed while reading this split's disagreements,
@@ -567,7 +567,7 @@ def test_dev_treebank_conservative_recall_of_the_library(shared_data, tmp_path):
     literal = res["modes"]["posh"]["per_phenomenon"]["binding_case"]["cross_validated"]["reference"]
     assert literal["recall"] < 0.6, literal  # the gap the conservative variant closes (7 of 14)
     # constructions the treebank cannot measure are a warning in the log and the table
-    # pp_modified_subject since its subject must be a noun with a PP (issue 52): the dev adults have none
+    # pp_modified_subject since its subject must be a noun with a PP: the dev adults have none
     assert res["matches_nothing"] == ["aann", "binding_c_command", "npi_only", "pp_modified_subject"]
     assert "NO MATCH in the treebank: construction 'aann'" in r.stderr
     rows = [line.split("\t") for line in (tmp_path / "v.tsv").read_text().splitlines()]
@@ -592,7 +592,7 @@ def test_fict_config_validates_every_construction_it_removes(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     cmd = next(line for line in r.stdout.splitlines() if "povstim filter-validation" in line)
     params = json.loads(re.search(r"--params '(\{.*?\})'", cmd).group(1))
-    # FiCT as published (issue 52): five of the fifteen are the BLiMP-vocabulary definitions of published/fict.yaml
+    # FiCT as published: five of the fifteen are the BLiMP-vocabulary definitions of published/fict.yaml
     published = {"passive", "det_noun", "det_adj_noun", "existential_there_quantifier",
                  "irregular_subject_verb_agreement"}
     assert sorted(params["rules"]) == sorted(f"fict_{n}" if n in published else n

@@ -1,4 +1,4 @@
-"""Agreement through UD features (issue 53): a pattern's ``agree:`` / ``disagree:`` and the library's
+"""Agreement through UD features: a pattern's ``agree:`` / ``disagree:`` and the library's
 ``subject_verb_agreement_ud`` (constructions/library/crosslingual.yaml).
 
 Every tree here is CoNLL-U written for this test (French, German and English sentences of our own, with

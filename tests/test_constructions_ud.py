@@ -1,4 +1,4 @@
-"""Issue 54: a construction's UD values are checked against UD v2's inventories (constructions/ud_v2.yaml).
+"""A construction's UD values are checked against UD v2's inventories (constructions/ud_v2.yaml).
 
 A typo (``deprel: nsubjj``, ``upos: VRB``, ``feats: {Number: Plural}``) used to pass ``povstim check`` and
 match nothing; now it is an error naming the file:line (or the config file's line) with a did-you-mean.

@@ -1,4 +1,4 @@
-"""Issue 52: definitions that match their names, on hand-written gold UD v2 trees (invented sentences).
+"""Definitions that match their names, on hand-written gold UD v2 trees (invented sentences).
 
 - passive: *have got* ('s got, 've got: possession) is not a passive; a get-passive still is;
 - binding_domain: the complement clause of its pronoun pattern is finite (no infinitival *to*);

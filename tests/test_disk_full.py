@@ -1,4 +1,4 @@
-"""A full disk in every stage (issue 54): one line naming the output being written, exit 1, no traceback and
+"""A full disk in every stage: one line naming the output being written, exit 1, no traceback and
 nothing half-written (no temporary file, the named output absent).
 
 The stages write into a real, tiny, full file system: a tmpfs mounted for the test (root only; skipped with the

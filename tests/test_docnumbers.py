@@ -1,4 +1,4 @@
-"""Docs that cannot drift (issue 54): the numbers a doc quotes from a demo run are generated from that run's files
+"""Docs that cannot drift: the numbers a doc quotes from a demo run are generated from that run's files
 (povstim/preflight/docnumbers.py), and a doc edited by hand, or a block gone, fails here.
 
 The default suite checks the docs against the committed snapshots (docs/demo-numbers/*.json, summaries of the last

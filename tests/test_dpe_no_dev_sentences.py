@@ -1,4 +1,4 @@
-"""Issue 43: no cue, word list or fixture of the DPE filter quotes a sentence of the gold treebank the
+"""No cue, word list or fixture of the DPE filter quotes a sentence of the gold treebank the
 filter is validated on (the UD_English-CHILDES dev split).
 
 Rules fitted to the very sentences they are measured on report in-sample numbers; the filter's cues are

@@ -1,4 +1,4 @@
-"""Any checkpointed Hugging Face model (issue 47): its checkpoints found in BabyLM's (chck_*), the HF Trainer's
+"""Any checkpointed Hugging Face model: its checkpoints found in BabyLM's (chck_*), the HF Trainer's
 (checkpoint-N) and povstim's layouts, each scored (`povstim score-model`), learning curves by words seen.
 
 Each revision's scores are compared with `score_model` on that folder alone (the scorer the other scoring tests

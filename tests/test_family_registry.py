@@ -1,4 +1,4 @@
-"""The family registry is the one place that switches on a model family (issue 40).
+"""The family registry is the one place that switches on a model family.
 
 Code elsewhere asks ``povstim.families`` for a property (split head, padding mask, position offset, ...)
 instead of comparing a config's ``model_type`` with a family's name: adding a family must not mean

@@ -1,4 +1,4 @@
-"""Issue 42: Figure 1's size tick labels ("15k", "30k", and the children's "10M", "30M") overlapped in a
+"""Figure 1's size tick labels ("15k", "30k", and the children's "10M", "30M") overlapped in a
 two-arch experiment; upright labels and a panel wide enough keep their boxes apart (checked on the drawn
 text's bounding boxes, as tests/test_filter_audit_figure.py does), with and without the figure style."""
 

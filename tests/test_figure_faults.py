@@ -1,4 +1,4 @@
-"""Issue 54's figure faults, each checked on the drawn matplotlib artists (tests/helpers/layout.py): learning-curve
+"""Figure faults found by hand, each checked on the drawn matplotlib artists (tests/helpers/layout.py): learning-curve
 panels with a single point are markers, not "curves"; BLiMP's long paradigm names no longer run into each other as
 panel titles (the constructions demo's learning_curves_blimp); a 10-entry legend no longer spills over the children
 figure (POSH Fig. 1 with three archs x three conditions); the acquisition and word-learning figures keep their texts

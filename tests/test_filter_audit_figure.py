@@ -1,4 +1,4 @@
-"""Issue 42: the filter-audit figure draws the targeted removals as a subset of each rule's removals (a bar
+"""The filter-audit figure draws the targeted removals as a subset of each rule's removals (a bar
 inside the bar, never a rule of its own beside it), with tick labels, titles and legend that do not overlap."""
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def _look(patch) -> tuple:
 
 @pytest.mark.parametrize("styled", [False, True])
 def test_legend_keys_look_like_the_bars_they_name(crowded, styled):
-    """Issue 54: the legend showed solid size swatches and grey "removed"/"targeted" keys that no bar looked
+    """The legend showed solid size swatches and grey "removed"/"targeted" keys that no bar looked
     like. Each key must be drawn as its bars are, and every kind of bar drawn must have a key."""
     import matplotlib
     from povstim.figures import style

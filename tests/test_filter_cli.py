@@ -89,7 +89,7 @@ def test_a_rule_shared_by_both_modes_gives_one_row(tmp_path):
 
 
 def test_a_construction_that_matches_nothing_is_a_warning(tmp_path):
-    # Issue 54: a construction that matches no sentence was an INFO line's 0; now a WARNING and summary.json's
+    # A construction that matches no sentence was an INFO line's 0; now a WARNING and summary.json's
     # no_match (App. C's Python phenomena aside: wanna's 0 here is a fact about these sentences)
     r = povstim("filter", FIXTURE, "--rules", "question_formation,aann,det_noun", "--out", tmp_path / "dpe.tsv",
                 "--summary", tmp_path / "s.json")

@@ -1,4 +1,4 @@
-"""The DPE filter measured against hand labels by the pipeline (``filter_validation.labels``, issue 53).
+"""The DPE filter measured against hand labels by the pipeline (``filter_validation.labels``).
 
 A language without a gold treebank (French CDS) is validated on sentences labelled by hand; the rule
 filter_validation writes the same outputs as for a treebank, so the report shows the table. The sentences

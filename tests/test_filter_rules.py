@@ -52,7 +52,7 @@ def by_text(text: str) -> Sentence:
 
 
 def test_strict_question_formation_needs_an_auxiliary_in_the_subject_relative():
-    """Issue 18: "Can the dog the girl saw run?" fronts the only auxiliary there is, so it cannot tell
+    """"Can the dog the girl saw run?" fronts the only auxiliary there is, so it cannot tell
     "front the first auxiliary" from "front the main one"; "Is the boy who is smiling happy?" can."""
     strict = Settings(mode="strict")
     assert find_dpe(by_text("Can the dog the girl saw run?"), strict) == []
@@ -189,7 +189,7 @@ def test_conservative_cues_name_themselves_in_the_rule_column():
         "inv-1": [("qf_conservative_relcl", "2:who|3:'s")],
         "bind-1": [("binding_conservative_self_after_two_nominals", "6:themselves|2:Lala|4:Po")],
     }
-    # issue 52: it-clefts on a pronoun, extraposed relatives, free relatives of place and time
+    # It-clefts on a pronoun, extraposed relatives, free relatives of place and time
     got = {sid: [(m.rule, m.tokens_str()) for m in find_dpe(by_id[sid], cons)]
            for sid in ("cleft-1", "cleft-2", "extra-1", "where-1", "when-1")}
     assert got == {

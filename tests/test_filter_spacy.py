@@ -65,7 +65,7 @@ def test_spacy_filters_real_childes(shared_data, tmp_path):
 
 # Invented sentences of the structures App. C removes on a UD gold tree (an nsubj before an acl:relcl; the
 # interrogative test passes) that a parser trained on another scheme often does not analyse as relative
-# clauses (issue 43: "that's why/where/what + clause", free relatives, zero and that-relatives on a
+# clauses ("that's why/where/what + clause", free relatives, zero and that-relatives on a
 # question's subject or object). None is a sentence of the validation treebank.
 MISSED_STRUCTURES = [
     "That's why he cried.",

@@ -2,7 +2,7 @@
 
 Acceptance: recall 1.0 in posh and conservative mode; in strict mode recall 1.0 and precision >= 0.95
 against the labels restricted to disambiguating evidence (an auxiliary in the subject's relative
-clause, issue 18); and the surface prefilter never spares a sentence the parse-based rules would remove.
+clause); and the surface prefilter never spares a sentence the parse-based rules would remove.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _subtree_ids(sent, top: int) -> set[int]:
 
 
 def disambiguating(sent) -> bool:
-    """Issue 18: a question is disambiguating evidence only when its subject's relative clause holds an
+    """A question is disambiguating evidence only when its subject's relative clause holds an
     auxiliary. Computed from the generator's gold tree, independently of the filter's rules: a relcl on a
     subject of the root with an AUX token inside it."""
     roots = {t.id for t in sent.tokens if t.head == 0}

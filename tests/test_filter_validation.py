@@ -223,8 +223,8 @@ def test_dev_treebank_adults_is_too_small_to_measure_the_floor(shared_data, tmp_
     12 question-formation and 1 binding reference positives, fewer than filter_validation.min_positives
     (20): no recall or precision is given ("not measurable"), only the counts and Wilson intervals --
     12 of 12 found is an interval of [0.76, 1.0], which contains the 0.88 measured by child over
-    gold_train (issue 52), so this split cannot show a recall of 0.95. The counts themselves still hold
-    what issue 17 measured: conservative mode finds every positive, App. C's literal rules 7 of 12; the
+    gold_train, so this split cannot show a recall of 0.95. The counts themselves still hold
+    what they measure: conservative mode finds every positive, App. C's literal rules 7 of 12; the
     targeted (strict) evidence on the gold trees is all found by strict and conservative mode."""
     cfg = yaml.safe_load((REPO / "configs" / "childes-local.yaml").read_text())
     val = dict(cfg["filter_validation"])
@@ -250,7 +250,7 @@ def test_dev_treebank_adults_is_too_small_to_measure_the_floor(shared_data, tmp_
     assert {r_["cv_recall"] for r_ in rows if r_["phenomenon"] in ("question_formation", "binding")} == \
         {"not measurable"}
     literal = res["modes"]["posh"]["per_phenomenon"]["question_formation"]["cross_validated"]["reference"]
-    assert (literal["tp"], literal["n_reference"]) == (7, 12)  # the gap the conservative mode closes (issue 17)
+    assert (literal["tp"], literal["n_reference"]) == (7, 12)  # the gap the conservative mode closes
     for phen in ("question_formation", "binding"):
         if res["targeted_positives"][phen]:
             for mode in ("strict", "conservative"):
@@ -306,7 +306,7 @@ def test_config_with_validation_needs_a_real_parser(repo_root):
         cfg.validate(bad)
 
 
-# ------------------------------------------------------------------------------ cross-validation (issue 43)
+# ------------------------------------------------------------------------------ cross-validation
 
 def _treebank(tmp_path, rows) -> list[Sentence]:
     """A tiny CoNLL-U treebank: one (group, text) per sentence, flat trees."""

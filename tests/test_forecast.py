@@ -1,4 +1,4 @@
-"""Issue 51: the compute forecast of `povstim plan --forecast`: list scheduling and per-job arithmetic against
+"""The compute forecast of `povstim plan --forecast`: list scheduling and per-job arithmetic against
 hand-computed examples, and the calibration cache (used, and invalidated by what the speed depends on)."""
 
 from __future__ import annotations

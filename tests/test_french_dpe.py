@@ -1,4 +1,4 @@
-"""French DPE rules (question_formation_fr, binding_fr) and their measurement against hand labels (issue 53).
+"""French DPE rules (question_formation_fr, binding_fr) and their measurement against hand labels.
 
 The unit sentences below are written for this test from the definitions (dpe/french.py docstring); none is
 from the labelled sample. The labelled sample's labels were written by hand from the same definitions

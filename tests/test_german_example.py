@@ -1,4 +1,4 @@
-"""configs/german-example.yaml: the German template run for real on two synthetic CSVs (issue 53's acceptance:
+"""configs/german-example.yaml: the German template run for real on two synthetic CSVs (the acceptance of German support:
 "a German config on a user's two CSVs dry-runs and runs BABY vs WIKI with CLAMS-de").
 
 The CSVs come from scripts/german_example_csvs.py (synthetic stand-in data, seeded). The default run checks the

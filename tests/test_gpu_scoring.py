@@ -1,4 +1,4 @@
-"""Scoring fast and in groups (issue 13): FastScorer gives Scorer's numbers bit for bit (and so
+"""Scoring fast and in groups: FastScorer gives Scorer's numbers bit for bit (and so
 minicons' within 1e-4); `povstim score-group` writes each model's parquet byte for byte as
 `povstim score` does alone; scoring.group builds one job per condition x size or per suite."""
 

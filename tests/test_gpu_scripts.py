@@ -1,5 +1,5 @@
 """scripts/gpu_bench.sh and scripts/gpu_check.sh in their CPU dry-run mode (DRY=1): the same code as
-on a GPU with tiny sizes, so a broken script is caught without a GPU (issue 13)."""
+on a GPU with tiny sizes, so a broken script is caught without a GPU."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Small jobs share a GPU, big ones keep it to themselves (issue 13).
+"""Small jobs share a GPU, big ones keep it to themselves.
 
 No GPU here: the only thing faked is torch's CUDA query (as in test_devices.py) and
 the device list (CUDA_VISIBLE_DEVICES / a /dev folder with nvidiaN nodes). The

@@ -1,4 +1,4 @@
-"""scripts/gpu_wheels.py: the wheels a GPU machine without internet needs (issue 13's device runs). The closure is
+"""scripts/gpu_wheels.py: the wheels a GPU machine without internet needs (for the GPU device runs). The closure is
 read from this environment's real metadata, downloads go over real HTTP to an index on 127.0.0.1, and slimmed
 wheels are installed by real pip."""
 

@@ -1,4 +1,4 @@
-"""Guardrails fire on planted cases and stay silent on healthy ones (issue 12).
+"""Guardrails fire on planted cases and stay silent on healthy ones.
 
 Gold values are worked out by hand in each test from the planted numbers, never read back from the code.
 """
@@ -229,7 +229,7 @@ def test_items_of_other_task_kinds_have_no_contrasting_word():
          "contrast": "rossa|rosso"}]
 
 
-# ---- issue 42: "still learning" = falling beyond its noise; lexical preference within one word pair ----
+# ---- "still learning" = falling beyond its noise; lexical preference within one word pair ----
 
 def _curve(steps: int, every: int, loss) -> list[tuple[int, float]]:
     return [(step, loss(step)) for step in range(every, steps + 1, every)]
@@ -365,7 +365,7 @@ def _upper_by_scipy(points, confidence=0.95):
 
 
 def test_steady_decline_whose_final_point_ticks_up_still_fires(tmp_path):
-    # Issue 42 replay: the final evaluation (lr near 0) was 0.0002 above the best, so the best step was not
+    # Replayed: the final evaluation (lr near 0) was 0.0002 above the best, so the best step was not
     # the last one and the old check skipped the run although its dev loss was still falling.
     # 2000 steps, every 50; steps 1600 + 50k (k = 0..7) fall linearly 3.000 - 0.001875 k, and the last one
     # (k = 8) is y_7 + 0.0002 = 2.987075, i.e. 0.002075 above the line's 2.985. By hand, on k: the line's
@@ -414,7 +414,7 @@ def test_noisy_plateau_with_an_earlier_best_or_early_stop_passes(tmp_path):
     assert G.check_undertrained([plateau, stopped], SETTINGS) == []
 
 
-# ---- curves flattened by the lr decay (issue 51) ------------------------------------------------------------
+# ---- curves flattened by the lr decay ------------------------------------------------------------
 # 2000 steps of a linear decay from 1e-3 (no warmup), logged every 10 steps, evaluated every 50. Update u has
 # lr 1e-3 x (2000 - u) / 2000, so the cumulative lr after s updates is, by hand, 1e-3 x (s - s(s - 1)/4000).
 

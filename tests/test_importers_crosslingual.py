@@ -1,4 +1,4 @@
-"""CLAMS, FIT-CLAMS and MultiBLiMP importers, and suites that carry their language (issue 53).
+"""CLAMS, FIT-CLAMS and MultiBLiMP importers, and suites that carry their language.
 
 Gold answers: the hand-written fixtures' own pairs (tests/fixtures/suites/README.md) and, for the real
 releases in ../shared/data/clams, line counts read off the files (a pair is two lines or rows).

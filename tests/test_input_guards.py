@@ -1,5 +1,5 @@
 """Bad input in a researcher's own files: every fault is planted, and each test checks the message (file and
-line), the exit status and that nothing half-written remains (issue 12, "Does not hold")."""
+line), the exit status and that nothing half-written remains ("Does not hold")."""
 
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ def test_reinsert_without_rules_is_an_error():
 def test_schema_rejects_unknown_languages():
     raw = yaml.safe_load(DEMO.read_text())
     with pytest.raises(PovstimError, match="language"):
-        povstim_config.validate(dict(raw, language="xx"))  # fr and de are registry entries now (issue 53)
+        povstim_config.validate(dict(raw, language="xx"))  # fr and de are registry entries now
     bad = copy.deepcopy(raw)
     bad["sources"]["extra"] = {"kind": "synthetic", "register": "child", "sentences": 5, "language": "it"}
     with pytest.raises(PovstimError, match="sources.extra.language"):

@@ -1,4 +1,4 @@
-"""A language is one registry entry (issue 53): its cleaning conventions, parsers and stop-word profile.
+"""A language is one registry entry: its cleaning conventions, parsers and stop-word profile.
 
 Expected cleaned lines are worked out by hand from French orthography (elision, hyphenated
 subject clitics in inversion), never from the code under test.

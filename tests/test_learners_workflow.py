@@ -1,4 +1,4 @@
-"""An LSTM and an n-gram learner in the grid (issue 47 §1-2, §4): one archs: entry each in a copy of a config.
+"""An LSTM and an n-gram learner in the grid: one archs: entry each in a copy of a config.
 
 The dry run checks the DAG (an LSTM trains like GPT-2; an n-gram arch has no training job and one score job per
 condition x size, not per seed); the slow test runs the tiny config end to end and finds both learners' rows in

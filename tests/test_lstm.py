@@ -1,4 +1,4 @@
-"""The LSTM family (issue 47 §1): config checks, a plain-PyTorch reference for its scores, Auto-class loading,
+"""The LSTM family: config checks, a plain-PyTorch reference for its scores, Auto-class loading,
 exact resume, early stopping, and the same seed semantics as the transformer families."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The n-gram learner in the grid (issue 47 §2): scoring/baselines.py's Kneser-Ney against probabilities
+"""The n-gram learner in the grid: scoring/baselines.py's Kneser-Ney against probabilities
 computed by hand on a toy corpus, and the plan's one model per arch x condition x size."""
 
 from __future__ import annotations

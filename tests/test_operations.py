@@ -1,4 +1,4 @@
-"""Corpus operations (issue 45): remove, random_remove, reinsert, add, replace; their audit; token matching;
+"""Corpus operations: remove, random_remove, reinsert, add, replace; their audit; token matching;
 dose series; config errors before any job."""
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def test_replace_rewrites_and_audits(tmp_path):
 
 
 def test_an_operation_that_changes_nothing_is_a_warning(tmp_path, caplog):
-    # Issue 54: an AANN -> ANAN replace on a corpus without AANNs wrote an unchanged copy with no warning
+    # An AANN -> ANAN replace on a corpus without AANNs wrote an unchanged copy with no warning
     import logging
 
     lines, rows = corpus_lines()  # question formation and binding, no AANN
@@ -287,7 +287,7 @@ def test_dose_series_expands(tiny):
     ({"from": "baby", "operations": [{"op": "random_remove", "of": "wiki"}]},
      r"conditions\.x\.operations\[0\]\.of: condition 'wiki' removes nothing"),
     ({"from": "baby", "operations": [{"op": "random_remove"}]}, r"conditions\.x\.operations"),
-    # issue 54: a dose series' construction under the key written in the file, not the expanded x-dose0
+    # A dose series' construction under the key written in the file, not the expanded x-dose0
     ({"from": "baby", "dose": {"construction": "question_formaton", "rates": [0, 1e-3, 1e-2]}},
      r"^config: conditions\.x\.dose\.construction: unknown phenomenon 'question_formaton' \(did you mean "
      r"'question_formation'\?\)"),
@@ -330,7 +330,7 @@ def ops_only_binding(tiny):
 
 
 def test_constructions_named_by_operations_are_filtered(tiny):
-    """Issue 45: a construction only operations name is run by the filter without being in filter.rules, and a
+    """A construction only operations name is run by the filter without being in filter.rules, and a
     `filter: true` condition still removes filter.rules alone."""
     from povstim.filter.settings import condition_phenomena, filter_rules, removal_rules
 
@@ -447,7 +447,7 @@ def test_aann_variants():
 
 
 def test_a_filter_list_construction_that_matched_nothing_is_in_condition_json(corpus):
-    # Issue 54: `filter: [question_formation, aann]` on a corpus without AANNs: condition.json and the log say so
+    # `filter: [question_formation, aann]` on a corpus without AANNs: condition.json and the log say so
     d = corpus / "det"
     r = povstim("condition", "--base", corpus / "base.txt", "--dpe", corpus / "dpe.tsv", "--phenomena",
                 "question_formation,aann", "--reinsert", "{}", "--split", '{"dev_fraction": 0.1, "seed": 3}',

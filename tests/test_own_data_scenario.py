@@ -1,4 +1,4 @@
-"""The researcher's scenario of issue 12, replayed: two plain-text files -> the template config ->
+"""A researcher's own-data scenario, replayed: two plain-text files -> the template config ->
 `povstim check` / `povstim plan` -> a full Snakemake run on tiny settings -> the report of that experiment;
 then a second config (another lr) leaves a second complete result tree and a second report.
 
@@ -138,7 +138,7 @@ def test_check_and_plan_before_anything_is_trained(scenario):
 
 
 def test_plan_predicted_what_the_filter_removed_and_what_baby_could_put_back(scenario):
-    """Issue 42: `povstim plan` parsed the corpus at its largest size (fewer sentences than its sample) with
+    """`povstim plan` parsed the corpus at its largest size (fewer sentences than its sample) with
     the run's own parser and filter: its counts are the ones the run's condition stage recorded."""
     plan = json.loads((scenario["root"] / "plan.json").read_text())
     row = next(r for r in plan["filter"]["rows"] if r["corpus"] == "baby" and r["size"] == "16k")

@@ -1,5 +1,5 @@
 """`povstim plan`: words per source after cleaning, the largest size of each mixture and the benchmark word
-pools, before anything is trained (issue 12, messages 1 and 2). Gold values are computed here by hand
+pools, before anything is trained (messages 1 and 2). Gold values are computed here by hand
 (word counts of the files, the mixture arithmetic) or by running the benchmark generator itself."""
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def test_plan_of_an_empty_source_names_the_source_and_its_file(files, tmp_path, 
 
 
 def test_plan_and_clean_of_a_zero_byte_source_say_it_is_empty(files, tmp_path, capsys):
-    # Issue 54: an empty local file got "a source is not available yet (download it first)".
+    # An empty local file got "a source is not available yet (download it first)".
     from povstim.sources.clean import input_paths
 
     empty = tmp_path / "empty.txt"
@@ -157,7 +157,7 @@ def test_plan_and_clean_of_a_zero_byte_source_say_it_is_empty(files, tmp_path, c
 
 @pytest.mark.parametrize("state", ["no files", "only empty files", "no file the include selects"])
 def test_check_plan_and_clean_of_a_folder_without_text_say_why(state, files, tmp_path, capsys):
-    # Issue 54 probe 7, a folder: `check` said OK, `clean` "cleaning kept no lines from DIR (dropped: {}); check its
+    # A folder: `check` said OK, `clean` "cleaning kept no lines from DIR (dropped: {}); check its
     # kind/format/include settings". Now all three name the folder and what it lacks, as for a 0-byte file.
     folder = tmp_path / "mine"
     (folder / "sub").mkdir(parents=True)
@@ -212,7 +212,7 @@ def test_plan_names_chat_transcripts_dropped_for_a_header(files, tmp_path, capsy
 
 
 def test_plan_says_what_each_size_s_assemble_job_will_say_of_one_very_long_line(tmp_path, capsys):
-    # Issue 54: with max_sentence_words: null one 10,000-word line was 10,000 of a 16k corpus's 16,001 words. The
+    # With max_sentence_words: null one 10,000-word line was 10,000 of a 16k corpus's 16,001 words. The
     # plan only logged it when a generated suite made it assemble the largest size; with any suite, every size's
     # row now says what its assemble job will: a dominant line (a warning) or a size_tolerance failure (an error).
     # 1,000 six-word lines + the 10,000-word line 501 = 16,000 words: at 16k every line is taken (hand-computed:

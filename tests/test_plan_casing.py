@@ -1,4 +1,4 @@
-"""Issue 42: `povstim plan` warns when a corpus's casing and a benchmark's disagree while tokenizer.lowercase is
+"""`povstim plan` warns when a corpus's casing and a benchmark's disagree while tokenizer.lowercase is
 false (lowercased CHILDES against capitalised BLiMP/POSH items, a capitalised corpus against Zorro)."""
 
 from __future__ import annotations

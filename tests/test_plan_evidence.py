@@ -1,4 +1,4 @@
-"""Issue 42 (1, 6): `povstim plan` says what the DPE filter removes, what BABY can put back and whether a
+"""`povstim plan` says what the DPE filter removes, what BABY can put back and whether a
 reinsert rate can be met, and warns about word pools of one or two words. Expectations are worked out by
 hand from planted numbers, or are the counts an independent run of the pipeline recorded in
 docs/filter.md."""
@@ -49,7 +49,7 @@ def test_reinsert_outlook_by_hand():
                    pool_high={"question_formation": 60, "binding": 50})
     out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
     assert out["question_formation"]["status"] == "may fall short"
-    # issue 51: an estimate that fills the rate is "ok" only when the pool's 95% lower end fills it too
+    # An estimate that fills the rate is "ok" only when the pool's 95% lower end fills it too
     rows[0].update(pool={"question_formation": 45, "binding": 30}, pool_low={"question_formation": 20, "binding": 30})
     out = {o["phenomenon"]: o for o in evidence.reinsert_outlook(_config(), rows)}
     assert out["question_formation"]["status"] == "may fall short" and out["binding"]["status"] == "ok"
@@ -157,7 +157,7 @@ def test_spacy_plan_says_a_rate_cannot_be_met(tmp_path, capsys):
 
 
 def test_dose_series_forecast_with_a_planted_shortfall():
-    """Issue 45: `povstim plan` forecasts each dose of a series. Planted: 21,560 sentences; the filter lists 40
+    """`povstim plan` forecasts each dose of a series. Planted: 21,560 sentences; the filter lists 40
     for question formation alone, 15 for binding alone and 5 for both (60 removed); targeted pools 30 (question
     formation) and 12 (binding). The series removes question formation only: 45 sentences, leaving 21,515.
     Rate 1e-5: round(0.215) = 0 sentences (rounds to 0); 1e-3: round(21.515) = 22 <= 30, ok; 1e-2:
@@ -206,7 +206,7 @@ def test_dose_demo_forecast_equals_its_conditions():
 
 
 def test_parse_note_follows_the_table_not_between_its_sizes():
-    """Issue 42: "(baby: parsed a sample ...)" sat between baby's 15k and 30k lines; it follows the table."""
+    """"(baby: parsed a sample ...)" sat between baby's 15k and 30k lines; it follows the table."""
     def row(corpus, size, n):
         return {"corpus": corpus, "size": size, "mode": "conservative", "backend": "spacy", "sentences": n,
                 "removed": 10, "per_phenomenon": {"question_formation": 10}, "pool": {"question_formation": 4},
@@ -223,7 +223,7 @@ def test_parse_note_follows_the_table_not_between_its_sizes():
 
 
 def test_no_match_and_unchanged_operations_from_planted_counts():
-    # Issue 54: `plan` printed a construction's 0 without a warning. Planted rows: aann (a library construction)
+    # `plan` printed a construction's 0 without a warning. Planted rows: aann (a library construction)
     # 0 at both sizes, det_noun 0 at one only, wanna (App. C's Python rule) 0: only aann is NO MATCH, and the
     # replace on aann (nothing to rewrite) and the remove of aann are NOTHING CHANGED; det_noun's remove is not.
     per = {"8k": {"aann": 0, "det_noun": 0, "wanna": 0}, "16k": {"aann": 0, "det_noun": 3, "wanna": 0}}

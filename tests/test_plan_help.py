@@ -1,4 +1,4 @@
-"""Issue 42: `povstim plan --help` says what plan reports, beyond words and sizes: the evidence estimate
+"""`povstim plan --help` says what plan reports, beyond words and sizes: the evidence estimate
 (the filter's removals, BABY's targeted pool, reinsertion/dose shortfalls), thin word-pool warnings and the
 casing check."""
 

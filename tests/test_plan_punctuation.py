@@ -1,4 +1,4 @@
-"""Issue 51: `povstim plan` compares each source's final-punctuation spacing ("word ." vs "word.") with each
+"""`povstim plan` compares each source's final-punctuation spacing ("word ." vs "word.") with each
 suite's (Zorro spaced, BLiMP and POSH-BENCH attached) and warns with the fix, as it does for casing."""
 
 from __future__ import annotations

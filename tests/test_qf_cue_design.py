@@ -1,4 +1,4 @@
-"""scripts/qf_cue_design_cv.py: the switches that undo issue 52's QF cues, and the by-child crediting rule.
+"""scripts/qf_cue_design_cv.py: the switches that undo the added QF cues, and the by-child crediting rule.
 
 The whole measurement needs parser_cv.py's fold parsers (a script, not CI); what it rests on is checked here: each
 switch turns off the cue it names on the hand-written fixtures that cue was written for (and nothing else there),

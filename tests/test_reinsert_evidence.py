@@ -1,4 +1,4 @@
-"""What BABY really got back, in the report's words (issue 42): the description of the conditions and the
+"""What BABY really got back, in the report's words: the description of the conditions and the
 caveat of the BABY-F vs. BABY sentence, on planted condition.json files with a shortfall.
 
 Gold strings and counts are worked out by hand from the planted numbers."""

@@ -1,4 +1,4 @@
-"""`povstim release` with the authors' LSTM and n-gram results beside the GPT-2 ones (issue 47 §3).
+"""`povstim release` with the authors' LSTM and n-gram results beside the GPT-2 ones.
 
 A checkout is built in a temporary folder: the GPT-2 fixture as results/posh_gpt_results/, and
 results/posh_lstm_results/ and results/posh_ngram_results/ with the authors' file names

@@ -1,4 +1,4 @@
-"""Issue 42: a run that replaces results made with another config says so in dry runs too (`snakemake -n`), and a
+"""A run that replaces results made with another config says so in dry runs too (`snakemake -n`), and a
 real run pauses before its first job only when a person can stop it (terminal), unless POVSTIM_YES=1."""
 
 from __future__ import annotations

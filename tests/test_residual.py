@@ -1,4 +1,4 @@
-"""Issue 52: the residual evidence, the expected direct-evidence sentences still in BABY-F, beside the removal counts
+"""The residual evidence, the expected direct-evidence sentences still in BABY-F, beside the removal counts
 (povstim plan and the report's conditions page), from the measured recall with a Wilson interval."""
 
 from __future__ import annotations

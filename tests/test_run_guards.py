@@ -1,4 +1,4 @@
-"""Guards around a run (issue 12): config errors with file and line before any job, a report that cannot be
+"""Guards around a run: config errors with file and line before any job, a report that cannot be
 built for the wrong experiment, a stale lock explained, Ctrl-C as one line with exit 130."""
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ def test_ctrl_c_in_any_stage_is_one_line_and_exit_130(monkeypatch, capsys):
 
 
 def test_ctrl_c_while_a_job_waits_for_the_warm_start_server_is_one_line(tmp_path, monkeypatch, capsys):
-    """Issue 54, replayed by hand: Ctrl-C under Snakemake while a train job waited for the warm-start server (still
+    """Replayed by hand: Ctrl-C under Snakemake while a train job waited for the warm-start server (still
     importing torch) left a KeyboardInterrupt traceback in the job's log, which Snakemake prints."""
     from povstim import warm
 
@@ -468,7 +468,7 @@ def test_speed_only_settings_are_not_a_change_of_results(tmp_path):
 
 
 def test_guardrail_lines_name_every_fired_check_and_count_the_rest(tmp_path):
-    # Issue 42 replay: six checks fired and the end-of-run summary kept the first four (limit=4), dropping
+    # Replayed: six checks fired and the end-of-run summary kept the first four (limit=4), dropping
     # reinsert_shortfall and size_label. Planted: six fired checks, 3 + 1 + 2 + 1 + 2 + 4 = 13 findings.
     from povstim.analysis.guardrails import checks as G
     counts = {"undertrained": 3, "equal_tokens": 1, "lexical_preference": 2, "below_chance": 1,

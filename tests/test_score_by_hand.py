@@ -1,4 +1,4 @@
-"""`povstim score` by hand on a researcher's own files (issue 12): the format is guessed or named, rows carry
+"""`povstim score` by hand on a researcher's own files: the format is guessed or named, rows carry
 the model's real metadata, and damaged or missing models are one-line errors naming the path."""
 
 from __future__ import annotations
@@ -130,7 +130,7 @@ def test_missing_tokenizer_json_beside_its_config_names_the_file(model, blimp, t
 
 
 def test_a_broken_suite_line_is_named_whole_before_any_model_loads(tmp_path, capsys):
-    # Issue 54: a raw tab inside a JSON string was "line 4: not valid JSON (Invalid control character at)",
+    # A raw tab inside a JSON string was "line 4: not valid JSON (Invalid control character at)",
     # after the model had loaded (~50 s). Now: file:line:column, the whole reason, and no model is touched
     # first: each command is given a model that does not exist, so an error about it would come first if the
     # model were opened before the suite is read.

@@ -1,4 +1,4 @@
-"""Word-level metrics as the paradigm metric of the DAG's score rule (issue 47): ``scoring.metric: slor`` runs
+"""Word-level metrics as the paradigm metric of the DAG's score rule: ``scoring.metric: slor`` runs
 with each model's condition's unigram (rule score passes ``--job-corpus``), and ``region`` is refused before any
 job for a suite kind without regions.
 

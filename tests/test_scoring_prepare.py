@@ -1,5 +1,5 @@
 """A score job encodes its suite once per tokenizer and framing, the first model's while the device starts and the
-weights load (scoring/prepare.py, issue 13's per-job overhead), and writes the same bytes as encoding for every
+weights load (scoring/prepare.py, the per-job overhead), and writes the same bytes as encoding for every
 model.
 
 Gold: the same job with the sharing switched off (every scorer encodes for itself, in the foreground, as before),

@@ -1,4 +1,4 @@
-"""Word- and region-level scores (issue 47 §5): per-word surprisal, critical regions, SLOR and within-word l2r PLL.
+"""Word- and region-level scores: per-word surprisal, critical regions, SLOR and within-word l2r PLL.
 
 Each metric is compared with minicons' value on the same tiny GPT-2 / RoBERTa where minicons has one
 (``IncrementalLMScorer.word_score_tokenized`` / ``token_score``, ``MaskedLMScorer`` with ``PLL_metric``), else with
@@ -138,7 +138,8 @@ def test_words_columns_are_opt_in_and_leave_the_sentence_columns_alone(models):
         plain = score_model(pairs, str(model), _settings(), {"arch": "x"})
         assert list(plain.columns) == COLUMNS + SENSITIVITY_COLUMNS
         with_words = score_model(pairs, str(model), _settings(words=True), {"arch": "x"})
-        assert list(with_words.columns) == COLUMNS + SENSITIVITY_COLUMNS + W.WORD_COLUMNS
+        assert list(with_words.columns) == COLUMNS + SENSITIVITY_COLUMNS + [
+            "words_good", "words_bad", "word_surprisal_good", "word_surprisal_bad"]
         pd.testing.assert_frame_equal(with_words[plain.columns], plain)  # the same numbers, bit for bit
         words = json.loads(with_words["words_bad"][1])
         surprisal = json.loads(with_words["word_surprisal_bad"][1])

@@ -1,4 +1,4 @@
-"""Issue 42 (2): every config the project ships whose experiment has BABY-F, BABY and WIKI fits the
+"""Every config the project ships whose experiment has BABY-F, BABY and WIKI fits the
 three-level model, whose BABY-F vs BABY contrast answers the filtering question (Table 12's `filtered`
 term is BABY-F against BABY and WIKI together). The paper's config keeps Table 12 beside it."""
 
@@ -57,7 +57,7 @@ def test_the_embedded_default_states_its_filtering_conclusions_from_the_three_le
     assert section("analysis", config["analysis"])["models"] == ["three_level", "table12"]
 
 
-# Issue 51: the paper configs keep their papers' linear decay (fidelity); every other shipped config -- the
+# The paper configs keep their papers' linear decay (fidelity); every other shipped config -- the
 # embedded default, the templates, the CPU demos -- trains under warmup-stable-decay, so that a flat dev-loss
 # curve is the model's plateau and not the decay's.
 PAPER_CONFIGS = {"posh.yaml", "posh-exp3.yaml", "babyberta.yaml", "fict.yaml"}

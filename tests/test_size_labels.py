@@ -1,4 +1,4 @@
-"""Issue 42: size labels are nominal; the report states each condition's actual words beside them and says
+"""Size labels are nominal; the report states each condition's actual words beside them and says
 plainly when a condition differs from its label by more than guardrails.size_label."""
 
 from __future__ import annotations

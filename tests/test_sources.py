@@ -96,7 +96,7 @@ def test_csv_fixture_adults_only_type_terminators_and_age_order(tmp_path):
     ]
     assert stats["dropped"] == {"child_speaker": 2, "untranscribed": 1, "under_3_words": 1}
     assert stats["lines_in"] == 10 and stats["questions_fixed"] == 1
-    # issue 42: the statistics file says the order was applied, by what and over which ages (by hand: the adult,
+    # The statistics file says the order was applied, by what and over which ages (by hand: the adult,
     # transcribed rows are 600 x3, 900.5 x2, 2500 and one NA)
     assert json.loads((tmp_path / "src.stats.json").read_text())["age_order"] == {
         "applied": True, "by": "column 'target_child_age' (days)", "youngest": 600.0, "oldest": 2500.0,

@@ -1,4 +1,4 @@
-"""Issue 42 (5): any CSV or TSV as a source (`format: csv` / `tsv`), with planted files and outputs
+"""Any CSV or TSV as a source (`format: csv` / `tsv`), with planted files and outputs
 worked out by hand."""
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def test_age_order_sorts_by_the_age_column_keeping_transcripts_together(tmp_path
     assert lines == ["Do you want some juice.", "What a mess.", "Look, a big dog.",
                      "Is that your teddy bear.", "Where did the ball go.", "Can you see the moon."]
     assert stats["rows_without_age"] == 1
-    # issue 42: the statistics file records that the order was applied, the column and the ages' range (by hand:
+    # The statistics file records that the order was applied, the column and the ages' range (by hand:
     # the rows with text are 30, 24, 18, 24, 18, 18 months and one without an age)
     import json
     assert json.loads((tmp_path / "src.stats.json").read_text())["age_order"] == {
@@ -169,7 +169,7 @@ def test_check_reads_the_header_and_names_a_missing_column(tmp_path, capsys):
                      ("speaker_column", "who")):
         assert _check_config(tmp_path, **{key: col}) == 1
         out, err = capsys.readouterr()
-        assert "OK" not in out  # issue 54: no "OK" line before the error (exit 1)
+        assert "OK" not in out  # no "OK" line before the error (exit 1)
         assert (f"cds.csv: line 1: no column {col!r} (sources.cds.{key}); the header has: 'text', 'transcript_id', "
                 "'age_in_months'") in err, err
         assert "Traceback" not in err
@@ -177,7 +177,7 @@ def test_check_reads_the_header_and_names_a_missing_column(tmp_path, capsys):
     assert _check_config(tmp_path, text_column="utterance") == 0
     out = capsys.readouterr().out
     assert "warning: sources.cds.path" in out and "does not exist yet" in out
-    (tmp_path / "cds.csv").write_text("")  # issue 54: an empty file is said to be empty, not to be downloaded
+    (tmp_path / "cds.csv").write_text("")  # an empty file is said to be empty, not to be downloaded
     assert _check_config(tmp_path) == 0
     out = capsys.readouterr().out
     assert "sources.cds.path" in out and "is empty (0 bytes" in out and "download" not in out

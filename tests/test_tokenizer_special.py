@@ -1,4 +1,4 @@
-"""Saved tokenizers declare their special tokens the way other tools read them (issue 54).
+"""Saved tokenizers declare their special tokens the way other tools read them.
 
 A povstim-trained masked model's folder must give minicons (and the BabyLM pipeline, whose MLM backend scores what
 minicons does) the same whole-sentence PLL as povstim: minicons leaves out exactly the tokenizer's pad, CLS and SEP

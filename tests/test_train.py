@@ -231,7 +231,7 @@ def _reference_mask(ids, att, rng, *, mask_id, special, vocab_size, mask_prob, l
 
 @pytest.mark.parametrize("leave,rand", [(0.0, 0.1), (0.1, 0.1), (0.0, 0.0), (0.3, 0.5)])
 def test_fast_masking_equals_the_plain_rule(leave, rand):
-    """mask_tokens caches its vocabulary tables (issue 13: np.setdiff1d per step cost more than the rest
+    """mask_tokens caches its vocabulary tables (np.setdiff1d per step cost more than the rest
     of a BabyBERTa batch); the masks must be exactly the plain rule's, so seeds and resume keep their bytes."""
     special = np.array([0, 1, 2, 3, 4])
     for trial in range(6):
@@ -343,7 +343,7 @@ def test_bad_arch_and_params_name_the_key(corpus, tmp_path, capsys):
 
 def test_forced_rerun_after_outputs_deleted_trains_from_scratch(corpus, gpt2_run, tmp_path, caplog):
     # `snakemake --forcerun train` deletes a finished job's declared outputs and reruns it: forcing a stage
-    # must redo it, not resume the finished checkpoint and stop at once (issue 12). A crash never leaves a
+    # must redo it, not resume the finished checkpoint and stop at once. A crash never leaves a
     # finished checkpoint without outputs, so exact resume after a crash is unaffected
     # (test_sigkill_then_rerun_equals_uninterrupted).
     import logging
@@ -369,7 +369,7 @@ def test_forced_rerun_after_outputs_deleted_trains_from_scratch(corpus, gpt2_run
 
 def test_rerun_into_a_finished_folder_says_already_trained_and_changes_nothing(corpus, gpt2_run, tmp_path,
                                                                                capsys):
-    """Issue 54: it used to resume the finished checkpoint, warn about the pruned best weights and retrain."""
+    """It used to resume the finished checkpoint, warn about the pruned best weights and retrain."""
     import shutil
 
     out = tmp_path / "m"

@@ -1,4 +1,4 @@
-"""Checkpoints that cannot break a run (issue 41): verified resume with fallback, a full disk as one error
+"""Checkpoints that cannot break a run: verified resume with fallback, a full disk as one error
 naming the path with nothing half-written left, file modes that follow the umask, POVSTIM_NO_PROGRESS."""
 
 from __future__ import annotations

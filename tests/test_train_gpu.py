@@ -1,4 +1,4 @@
-"""The training loop's GPU speed paths, checked on the CPU (issue 13).
+"""The training loop's GPU speed paths, checked on the CPU.
 
 Gradient accumulation (training.micro_batch) must give the step of one big batch;
 resume and seed semantics must hold with it; padding one-sentence batches to a
@@ -439,7 +439,9 @@ def test_fp16_scales_the_loss_and_resumes_exactly(corpus, tmp_path):
     assert kept["scaler"]["scale"] == 2.0**16
     kept["scaler"].update(scale=1024.0, _growth_tracker=3)
     torch.save(kept, d / "checkpoints" / "step6" / "trainer_state.pt")
-    checkpoints.reseal(d / "checkpoints" / "step6")  # edited by hand: sealed again, or resume would refuse it
+    # edited by hand: sealed again (its manifest's step and best step kept), or resume would refuse it
+    meta = json.loads((d / "checkpoints" / "step6" / checkpoints.MANIFEST).read_text(encoding="utf-8"))
+    checkpoints.seal(d / "checkpoints" / "step6", **{k: v for k, v in meta.items() if k != "files"})
     other = fp16_trainer(corpus, d, **cfg)
     assert other.resume() and other.state.step == 6
     assert other.runtime.scaler.get_scale() == 1024.0 and other.runtime.scaler.state_dict()["_growth_tracker"] == 3

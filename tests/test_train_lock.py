@@ -1,4 +1,4 @@
-"""One trainer per model folder (issue 54): a folder a live `povstim train` holds is refused by a second one,
+"""One trainer per model folder: a folder a live `povstim train` holds is refused by a second one,
 naming the holder's PID and host; a lock a killed trainer left is taken over with a warning naming it."""
 
 from __future__ import annotations

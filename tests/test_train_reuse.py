@@ -1,4 +1,4 @@
-"""A void duplicate trains one model (issue 51; train/reuse.py): a `povstim train` whose inputs are identical
+"""A void duplicate trains one model (train/reuse.py): a `povstim train` whose inputs are identical
 to a run already trained into the experiment's index (same train, dev and tokenizer bytes, arch, training
 settings, seed, code) links that model into its own folder instead of training; anything that changes the
 weights (seed, arch, lr, tokenizer) trains; a killed first run leaves nothing to reuse."""
@@ -107,7 +107,7 @@ def test_a_rerun_of_the_twin_is_already_trained(corpora, trained, capsys):
 
 
 def test_a_rerun_into_the_recorded_folder_changes_neither_it_nor_the_index(corpora, trained, capsys):
-    """Issue 54, replayed by hand: `povstim train` into the finished folder that the index records said 'already
+    """Replayed by hand: `povstim train` into the finished folder that the index records said 'already
     trained' and left the folder alone, but rewrote the index's trained.json at every rerun (same bytes, new mtime)."""
     def state():
         return {p: (p.stat().st_mtime_ns, p.read_bytes()) for d in (trained / "a", trained / ".reuse")

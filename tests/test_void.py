@@ -1,4 +1,4 @@
-"""Void contrasts (analysis/guardrails/void.py, issue 51): a BABY that got nothing back trains on BABY-F's text, so the
+"""Void contrasts (analysis/guardrails/void.py): a BABY that got nothing back trains on BABY-F's text, so the
 BABY-F vs. BABY contrast is reported as void with no estimate and BABY's copied cells stay out of the
 Bayesian models."""
 

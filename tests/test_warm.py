@@ -246,7 +246,7 @@ def test_an_analysis_job_in_the_server_writes_what_a_fresh_process_writes(server
 
 @pytest.mark.slow  # two Bambi fits on the loaded 2-core machine: 71 s
 def test_a_dose_job_in_the_server_writes_what_a_fresh_process_writes(server, code, tmp_path):
-    """dose (issue 45) is forked too (Bambi and matplotlib preloaded): the same fit, cells, curve and figures."""
+    """dose is forked too (Bambi and matplotlib preloaded): the same fit, cells, curve and figures."""
     import pandas as pd
 
     rows = [{"condition": c, "seed": seed, "paradigm": p, "category": "Question Formation",

@@ -1,4 +1,4 @@
-"""Word learning for models (issue 46 §3): surprisal curves of a word list across word checkpoints, each word's
+"""Word learning for models: surprisal curves of a word list across word checkpoints, each word's
 acquisition point (recovered from simulated curves with planted points), and the regression on children's ages
 (recovered from a planted relation)."""
 
@@ -43,7 +43,7 @@ ZIGZAG = np.array([14, 8, 13, 7, 14, 8, 13, 7, 14, 8.0])  # surprisals between b
 
 
 def test_an_unidentified_crossing_is_not_a_point():
-    """Issue 54: word points with standard errors of ~20 decades were reported as points. A surprisal curve that
+    """Word points with standard errors of ~20 decades were reported as points. A surprisal curve that
     zigzags between baseline and floor has a fitted crossing inside the checkpoints whose SE is far over a decade:
     not identified, no number; so is a crossing the data never pass (all surprisals on one side of halfway)."""
     zigzag = WL.fit_word(WORDS, np.array([14, 8, 13, 7, 14, 8, 13, 7, 14, 8.0]), 14.0)
@@ -164,7 +164,7 @@ def test_acquisition_stage_with_word_curves(tmp_path):
 
 
 def test_the_demo_rule_reads_the_childrens_ages_from_the_config(tmp_path):
-    """Issue 54: the acquisition demo showed children's ages only when the stage was rerun by hand with --childes.
+    """The acquisition demo showed children's ages only when the stage was rerun by hand with --childes.
     The rule's command, as Snakemake builds it from configs/acquisition-demo.yaml (a dry run; acquisition.childes
     pointed at the hand-written CHAT fixture instead of ../shared/data), passes no --childes: the ages come from
     the config's section in --params, with every model's word curves. Run as built (its paradigm fit switched to

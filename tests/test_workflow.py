@@ -86,7 +86,7 @@ def test_dry_run_lists_the_whole_dag(tmp_path):
     jobs = scheduled_rules(snakemake(project, "-n", "results/figures"))
     for rule in ["synth", "assemble", "parse", "filter", "condition", "tokenizer", "train",
                  "benchmark", "score", "analyze", "figures",
-                 # the conditions table (report page) and the guardrails are products of every run (issue 42)
+                 # the conditions table (report page) and the guardrails are products of every run
                  "condition_table", "guardrails", "figures_index"]:
         assert jobs.get(rule, 0) >= 1, f"rule {rule} missing from the DAG: {jobs}"
     # tiny.yaml: 3 conditions x 2 sizes x 1 seed x 1 arch
@@ -109,7 +109,7 @@ def test_full_run_makes_figures(finished):
 
 
 def test_full_run_builds_the_conditions_table_and_checks_babys_evidence(finished):
-    """Issue 42: results/figures builds conditions.tsv and its report page, and the guardrails read BABY's
+    """results/figures builds conditions.tsv and its report page, and the guardrails read BABY's
     measured vs configured rates."""
     corpus = finished / "results" / "tiny" / "corpus"
     assert (corpus / "conditions.tsv").read_text().startswith("condition\tsize\t")
@@ -131,7 +131,7 @@ def test_nothing_to_do_after_a_full_run(finished):
 
 
 def test_a_deleted_model_folder_is_named_with_the_command_that_rebuilds_it(finished, tmp_path):
-    """Issue 54: Snakemake keeps up-to-date results whose intermediates were deleted ("Nothing to be done"); the
+    """Snakemake keeps up-to-date results whose intermediates were deleted ("Nothing to be done"); the
     Snakefile names the deleted model from Snakemake's job records, and the command it gives rebuilds it and
     what was made from it."""
     project = tmp_path / "p"

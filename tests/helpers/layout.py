@@ -1,5 +1,5 @@
 """Checks on a drawn matplotlib figure's artists: which texts overlap, which stick out of the page, which lines
-have a single point. For the figure tests (issue 42, 54); the figure must have been drawn (``fig.canvas.draw()``)."""
+have a single point. For the figure tests; the figure must have been drawn (``fig.canvas.draw()``)."""
 
 from __future__ import annotations
 

@@ -233,11 +233,6 @@ def _with_parents(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
-def closure(entries, root: str | os.PathLike = ROOT) -> dict[str, Path]:
-    """The package's modules that importing ``entries`` (dotted names) can execute: name -> file."""
-    return {name: path for name, (path, _) in _closure(entries, root, {}).items()}
-
-
 def _closure(entries, root, seen_files: dict) -> dict[str, tuple[Path, bytes]]:
     """name -> (file, sha256) of the closure; ``seen_files`` (name -> its _file answer) is shared by the
     closures of one call, so each file is looked at once."""

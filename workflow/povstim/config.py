@@ -17,7 +17,7 @@ from .constructions import library as constructions
 from .constructions.targets import SUITE_FILES, check_targets, paradigms_in
 from .filter.settings import removal_rules as _removal_rules
 from .filter.validate import check_measured_on
-from .io import PovstimError, project_path
+from .io import PovstimError, load_yaml, project_path
 from .probes.settings import check_probes
 from .schema import RESERVED_EXPERIMENTS, describe_errors, load_schema  # noqa: F401 (re-exported)
 from .settings import validator
@@ -269,35 +269,6 @@ def key_locator(files: list[str]):
         return None
 
     return locate
-
-
-def load_yaml(path: str | Path) -> dict[str, Any]:
-    """A config file's top-level mapping; a YAML syntax error names the file, line and column."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PovstimError(f"config file {path} does not exist") from None
-    except UnicodeDecodeError as exc:
-        raise PovstimError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        config = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        what = "; ".join(x for x in (exc.context, exc.problem) if x)
-        ctx = exc.context_mark
-        if ctx is not None and mark is not None and ctx.line != mark.line:
-            what = what.replace(exc.context, f"{exc.context} (opened at line {ctx.line + 1}, column {ctx.column + 1})", 1)
-        line = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
-        shown = f"\n    {line}\n    {' ' * mark.column}^" if line.strip() else ""
-        raise PovstimError(f"{where}: not valid YAML: {what}{shown}") from None
-    except yaml.YAMLError as exc:
-        raise PovstimError(f"{path}: not valid YAML: {exc}") from None
-    if not isinstance(config, dict):
-        raise PovstimError(f"{path}: expected a mapping of config keys at the top level "
-                           f"(experiment:, sources:, ...), got {type(config).__name__}")
-    return config
 
 
 def load(path: str | Path) -> dict[str, Any]:

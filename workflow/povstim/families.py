@@ -175,37 +175,50 @@ def _check_transformer(arch: dict, where: str) -> None:
         )
 
 
+# --------------------------------------------------------------------------- transformers models
+
+def _transformer_config(config_class: str, names: dict, dropouts: tuple, arch: dict, training, vocab_size: int,
+                        ids: dict, position_offset: int = 0, **fixed):
+    """A transformers config from what the transformer families share: the vocabulary, the positions
+    (``n_positions``, else the context, + ``position_offset``), the sizes and layer-norm epsilon (``names``:
+    povstim's arch key -> the config's argument), one dropout for every ``dropouts`` argument and the special
+    ids; ``fixed``: the family's own arguments."""
+    import transformers
+
+    dropout = float(training.dropout)
+    return getattr(transformers, config_class)(
+        vocab_size=vocab_size,
+        **{names["n_positions"]: int(arch.get("n_positions") or training.context) + position_offset},
+        **{name: arch[key] for key, name in names.items() if key != "n_positions"},
+        **dict.fromkeys(dropouts, dropout),
+        bos_token_id=ids["bos"],
+        eos_token_id=ids["eos"],
+        pad_token_id=ids["pad"],
+        **fixed,
+    )
+
+
+def _transformers_class(name: str) -> Callable:
+    """The loader of transformers' model class ``name`` (imported when a model is built, not at DAG build)."""
+    def load():
+        import transformers
+
+        return getattr(transformers, name)
+    return load
+
+
 # --------------------------------------------------------------------------- GPT-2 (POSH Table 5)
 
 def _gpt2_config(arch: dict, training, vocab_size: int, ids: dict):
-    from transformers import GPT2Config
-
-    dropout = float(training.dropout)
-    return GPT2Config(
-        vocab_size=vocab_size,
-        n_positions=int(arch.get("n_positions") or training.context),
-        n_embd=arch["n_embd"],
-        n_layer=arch["n_layer"],
-        n_head=arch["n_head"],
-        n_inner=arch["n_inner"],
-        resid_pdrop=dropout,
-        embd_pdrop=dropout,
-        attn_pdrop=dropout,
-        layer_norm_epsilon=arch["layer_norm_eps"],
+    return _transformer_config(
+        "GPT2Config", {"n_positions": "n_positions", "n_embd": "n_embd", "n_layer": "n_layer", "n_head": "n_head",
+                       "n_inner": "n_inner", "layer_norm_eps": "layer_norm_epsilon"},
+        ("resid_pdrop", "embd_pdrop", "attn_pdrop"), arch, training, vocab_size, ids,
         # GPT-2's own activation (gelu_new: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))) computed by one
         # PyTorch kernel instead of five elementwise ops: the same function (within 1e-6), and a CPU
         # training step of the demo's model 1.13-1.17x faster (docs/training.md)
         activation_function="gelu_pytorch_tanh",
-        bos_token_id=ids["bos"],
-        eos_token_id=ids["eos"],
-        pad_token_id=ids["pad"],
     )
-
-
-def _gpt2_class():
-    from transformers import GPT2LMHeadModel
-
-    return GPT2LMHeadModel
 
 
 register(Family(
@@ -213,7 +226,7 @@ register(Family(
     kind=CAUSAL,
     defaults={"n_layer": 4, "n_embd": 512, "n_head": 8, "n_inner": 2048, "layer_norm_eps": 1e-5},
     build_config=_gpt2_config,
-    model_class=_gpt2_class,
+    model_class=_transformers_class("GPT2LMHeadModel"),
     packing=True,
     tokenizer_frame="none",
     model_types=("gpt2",),
@@ -228,31 +241,14 @@ register(Family(
 # --------------------------------------------------------------------------- RoBERTa / BabyBERTa
 
 def _roberta_config(arch: dict, training, vocab_size: int, ids: dict):
-    from transformers import RobertaConfig
-
-    dropout = float(training.dropout)
-    return RobertaConfig(
-        vocab_size=vocab_size,
-        # RoBERTa positions start after padding_idx (see position_offset)
-        max_position_embeddings=int(arch.get("n_positions") or training.context) + 2,
-        hidden_size=arch["n_embd"],
-        num_hidden_layers=arch["n_layer"],
-        num_attention_heads=arch["n_head"],
-        intermediate_size=arch["n_inner"],
-        hidden_dropout_prob=dropout,
-        attention_probs_dropout_prob=dropout,
-        layer_norm_eps=arch["layer_norm_eps"],
+    return _transformer_config(
+        "RobertaConfig", {"n_positions": "max_position_embeddings", "n_embd": "hidden_size",
+                          "n_layer": "num_hidden_layers", "n_head": "num_attention_heads",
+                          "n_inner": "intermediate_size", "layer_norm_eps": "layer_norm_eps"},
+        ("hidden_dropout_prob", "attention_probs_dropout_prob"), arch, training, vocab_size, ids,
+        position_offset=2,  # RoBERTa positions start after padding_idx (see the family's position_offset)
         type_vocab_size=1,
-        bos_token_id=ids["bos"],
-        eos_token_id=ids["eos"],
-        pad_token_id=ids["pad"],
     )
-
-
-def _roberta_class():
-    from transformers import RobertaForMaskedLM
-
-    return RobertaForMaskedLM
 
 
 register(Family(
@@ -260,7 +256,7 @@ register(Family(
     kind=MASKED,
     defaults={"n_layer": 8, "n_embd": 256, "n_head": 8, "n_inner": 1024, "layer_norm_eps": 1e-5},
     build_config=_roberta_config,
-    model_class=_roberta_class,
+    model_class=_transformers_class("RobertaForMaskedLM"),
     packing=False,
     tokenizer_frame="bos_eos",
     model_types=("roberta",),

@@ -277,6 +277,15 @@ def write_lines(path: str | os.PathLike, lines: Iterable[str]) -> int:
     return n
 
 
+def open_text(path: str | os.PathLike, what: str):
+    """``path`` opened to read UTF-8 text; a file that cannot be opened is one error naming ``what`` and the path
+    (what goes wrong while reading it is the caller's)."""
+    try:
+        return open(path, encoding="utf-8")
+    except OSError as exc:
+        raise PovstimError(f"cannot read {what} {path}: {exc.strerror}") from None
+
+
 def read_lines(path: str | os.PathLike) -> list[str]:
     """Read a one-item-per-line UTF-8 file, dropping the trailing newline of each line."""
     with open(path, encoding="utf-8") as fh:
@@ -357,6 +366,49 @@ def json_object_arg(text: "str | dict | None", flag: str, allow_file: bool = Fal
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMbB]?)\s*$")
 _SIZE_MULT = {"": 1, "k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
+
+
+def load_yaml(path: str | os.PathLike,
+              mapping: str | None = "a mapping of config keys at the top level (experiment:, sources:, ...)",
+              what: str = "config file"):
+    """A YAML file's document; a YAML syntax error names the file, line and column.
+
+    ``mapping``: what the top level must be, said when it is not a mapping (None: any document; an empty
+    file is None). ``what``: the kind of file, named when it does not exist."""
+    import yaml  # deferred: most commands read no YAML
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PovstimError(f"{what} {path} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise PovstimError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise yaml_error(path, text, exc) from None
+    if mapping is not None and not isinstance(doc, dict):
+        raise PovstimError(f"{path}: expected {mapping}, got {type(doc).__name__}")
+    return doc
+
+
+def yaml_error(path, text: str, exc) -> PovstimError:
+    """A YAML syntax error of ``text`` (the file ``path``) as one error naming the file, line and column,
+    with the line and a caret under the column."""
+    import yaml
+
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return PovstimError(f"{path}: not valid YAML: {exc}")
+    mark = exc.problem_mark or exc.context_mark
+    where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+    what = "; ".join(x for x in (exc.context, exc.problem) if x)
+    ctx = exc.context_mark
+    if ctx is not None and mark is not None and ctx.line != mark.line:
+        what = what.replace(exc.context, f"{exc.context} (opened at line {ctx.line + 1}, column {ctx.column + 1})", 1)
+    line = text.splitlines()[mark.line] if mark and mark.line < len(text.splitlines()) else ""
+    shown = f"\n    {line}\n    {' ' * mark.column}^" if line.strip() else ""
+    return PovstimError(f"{where}: not valid YAML: {what}{shown}")
 
 
 def project_dir() -> Path:

@@ -64,8 +64,6 @@ wh_nominal, wh_adverb  who/what; where/when/why/how (plain strings)
 prep_adjunct           after, before, while, without (take a gerund clause)
 prep_loc               in, on, under, near, behind (locative)
 =====================  ==========================================================
-
-``by_form(word)`` returns every entry whose some form equals ``word``.
 """
 
 from __future__ import annotations
@@ -423,17 +421,6 @@ def forms(entry) -> tuple[str, ...]:
     if isinstance(entry, Pron):
         return (entry.nom, entry.acc, entry.poss, entry.refl)
     return (entry.form,)
-
-
-def by_form(word: str) -> list:
-    """Every entry (over all classes, without duplicates) that has ``word`` as a form."""
-    seen, out = set(), []
-    for cls in sorted(CLASSES):
-        for entry in CLASSES[cls]:
-            if word in forms(entry) and entry not in seen:
-                seen.add(entry)
-                out.append(entry)
-    return out
 
 
 def vocabulary() -> list[str]:

@@ -115,7 +115,7 @@ def _grid(config: dict) -> list[Model]:
     return out
 
 
-# --- languages [issue 16] -----------------------------------------------------------------------
+# --- languages -----------------------------------------------------------------------
 
 def language(config: dict) -> str:
     """The experiment's language (filled by the schema's default at load; the same default otherwise)."""
@@ -588,7 +588,7 @@ def score_gpus(config: dict, env=None, dev_dir: str = "/dev", arch: str | list[s
     return job_gpus(config.get("scoring", {}).get("device"), env, dev_dir)
 
 
-# --- GPU sharing [issue 13] ------------------------------------------------------------------------
+# --- GPU sharing ------------------------------------------------------------------------
 
 def _configured_gpus(config: dict):
     """The ``gpus:`` section as povstim.devices.GpuSettings, as written; None for a config without one (only

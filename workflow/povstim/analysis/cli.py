@@ -18,7 +18,7 @@ import argparse
 import logging
 from pathlib import Path
 
-from povstim.io import PovstimError, json_object_arg
+from povstim.io import PovstimError, json_object_arg, load_yaml
 from povstim.settings import build, section
 from povstim.analysis.tables.conditions_page import read_condition, shortfall_caveat
 
@@ -109,15 +109,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _priors_file(path: str | None) -> dict | None:
     if not path:
         return None
-    import yaml
-
     p = Path(path)
     if not p.exists():
         raise PovstimError(f"{p}: no such priors file")
-    try:
-        priors = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise PovstimError(f"{p}: not valid YAML ({exc})") from None
+    priors = load_yaml(p, mapping=None) or {}
     if not isinstance(priors, dict):
         raise PovstimError(f"{p}: priors must be a mapping of intercept/common/group_sd")
     section("analysis", {"priors": priors}, where=str(p))  # errors name the priors file and the key

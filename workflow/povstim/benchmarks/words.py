@@ -12,7 +12,7 @@ Two vocabularies (``benchmarks.<suite>.vocabulary``):
   in the *wanna* intransitive slot, with objects.
 
 In both, POSH samples words from the intersection of the top-K most frequent
-words of the corpora (§3.2): ``frequent_words`` computes that intersection and
+words of the corpora (§3.2): ``frequent_from_counts`` computes that intersection and
 ``Lexicon.allowed`` makes every slot keep only the forms that survive it.
 ``pool_report`` says, per class, how many words survive and which K would be
 needed to have more.
@@ -105,7 +105,6 @@ VERB_FORMS = {
     "wanna_trans": ("base",),
     "wanna_intrans": ("base",),
 }
-NOUN_CLASSES = ("human_m", "human_f", "human_n", "animal", "object")
 
 
 @dataclass
@@ -312,11 +311,6 @@ def frequent_from_counts(counts: list[Counter], k: int) -> set[str] | None:
         words = set(top_k(c, k))
         result = words if result is None else result & words
     return result
-
-
-def frequent_words(corpora: Iterable[str | Path], k: int) -> set[str] | None:
-    """Intersection of the top-k words of every corpus (POSH §3.2); None without corpora."""
-    return frequent_from_counts([word_counts(p) for p in corpora], k)
 
 
 def pool_report(lex: Lexicon, corpora: list, top_k_words: int, ns: tuple[int, ...] = (1, 2, 5, 10)) -> dict:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..io import PovstimError, atomic_write
+from ..io import PovstimError, atomic_write, open_text
 from ..parse import conllu
 
 HEADER = ("form", "upos", "n", "n_obj")
@@ -108,11 +108,7 @@ def read_tsv(paths: Iterable[str | Path]) -> WordStats:
     """Sum of one or more ``words.tsv`` files; errors name the file and line."""
     stats = WordStats()
     for path in paths:
-        try:
-            fh = open(path, encoding="utf-8")
-        except OSError as exc:
-            raise PovstimError(f"cannot read word statistics {path}: {exc.strerror}") from None
-        with fh:
+        with open_text(path, "word statistics") as fh:
             header = fh.readline().rstrip("\n").split("\t")
             if tuple(header) != HEADER:
                 raise PovstimError(f"{path}, line 1: expected the header {' '.join(HEADER)}, got {' '.join(header)}")

@@ -99,12 +99,13 @@ def transform(dist: np.ndarray, kind: str = "exponential") -> np.ndarray:
 
 
 def target_matrix(dist: np.ndarray, kind: str = "exponential") -> np.ndarray:
-    """Row k (the query predicting node k) over earlier nodes l < k; row 0 (nothing predicts <s>) is 0."""
-    size = dist.shape[0]
-    lower = np.tril(np.ones((size, size), dtype=bool), -1)
+    """Row k (the query predicting node k) over earlier nodes l < k; row 0 (nothing predicts <s>) is 0.
+    ``dist``: one sentence's [W,W] distances or a batch's [B,W,W]; PAD cells get no weight."""
+    size = dist.shape[-1]
+    lower = np.tril(np.ones((size, size), dtype=bool), -1) & (dist != PAD)
     with np.errstate(divide="ignore"):
         w = np.where(lower, transform(np.where(lower, dist, 1), kind), 0.0)
-    sums = w.sum(axis=1, keepdims=True)
+    sums = w.sum(axis=-1, keepdims=True)
     sums[sums == 0] = 1
     return w / sums
 
@@ -203,12 +204,7 @@ class TPTData:
                 nn = int(self.n_nodes[j])
                 full = self.dist[self.dist_start[j] : self.dist_start[j] + nn * nn].reshape(nn, nn)
                 dist[row, :k, :k] = full[:k, :k]
-        lower = np.tril(np.ones((w, w), dtype=bool), -1)[None] & (dist != PAD)
-        with np.errstate(divide="ignore"):
-            weights = np.where(lower, transform(np.where(lower, dist, 1), self.kind), 0.0)
-        sums = weights.sum(axis=2, keepdims=True)
-        sums[sums == 0] = 1
-        return qword, kword, (weights / sums).astype(np.float32)
+        return qword, kword, target_matrix(dist, self.kind).astype(np.float32)
 
 
 def build(tok, sentences: list[str], parses, token_lengths: np.ndarray, kind: str, source: str) -> TPTData:

@@ -112,7 +112,7 @@ def build(
         raise PovstimError(f"reinsert rates add up to {total} sentences, as many as the corpus holds ({n})")
     if words is None:
         raise PovstimError("reinsert rates need the base's word counts (words=) to match BABY-F's words")
-    # Word-matched room (issue 45): a seeded sample of the kept sentences, then one-in-one-out swaps until
+    # Word-matched room: a seeded sample of the kept sentences, then one-in-one-out swaps until
     # their words equal the words put back, so BABY has BABY-F's sentences and words.
     target = sum(words[i] for v in chosen.values() for i in v)
     tolerance = int(WORD_TOLERANCE * sum(words[i] for i in kept))
@@ -154,6 +154,16 @@ def _rate(k: int, n: int) -> float:
     return round(k / n, 8) if n else 0.0
 
 
+def vs_reference(n: int, n_words: int, n_base_words: int, ref: dict) -> dict:
+    """condition.json's relative differences: sentences and words against the reference (token matching), words
+    against the base corpus."""
+    return {
+        "sentences_vs_reference": round(n / ref["n_sentences"] - 1, 8) if ref["n_sentences"] else 0.0,
+        "words_vs_reference": round(n_words / ref["n_words"] - 1, 8) if ref["n_words"] else 0.0,
+        "words_vs_base": round(n_words / n_base_words - 1, 8) if n_base_words else 0.0,
+    }
+
+
 def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict, train: list[int],
                     dev: list[int], split: SplitSettings, filtered: bool) -> dict:
     """condition.json: counts, what was removed and put back, and the measured DPE rates."""
@@ -186,9 +196,7 @@ def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict
         "n_words": n_words,
         "n_base_words": n_base_words,
         "reference": ref,
-        "sentences_vs_reference": round(n / ref["n_sentences"] - 1, 8) if ref["n_sentences"] else 0.0,
-        "words_vs_reference": round(n_words / ref["n_words"] - 1, 8) if ref["n_words"] else 0.0,
-        "words_vs_base": round(n_words / n_base_words - 1, 8) if n_base_words else 0.0,
+        **vs_reference(n, n_words, n_base_words, ref),
         "n_train": len(train),
         "n_dev": len(dev),
         "dev_fraction": split.dev_fraction,

@@ -9,7 +9,7 @@ from ..dpe import audit as dpe_audit
 from ..io import PovstimError, atomic_write
 from ..parse import conllu
 from . import placebo
-from .build import Condition, SplitSettings, _rate
+from .build import Condition, SplitSettings, _rate, vs_reference
 from .operations import AUDIT_COLUMNS, OPERATIONS, State
 
 REMOVING = ("remove", "random_remove")
@@ -70,9 +70,7 @@ def stats(base: str, lines: list[str], state: State, ops: list[dict], train: lis
         "n_sentences": n,
         "n_words": n_words,
         "reference": ref,
-        "sentences_vs_reference": round(n / ref["n_sentences"] - 1, 8) if ref["n_sentences"] else 0.0,
-        "words_vs_reference": round(n_words / ref["n_words"] - 1, 8) if ref["n_words"] else 0.0,
-        "words_vs_base": round(n_words / n_base_words - 1, 8) if n_base_words else 0.0,
+        **vs_reference(n, n_words, n_base_words, ref),
         "changes": {f"{op}:{action}": k for (op, action), k in sorted(actions.items())},
         "n_rewritten": len(state.text),
         "n_train": len(train),

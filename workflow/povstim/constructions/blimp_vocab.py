@@ -1,4 +1,4 @@
-"""The BLiMP vocabulary FiCT's filters take, read from the BLiMP data at run time (issue 52).
+"""The BLiMP vocabulary FiCT's filters take, read from the BLiMP data at run time.
 
 FiCT (Patil et al. 2024; CLMBRs/corpus-filtering) restricts some filters to the words of the BLiMP paradigms
 they target: the passive to BLiMP's passive verbs (``scripts/gen_blimp_passive_verbs_list.py`` there, from

@@ -19,9 +19,8 @@ from __future__ import annotations
 import argparse
 import csv
 from collections import defaultdict
-from pathlib import Path
 
-from ..io import PovstimError, write_tsv
+from ..io import PovstimError, load_yaml, write_tsv
 
 
 def reference_condition(config: dict, condition: str) -> str:
@@ -92,13 +91,11 @@ def main(argv=None) -> int:
     p.add_argument("--accuracy", required=True, help="results/<exp>/analysis/accuracy.csv")
     p.add_argument("--out", required=True, help="TSV of the Δ table")
     args = p.parse_args(argv)
-    import yaml
-
     from .library import use
 
     # the config as written (the conditions and filter sections need no defaults here; povstim check
     # validates the file)
-    config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+    config = load_yaml(args.config)
     use(config.get("filter"))
     with open(args.accuracy, newline="", encoding="utf-8") as fh:
         rows = delta_rows(config, list(csv.DictReader(fh)))

@@ -41,12 +41,12 @@ from __future__ import annotations
 import difflib
 import functools
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from ..io import PovstimError
+from ..io import PovstimError, load_yaml, yaml_error
 from ..parse.conllu import UD1_TO_UD2
 from .blimp_vocab import vocabulary
 
@@ -98,7 +98,7 @@ UD_INVENTORY = Path(__file__).with_name("ud_v2.yaml")
 def ud_inventory() -> dict:
     """UD v2's relations (with subtypes), UPOS tags and features (``ud_v2.yaml``, the one place they are
     written): {"deprel": frozenset, "upos": frozenset, "features": {name: frozenset | None}}."""
-    data = yaml.safe_load(UD_INVENTORY.read_text(encoding="utf-8"))
+    data = load_yaml(UD_INVENTORY, mapping=None, what="UD inventory")
     return {"deprel": frozenset(data["relations"]) | frozenset(data["subtypes"]),
             "relations": frozenset(data["relations"]), "upos": frozenset(data["upos"]),
             "features": {k: (None if v is None else frozenset(str(x) for x in v))
@@ -203,7 +203,6 @@ class Construction:
     sanity_surface: bool
     languages: tuple[str, ...]
     origin: str
-    source_text: str = field(default="", compare=False)  # the entry as written (hashed)
 
 
 # ------------------------------------------------------------------------------ YAML with lines
@@ -221,10 +220,8 @@ def load_yaml_lines(path: Path) -> tuple[object, dict[tuple, int]]:
             data = loader.construct_document(node) if node is not None else None
         finally:
             loader.dispose()
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise PovstimError(f"{where}: not valid YAML: {exc.problem or exc}") from None
+    except yaml.YAMLError as exc:
+        raise yaml_error(path, text, exc) from None
     lines: dict[tuple, int] = {}
 
     def walk(n, p):
@@ -524,8 +521,7 @@ def parse_entry(e, where: Where, path: tuple, base_dir: Path, blimp: str | Path 
         sanity_surface = bool(sanity.get("surface", False))
     langs = tuple(_strings(e.get("languages", ["en"]), where, path + ("languages",)))
     return Construction(name, str(e.get("description", "")), str(e.get("citation", "")), targets, patterns,
-                        sanity_forms, sanity_surface, langs, where(path + ("name",)),
-                        yaml.safe_dump(e, sort_keys=True))
+                        sanity_forms, sanity_surface, langs, where(path + ("name",)))
 
 
 def _list(v, where, path) -> list:

@@ -1,3 +1,3 @@
 """Corpus assembly by word budget and source mixture (``povstim assemble``)."""
 
-from .assemble import assemble, corpus_stats  # noqa: F401
+from .assemble import assemble  # noqa: F401

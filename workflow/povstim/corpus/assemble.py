@@ -263,9 +263,3 @@ def _stats(n: int, words: int, questions: int) -> dict:
         "questions": questions,
         "question_share": round(questions / n, 4) if n else 0.0,
     }
-
-
-def corpus_stats(lines: Sequence[str]) -> dict:
-    """POSH Table 4 statistics: #sentences, words, words/sentence, questions and their share."""
-    return _stats(len(lines), sum(len(line.split()) for line in lines),
-                  sum(1 for line in lines if line.rstrip().endswith("?")))

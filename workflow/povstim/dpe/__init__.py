@@ -20,7 +20,7 @@ from .registry import (  # noqa: F401
 # The phenomena, in the order dpe.tsv lists them (registration order): App. C's Python modules first,
 # then the declarative library.
 from . import question_formation, binding, wanna  # noqa: E402,F401
-# French question formation and binding (languages=("fr",); issue 53), before the library: the library may be
+# French question formation and binding (languages=("fr",)), before the library: the library may be
 # the module imported first, and then everything above registers before its entries whichever comes first
 from . import french  # noqa: E402,F401
 from ..constructions import library as _library  # noqa: E402,F401  (registers the library when it loads)

@@ -1,4 +1,4 @@
-"""French direct positive evidence: question formation and binding (issue 53), ``languages=("fr",)``.
+"""French direct positive evidence: question formation and binding, ``languages=("fr",)``.
 
 The definitions, from French grammar (Grevisse & Goosse, *Le bon usage*, §§ 389-399 on interrogatives
 and §§ 655-658 on reflexives), not from any corpus sentence:

@@ -186,7 +186,7 @@ def sanity_names(rules=()) -> list[str]:
     """The phenomena whose App. C sanity sample a filter run writes: App. C's own checks always (App. C
     inspects them whatever is filtered), a construction's only when it is among ``rules``."""
     rules = set(rules)
-    # App. C's checks read English: only where the filtered rules' language is theirs (issue 53)
+    # App. C's checks read English: only where the filtered rules' language is theirs
     langs = languages(rules) if rules else {"en"}
     return [n for n, ph in PHENOMENA.items() if ph.sanity is not None
             and ((ph.sanity_always and langs & set(ph.languages)) or n in rules)]

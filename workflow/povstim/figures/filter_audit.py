@@ -130,7 +130,7 @@ def draw(audit_df: pd.DataFrame):
         ax.set_title(corpus)
     # the legend's keys are the bars themselves (the first drawn of each size and kind), so each entry looks
     # exactly like the bars it names: a size's pale bar "removed by the rule", its hatched inner bar "of which
-    # targeted" (issue 54: solid and grey keys matched no bar); a column per size
+    # targeted" (solid and grey keys matched no bar); a column per size
     handles, labels = [], []
     for size in sizes:
         for kind, what in (("removed", "removed by the rule"), ("targeted", "of which targeted")):

@@ -21,6 +21,7 @@ import pandas as pd
 
 from ..analysis import archs as arch_factors
 from ..analysis.tables.tidy import size_words
+from ..io import load_yaml
 from . import style
 
 OVERALL = "Overall"
@@ -80,7 +81,7 @@ def fig2_accuracy(acc: pd.DataFrame):
                 sub = sub.set_index("size").reindex(sizes)
                 st = style.condition_style(cond, conds)
                 off = (k - (len(conds) - 1) / 2) * width * 0.6
-                # one training size: a point with its SD, no line through it (one point is not a curve, issue 54)
+                # one training size: a point with its SD, no line through it (one point is not a curve)
                 ax.errorbar(x + off, 100 * sub["mean"], yerr=100 * sub["sd"], label=style.label(cond),
                             color=st["color"], marker=st["marker"],
                             linestyle=st["linestyle"] if len(sizes) > 1 else "none", capsize=2)
@@ -237,10 +238,8 @@ def load_children(path=None) -> pd.DataFrame:
     matched_size (words of input the age is aligned with in POSH Fig. 1)."""
     from pathlib import Path
 
-    import yaml
-
     path = Path(path) if path else Path(__file__).with_name(CHILDREN_FILE)
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc = load_yaml(path, mapping=None, what="children's table")
     rows = []
     for ph in doc["phenomena"]:
         for st in ph["stages"]:

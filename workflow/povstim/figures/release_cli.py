@@ -32,7 +32,7 @@ import os
 import time
 from pathlib import Path
 
-from ..io import PovstimError, json_object_arg
+from ..io import PovstimError, json_object_arg, load_yaml
 
 log = logging.getLogger("povstim.release")
 
@@ -62,15 +62,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _config_sections(path: str | None) -> dict:
     if not path:
         return {}
-    import yaml
-
     p = Path(path)
     if not p.exists():
         raise PovstimError(f"{p}: no such config file")
-    try:
-        doc = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise PovstimError(f"{p}: not valid YAML ({exc})") from None
+    doc = load_yaml(p, mapping=None) or {}
     if not isinstance(doc, dict):
         raise PovstimError(f"{p}: expected a mapping with release: and analysis: sections")
     return doc

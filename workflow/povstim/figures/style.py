@@ -89,7 +89,7 @@ def _entries(axes) -> tuple[list, list]:
 
 def fitted_legend(fig, handles, labels, y: float = 0.0):
     """A legend below the panels in as many columns as fit the figure's width: one row when they fit, more rows
-    when not (a one-row legend of 10 entries was twice the children figure's width, issue 54)."""
+    when not (a one-row legend of 10 entries was twice the children figure's width)."""
     n = max(1, len(labels))
     for ncol in range(n, 0, -1):
         legend = fig.legend(handles, labels, loc="lower center", ncol=ncol, bbox_to_anchor=(0.5, y), frameon=False)
@@ -98,12 +98,6 @@ def fitted_legend(fig, handles, labels, y: float = 0.0):
             return legend
         legend.remove()
     return legend
-
-
-def shared_legend(fig, axes, y: float):
-    """One legend below all panels: every label once, in the order the panels first use it, in the columns that
-    fit the figure's width."""
-    return fitted_legend(fig, *_entries(axes), y=y)
 
 
 def legend_below(fig, axes, top: float = 1.0):
@@ -118,7 +112,7 @@ def legend_below(fig, axes, top: float = 1.0):
 
 
 # A 1.7-inch panel holds about 22 characters of an 8-pt title; longer ones (BLiMP's paradigm names) are wrapped so
-# that neighbouring titles never run into each other (issue 54)
+# that neighbouring titles never run into each other
 TITLE_CHARS = 20
 
 
@@ -129,7 +123,7 @@ def panel_title(name: str, chars: int = TITLE_CHARS) -> str:
 
 def curve(ax, x, y, sd, st: dict, label: str, markersize: float = 3, band: float = 0.15, **line) -> bool:
     """A condition's curve over training with its ± SD band; one point is drawn as a marker alone (no line, no
-    band: one checkpoint is not a curve, issue 54). True when it was a single point. ``line``: more keywords of
+    band: one checkpoint is not a curve). True when it was a single point. ``line``: more keywords of
     the line (linewidth, zorder)."""
     import numpy as np
 

@@ -1,4 +1,4 @@
-"""The DPE filter against hand labels: recall and precision with Wilson intervals (issue 53).
+"""The DPE filter against hand labels: recall and precision with Wilson intervals.
 
 Where no gold treebank exists for a language (French child-directed speech), the filter is measured on
 sentences a person labelled from the phenomena's definitions. A labels file is a TSV with ``#`` comment

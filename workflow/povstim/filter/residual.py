@@ -1,4 +1,4 @@
-"""The residual evidence: how many direct-evidence sentences a filtered condition (BABY-F) still holds (issue 52).
+"""The residual evidence: how many direct-evidence sentences a filtered condition (BABY-F) still holds.
 
 The filter removes what its rules flag on the parse; what they miss stays. With the measured recall ``r`` of a
 phenomenon's rules (the configured parser and filter mode against the reference rule on gold trees), ``n``
@@ -30,9 +30,7 @@ import json
 import math
 from pathlib import Path
 
-import yaml
-
-from ..io import PovstimError, project_path
+from ..io import PovstimError, load_yaml, project_path
 
 TABLE = Path(__file__).with_name("measured_recall.yaml")
 MIN_POSITIVES = 20
@@ -73,10 +71,7 @@ def residual(removed: int, tp: int, positives: int) -> dict:
 
 
 def shipped_table(path: Path = TABLE) -> dict:
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise PovstimError(f"the measured-recall table {path} does not exist") from None
+    return load_yaml(path, mapping=None, what="the measured-recall table") or {}
 
 
 def validation_recall(path: str | Path, mode: str) -> dict[str, dict]:

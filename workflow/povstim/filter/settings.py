@@ -64,7 +64,7 @@ def removal_rules(config: dict) -> tuple[str, ...]:
 
 def filter_rules(config: dict) -> tuple[str, ...]:
     """What the parse and filter stages run on a corpus: :func:`removal_rules`, then every construction a
-    condition's corpus operations or dose series name (remove, reinsert, add, replace; issue 45), so a
+    condition's corpus operations or dose series name (remove, reinsert, add, replace), so a
     construction named only there need not be listed in ``filter.rules`` too. Each condition then removes
     its own (dpe.tsv has one row per sentence and phenomenon), so one parse and one filter run serve every
     condition; :func:`condition_phenomena` keeps ``filter: true`` to :func:`removal_rules`."""

@@ -91,26 +91,33 @@ def run_labelled(args, fs, vs, ps) -> int:
                                recall_strata(vs.labels))
     result["parser_packages"] = _parser_packages(effective(ps)[0].backend, language)
     result["labels"] = {**result["labels"], "path": vs.labels, "texts": vs.texts, "text_column": vs.text_column, "language": language}
-    result["parse"] = {"n_parsed": stats["n_parsed"], "n_spared": stats["n_spared"]}
-    write_json(args.out, result)
-    rows = labelled_table_rows(result)
-    if args.table:
-        write_tsv(args.table, list(rows[0]), [list(r.values()) for r in rows])
-    if args.disagreements:
-        d = labelled_disagreements(items, parsed, fs, result["rules"])
-        header = ["index", "row", "phenomenon", "kind", "parser_rule", "text"]
-        write_tsv(args.disagreements, header, [[r[h] for h in header] for r in d])
-    if args.figure:
-        # deferred: matplotlib, only with --figure
-        from .plot import save_png, validation_figure
-
-        save_png(validation_figure(result), args.figure)
+    rows = _write_outputs(args, result, stats, labelled_table_rows,
+                          lambda: labelled_disagreements(items, parsed, fs, result["rules"]),
+                          ["index", "row", "phenomenon", "kind", "parser_rule", "text"])
     for r in rows:
         log.info("%s %s: recall %s [%s] precision %s [%s] (%s labelled positives, %s flagged; %s)", r["mode"],
                  r["phenomenon"], r["recall"], r["recall_ci95"], r["precision"], r["precision_ci95"],
                  r["labelled_positives"], r["flagged"], r["sample"])
     warn_floor(result, vs)
     return 0
+
+
+def _write_outputs(args, result: dict, stats: dict, table_rows_of, disagreements, header: list[str]) -> list[dict]:
+    """validation.json (with the parse stage's counts), and what the flags ask for: the table (its rows are
+    returned), the disagreeing sentences (``disagreements()``: rows with ``header``'s keys) and the figure."""
+    result["parse"] = {"n_parsed": stats["n_parsed"], "n_spared": stats["n_spared"]}
+    write_json(args.out, result)
+    rows = table_rows_of(result)
+    if args.table:
+        write_tsv(args.table, list(rows[0]), [list(r.values()) for r in rows])
+    if args.disagreements:
+        write_tsv(args.disagreements, header, [[r[h] for h in header] for r in disagreements()])
+    if args.figure:
+        # deferred: matplotlib, only with --figure
+        from .plot import save_png, validation_figure
+
+        save_png(validation_figure(result), args.figure)
+    return rows
 
 
 def parse_in_order(texts: list[str], ps, rules, language: str) -> tuple[list, dict]:
@@ -154,20 +161,10 @@ def run(args) -> int:
         result["treebank"]["skipped"] = [str(x) for x in skipped[:100]]
         if skipped:
             log.warning("SKIPPED %d malformed sentence(s) of %s, e.g. %s", len(skipped), vs.treebank, skipped[0])
-    result["parse"] = {"n_parsed": stats["n_parsed"], "n_spared": stats["n_spared"]}
-    write_json(args.out, result)
-    rows = table_rows(result)
-    if args.table:
-        write_tsv(args.table, list(rows[0]), [list(r.values()) for r in rows])
-    if args.disagreements:
-        d = disagreement_rows(gold, parsed, fs, vs, vs.speaker_key)
-        header = ["index", "sent_id", "speaker", "phenomenon", "kind", "reference_rule", "parser_rule", "text"]
-        write_tsv(args.disagreements, header, [[r[h] for h in header] for r in d])
-    if args.figure:
-        # deferred: matplotlib, only with --figure
-        from .plot import save_png, validation_figure
-
-        save_png(validation_figure(result), args.figure)
+    rows = _write_outputs(args, result, stats, table_rows,
+                          lambda: disagreement_rows(gold, parsed, fs, vs, vs.speaker_key),
+                          ["index", "sent_id", "speaker", "phenomenon", "kind", "reference_rule", "parser_rule",
+                           "text"])
     for r in rows:
         log.info("%s %s: cross-validated recall %s precision %s (in sample %s / %s; %s reference positives, "
                  "%s flagged; targeted evidence: %s, recall %s)", r["mode"], r["phenomenon"], r["cv_recall"],

@@ -29,7 +29,7 @@ from typing import Sequence
 
 from .. import languages
 from ..dpe.words import REFLEXIVES
-from ..io import PovstimError
+from ..io import PovstimError, open_text
 from . import adapted
 from .conllu import Sentence, Token, read
 from .tokenize import tokenize
@@ -37,7 +37,6 @@ from .tokenize import tokenize
 log = logging.getLogger(__name__)
 
 BACKENDS = ("gold", "spacy", "childes", "stanza")
-REFLEXIVE_FEATS = "PronType=Prs|Reflex=Yes"
 
 
 def _mark_reflexive(form: str, upos: str, feats: str) -> str:
@@ -62,11 +61,7 @@ def gold_lookup(texts: dict[int, str], gold_paths: Sequence[str | os.PathLike]) 
     wanted = set(texts.values())
     found: dict[str, Sentence] = {}
     for path in gold_paths:
-        try:
-            fh = open(path, encoding="utf-8")
-        except OSError as exc:
-            raise PovstimError(f"cannot read gold CoNLL-U {path}: {exc.strerror}") from None
-        with fh:
+        with open_text(path, "gold CoNLL-U") as fh:
             for sent in read(fh, str(path)):
                 text = sent.meta.get("text")
                 if text is None:

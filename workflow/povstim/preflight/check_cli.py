@@ -49,7 +49,7 @@ def run(args) -> int:
               f"results/{config['experiment']}/")
         for w in warnings:
             print(w)
-        # a language no filter rule covers gets no BABY-F (issue 53): say so before anything runs
+        # a language no filter rule covers gets no BABY-F: say so before anything runs
         covered = plan.rule_languages(config)
         uncovered = sorted({c for corpus in config["corpora"] for c in plan.corpus_languages(config, corpus)
                             if c not in covered})

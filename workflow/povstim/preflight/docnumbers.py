@@ -1,4 +1,4 @@
-"""Numbers the docs quote from the demo runs, generated from the runs' own output files (issue 54: docs that cannot
+"""Numbers the docs quote from the demo runs, generated from the runs' own output files (docs that cannot
 drift from what the demos produce).
 
 A doc marks each quoted passage as a block::

@@ -1,4 +1,4 @@
-"""``povstim plan`` for conditions built by corpus operations (issue 45): every ``reinsert`` step of an
+"""``povstim plan`` for conditions built by corpus operations: every ``reinsert`` step of an
 operations chain, and so every dose of a dose series, forecast against the filter estimate of
 ``preflight.evidence`` before anything runs.
 

@@ -183,7 +183,7 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
                 scale = total / n
                 pool = {p: round(k * scale) for p, k in c["pool"].items()}
                 pool_high = {p: math.ceil(_interval(k, n)[1] * total) for p, k in c["pool"].items()}
-                # the 95% interval's lower end: "ok" only when even it fills a rate (issue 51: an estimate of
+                # the 95% interval's lower end: "ok" only when even it fills a rate (an estimate of
                 # 3 at a smaller size, scaled from a sample, was "ok"; the run found 0)
                 pool_low = {p: math.floor(_interval(k, n)[0] * total) for p, k in c["pool"].items()}
                 counted = size == largest and n == len(base)  # the "sample" is the whole corpus: counted
@@ -199,7 +199,7 @@ def estimate(config: dict, counts: dict, sizes: list[dict], sample: int = DEFAUL
                              "combos": {p: round(k * scale) for p, k in c["combos"].items()},
                              "pool": pool, "pool_high": pool_high, "pool_low": pool_low, "mode": c["mode"],
                              "backend": c["backend"]})
-    # the residual evidence: what the removals imply is left in BABY-F at the measured recall (issue 52)
+    # the residual evidence: what the removals imply is left in BABY-F at the measured recall
     source = None
     if rows:
         recalls, source, recall_exact = config_recall(config, backend, rows[0]["mode"])

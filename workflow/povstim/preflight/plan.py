@@ -104,7 +104,7 @@ def count_source(name: str, spec: dict, base_dir: Path, downloads: Path) -> Sour
             why = f"dropped: {out.dropped}" if out.dropped else "no text in it"
             out.status = "empty"
             out.note = f"{key}: {', '.join(map(str, paths))}: cleaning keeps no lines ({why})"
-    if kind != "synthetic" and out.lines:  # as `povstim clean` would fail: text in another language (issue 53)
+    if kind != "synthetic" and out.lines:  # as `povstim clean` would fail: text in another language
         languages.check_text(languages.sample_words(out.lines), spec.get("language"), f"sources.{name}.language")
     out.sentences = len(out.lines)
     out.words = sum(len(line.split()) for line in out.lines)
@@ -148,7 +148,7 @@ def size_table(config: dict, counts: dict[str, SourceCount]) -> list[dict]:
                     has = has / premium
                 largest = min(largest, has * total / share)
             ok = all(v["ok"] for v in per.values()) if known else None
-            # what the assemble job will say of this size (issue 54: a 10,000-word line silently held most of a
+            # what the assemble job will say of this size (a 10,000-word line silently held most of a
             # 16k corpus): a corpus over its size_tolerance (the job fails) or one line dominating it (a warning)
             found = {}
             if ok:

@@ -5,7 +5,7 @@ A sentence's final punctuation is written attached ("is he happy?": BLiMP, POSH-
 ``posh`` cleaning style every source gets by default) or spaced ("is he happy ?": Zorro, both releases, and
 the ``babyberta`` cleaning style). The byte-level BPE tokenizer keeps the space: " ?" and "?" are different
 tokens, so a model trained on one writing meets a token at every item's end that it never saw there, and the
-suite measures the orthography with the grammar (issue 51: Zorro accuracies swung 30+ points between sizes
+suite measures the orthography with the grammar (Zorro accuracies swung 30+ points between sizes
 for corpora cleaned attached). ``tokenizer.lowercase`` cannot help here; the fix is the sources' cleaning style.
 
 The measure is the share of sentences ending in ``.?!`` whose final punctuation is a token of its own: per

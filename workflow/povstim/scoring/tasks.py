@@ -59,7 +59,6 @@ from .items import COLUMNS, identity_columns, item_frame
 
 METRICS = ("sentence", "option")
 MATCHES = ("exact", "normalised", "contains")
-JUDGES = ("best", "any")
 # Columns the task kinds add to the item-score table (scoring/items.py COLUMNS come first).
 TASK_COLUMNS = [
     "task", "n_options", "options", "answer", "choice", "option_ppl", "option_logp", "option_ntok",

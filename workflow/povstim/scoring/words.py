@@ -135,9 +135,6 @@ def word_columns(sentences: list[str], n: int, per_word: list[np.ndarray]) -> di
             "word_surprisal_good": surprisal[:n], "word_surprisal_bad": surprisal[n:]}
 
 
-WORD_COLUMNS = ["words_good", "words_bad", "word_surprisal_good", "word_surprisal_bad"]
-
-
 # --------------------------------------------------------------------------- regions
 
 def where(item: dict) -> str:

@@ -59,7 +59,7 @@ def _include(spec: dict, fmt: str) -> list[str] | None:
 def empty_local(name: str, spec: dict, path: Path) -> str | None:
     """Why a local source's existing ``path`` holds no text to clean, else None: a 0-byte file, a folder without
     files, a folder none of whose files ``include`` selects (as the folder reader does: ``textfmt.iter_members``),
-    or one whose selected files are all 0 bytes. Issue 54: an empty folder got "cleaning kept no lines ...
+    or one whose selected files are all 0 bytes. Before this check an empty folder got "cleaning kept no lines ...
     (dropped: {})", an empty file "download it first"."""
     key = f"sources.{name}.path"
     if path.is_file():

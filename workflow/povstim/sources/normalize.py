@@ -28,7 +28,6 @@ from ..io import PovstimError
 from .language import capitalise, join_sentence_pieces, normalise, squash
 from .language import split_sentences as split_other
 
-TERMINATORS = ".?!"
 # Spaces a tokenised source puts before punctuation ("dog , cat .").
 _SPACE_BEFORE_PUNCT_RE = re.compile(r"\s+([,;:.!?](?:\s|$))")
 _END_PUNCT_RE = re.compile(r"\s*([.?!]+)\s*$")

@@ -154,7 +154,7 @@ def hf_tokenizer(tok, frame: str = "none"):
         # RoBERTa's declarations: the frame's <s> and </s> are also the CLS and SEP tokens. Tools that score
         # masked models read these two names, not bos/eos: minicons' MaskedLMScorer leaves out exactly the
         # pad, cls and sep ids, so without them it scored <s> and </s> as words (whole-sentence PLL 12-15
-        # nats off povstim's, issue 54); the BabyLM pipeline's MLM backend pads with cls_token_id.
+        # nats off povstim's); the BabyLM pipeline's MLM backend pads with cls_token_id.
         framed = {"cls_token": bos, "sep_token": eos}
     else:
         tok.post_processor = None

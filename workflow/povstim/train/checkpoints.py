@@ -102,12 +102,6 @@ def seal(folder: Path, **meta) -> None:
     os.chmod(folder / MANIFEST, 0o666 & ~umask)
 
 
-def reseal(folder: Path) -> None:
-    """Seal a hand-edited checkpoint again (its manifest's step and best step kept)."""
-    meta = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    seal(folder, **{k: v for k, v in meta.items() if k != "files"})
-
-
 def damage(folder: Path, state: bool = True) -> str | None:
     """What is wrong with a sealed folder (naming the file), or None when every file matches its manifest;
     ``state=False`` skips trainer_state.pt (older checkpoints drop it)."""

@@ -105,7 +105,7 @@ def run(args) -> int:
                 trainer = Trainer(
                     train=args.train, dev=args.dev, tokenizer=args.tokenizer, arch=arch, training=training,
                     seed=args.seed, out_dir=args.out_dir, threads=args.threads, progress=not args.no_progress,
-                    init_from=args.init_from, parses=args.parses, meta=meta,
+                    init_from=args.init_from, parses=args.parses, meta=meta, key=key,
                 )
                 summary = trainer.run()
                 if index is not None:

@@ -1,4 +1,4 @@
-"""The training loop's CUDA speed paths (issue 13): compilation, CUDA graphs, data on the device.
+"""The training loop's CUDA speed paths: compilation, CUDA graphs, data on the device.
 
 None of this changes what is computed -- the batches, masks, loss normalisation,
 learning rate and seed semantics are the loop's -- only how fast a GPU gets

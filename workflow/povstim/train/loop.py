@@ -57,19 +57,20 @@ class Trainer:
     ``init_from`` / ``parses`` are the inputs of an arch's bias block (a Dyck checkpoint, CoNLL-U parses);
     ``meta`` is recorded in train_summary.json; ``compile_backend``, ``graph_backend`` and ``cpu_fp16`` let CPU
     tests run the GPU paths. A subclass may read other data (``load_data``) and save another tokenizer
-    (``make_hf_tokenizer``): Dyck pre-pretraining (povstim.formal.pretrain) does.
+    (``make_hf_tokenizer``): Dyck pre-pretraining (povstim.formal.pretrain) does. ``key``: the run's
+    :func:`run_key` when the caller has it already (``povstim train`` needs it before the trainer exists).
     """
 
     def __init__(self, *, train: str, dev: str, tokenizer: str | None, arch: dict, training, seed: int,
                  out_dir: str, threads: int | None = None, progress: bool = True, init_from: str | None = None,
                  parses: list[str] | None = None, compile_backend: str | None = None, meta: dict | None = None,
-                 graph_backend=None, cpu_fp16: bool = False):
+                 graph_backend=None, cpu_fp16: bool = False, key: str | None = None):
         t_start = time.perf_counter()
         self.arch, self.p, self.seed = arch, training, int(seed)
         self.meta = dict(meta or {})  # what this model is in the experiment (arch, condition, size)
         self.progress = progress and not os.environ.get("POVSTIM_NO_PROGRESS")
         self.runtime = runtime.start(training, threads, cpu_fp16)
-        key = run_key(arch, training, self.seed, train, dev, tokenizer, init_from, parses)
+        key = key or run_key(arch, training, self.seed, train, dev, tokenizer, init_from, parses)
         t_data = time.perf_counter()
         self.corpora = self.load_data(train, dev, tokenizer)
         self.schedule, self.p = plan_steps(self.corpora, training, self.seed, time.perf_counter() - t_data)

@@ -1,4 +1,4 @@
-"""One training per identical run (issue 51): a void duplicate -- a condition whose training text is another's
+"""One training per identical run: a void duplicate -- a condition whose training text is another's
 (BABY got nothing back, so its corpus is BABY-F's byte for byte) -- is not trained again.
 
 Which conditions are duplicates is known only once the condition stage has written their corpora, so the DAG
@@ -94,7 +94,7 @@ def source_of(index: Path, run_key: str, out: Path) -> tuple[Path, dict] | None:
 
 def recorded(index: Path, run_key: str, out: Path) -> bool:
     """``index/trained.json`` already names ``out`` as the finished run of ``run_key``, with its final files as
-    they are now: a rerun into the finished folder then leaves the index as it is (issue 54: nothing changed)."""
+    they are now: a rerun into the finished folder then leaves the index as it is (nothing changed)."""
     found = _read_record(index)
     if found is None:
         return False

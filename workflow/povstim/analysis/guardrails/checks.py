@@ -305,7 +305,7 @@ def _undertrained(run: Run, s: GuardrailSettings) -> Finding | None:
 
 
 def _flattened_by_decay(run: Run, s: GuardrailSettings) -> Finding | None:
-    """A curve the lr decay flattened while the model was still learning (issue 51: at 60k words a linear decay
+    """A curve the lr decay flattened while the model was still learning (at 60k words a linear decay
     to ~0 made the last 20% of the steps flat, and the step test passed). Once the lr has decayed below
     ``decayed_lr`` of its peak, the dev loss is measured against the cumulative lr instead of the step: over the
     last ``window`` of the cumulative lr (where the schedule still let the model move), a slope whose one-sided

@@ -1,7 +1,7 @@
 """Void contrasts: two conditions whose training corpora are the same (or, built from one base with the same
 removals, differ by fewer targeted evidence sentences than ``analysis.void_evidence``) train the same models, so
 a contrast between them has no evidence to measure, and fitting both as independent cells would count every
-model twice and let noise pass as an effect of filtering (issue 51: BABY got nothing back).
+model twice and let noise pass as an effect of filtering (BABY got nothing back).
 
 From the conditions' ``condition.json`` (``corpus_sha256``: the training text's hash; ``dpe_count_targeted``:
 the disambiguating evidence it holds), per size: which condition duplicates which. The analysis leaves the

@@ -1,4 +1,4 @@
-"""Δ accuracy of filtered training as a Bayesian estimate: FiCT's question per construction (issue 44 §5).
+"""Δ accuracy of filtered training as a Bayesian estimate: FiCT's question per construction.
 
 For every condition that names the constructions it removes (``conditions.<c>.filter: [..]``) and the
 unfiltered condition of the same corpus ("full", ``constructions.delta.reference_condition``), per arch x size

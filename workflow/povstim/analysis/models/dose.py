@@ -1,4 +1,4 @@
-"""Dose-response: how much evidence does a learner need? (issue 45 §3, docs/manipulations.md)
+"""Dose-response: how much evidence does a learner need? (docs/manipulations.md)
 
 A dose series (``conditions.<name>.dose``) trains one condition per rate of a construction's targeted
 evidence. This module fits accuracy on the construction's target paradigms against the log rate:
@@ -117,22 +117,3 @@ def fit(data: pd.DataFrame, *, draws: int = 500, tune: int = 500, chains: int = 
         "effects_vs_rate0": effects, "smallest_effective_rate": smallest,
         "curve": curve,
     }
-
-
-def simulate(slope: float, intercept: float = 0.0, rates=(0, 1e-4, 1e-3, 1e-2), seeds: int = 3, paradigms: int = 4,
-             n_items: int = 200, sd_seed: float = 0.2, sd_paradigm: float = 0.3, rng_seed: int = 0) -> pd.DataFrame:
-    """Cells with a planted slope per decade of rate (x centred as :func:`fit` centres it), for recovery tests."""
-    rng = np.random.default_rng(rng_seed)
-    fl = floor_of(rates)
-    xs = np.log10(np.array(rates, dtype=float) + fl)
-    center = xs.mean()
-    us, vs = rng.normal(0, sd_seed, seeds), rng.normal(0, sd_paradigm, paradigms)
-    rows = []
-    for r, x in zip(rates, xs):
-        for s in range(seeds):
-            for k in range(paradigms):
-                eta = intercept + slope * (x - center) + us[s] + vs[k]
-                n = int(rng.binomial(n_items, 1 / (1 + np.exp(-eta))))
-                rows.append({"condition": f"dose{r:g}", "seed": str(s + 1), "paradigm": f"p{k}", "n_correct": n,
-                             "n_items": n_items, "rate": float(r), "log_rate": float(x)})
-    return pd.DataFrame(rows)

@@ -102,11 +102,18 @@ def size_sentence(stats: list[dict], tolerance: float) -> str:
     return text
 
 
+def _flagged(parts: list[str], label: str, items: list[str], why: str) -> None:
+    """A flagged paragraph of the page (LABEL: the items; why) and a warning per item in the log."""
+    parts.append(f"<p class='short'>{label}: " + "; ".join(html.escape(x) for x in items) + why + "</p>")
+    for x in items:
+        log.warning("%s %s", label, x)
+
+
 def write_page(stats: list[dict], out: str | Path, tolerance: float, residual: tuple | None = None) -> None:
     """``stats``: condition.json contents with ``condition`` and ``size`` (guardrails.read_condition);
     ``tolerance``: guardrails.size_label (a condition whose words differ more from its size label is flagged);
     ``residual``: ``filter.residual.recall_source``'s (recalls, source, exact): a column with the expected
-    direct-evidence sentences still in each filtered condition, per phenomenon (issue 52)."""
+    direct-evidence sentences still in each filtered condition, per phenomenon."""
     gaps = {(r["condition"], r["size"]): r for r in size_gaps(stats, tolerance)}
     phens = sorted({p for s in stats for p in list(s.get("dpe_rate", {})) + list(s.get("reinsert_config", {}))})
     head = ["condition", "size", "words", "words vs label", "sentences", "removed (DPE)", "put back"]  # put back: docs' term for n_replaced
@@ -167,21 +174,16 @@ def write_page(stats: list[dict], out: str | Path, tolerance: float, residual: t
             + f" (beyond &plusmn;{tolerance:.0%}, guardrails.size_label). Compare these conditions and sizes by "
             "their actual words, not by the labels.</p>")
     if notes:
-        parts.append("<p class='short'>SHORTFALL: " + "; ".join(html.escape(n) for n in notes)
-                     + ". BABY then holds less evidence than configured (the Guardrails page says whether it is "
-                     "below guardrails.reinsert_share of the rate).</p>")
-        for n in notes:
-            log.warning("SHORTFALL %s", n)
+        _flagged(parts, "SHORTFALL", notes, ". BABY then holds less evidence than configured (the Guardrails page "
+                 "says whether it is below guardrails.reinsert_share of the rate).")
     # an operation or filter list that changed nothing (condition.json `warnings`: a construction that matched
     # no sentence, a replace that rewrote none): the condition is a copy of its corpus, not what it is named
     unchanged = [f"{s['condition']} {s['size']}: {w}" for s in sorted(stats, key=lambda s: (s["condition"],
                  _size_key(s["size"]))) for w in s.get("warnings", [])]
     if unchanged:
-        parts.append("<p class='short'>NOTHING CHANGED: " + "; ".join(html.escape(u) for u in unchanged)
-                     + ". These conditions do not differ from their corpus in what the operation names (a typo in a "
-                     "construction's pattern, or a corpus without the construction: docs/constructions.md).</p>")
-        for u in unchanged:
-            log.warning("NOTHING CHANGED %s", u)
+        _flagged(parts, "NOTHING CHANGED", unchanged, ". These conditions do not differ from their corpus in what the "
+                 "operation names (a typo in a construction's pattern, or a corpus without the construction: "
+                 "docs/constructions.md).")
     parts.append("</body></html>\n")
     with atomic_write(out) as fh:
         fh.write("".join(parts))
@@ -196,7 +198,7 @@ def residual_text(s: dict, residual: tuple) -> str:
     return "; ".join(f"{p}: {x['text']}" for p, x in rows.items())
 
 
-# ---- what BABY really got back (issue 42) ------------------------------------------------------------
+# ---- what BABY really got back ------------------------------------------------------------
 
 def reinsert_rows(stats: list[dict], share: float) -> list[dict]:
     """Per condition x size x phenomenon with a configured reinsert rate (sorted): what was put back

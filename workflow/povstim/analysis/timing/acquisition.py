@@ -1,4 +1,4 @@
-"""When is a paradigm acquired? Acquisition points from learning curves over words seen (issue 46 §2, §4).
+"""When is a paradigm acquired? Acquisition points from learning curves over words seen.
 
 For each model (suite, arch, condition, size, seed) x paradigm, accuracy at the checkpoints of a run trained
 with ``training.checkpoint_words`` is fitted against x = log10(words seen) with a sigmoid bounded below by
@@ -51,7 +51,6 @@ from povstim.analysis.timing.acquisition_settings import AcquisitionSettings
 
 MODEL = ["suite", "arch", "condition", "size", "seed"]
 GROUP = ["suite", "arch", "condition", "size"]
-CATEGORIES = ("acquired", "before_first", "not_acquired")
 # weak priors: they keep a 3-parameter fit finite on a few checkpoints, nothing more
 PRIOR_A = (0.0, 3.0)            # logit of (A - c) / (1 - c)
 PRIOR_LOGK = (math.log(3.0), 1.5)  # slope per decade of words

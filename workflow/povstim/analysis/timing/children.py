@@ -1,4 +1,4 @@
-"""Children's side of "when is it acquired?" (issue 46 §3): the age at which children first produce each word.
+"""Children's side of "when is it acquired?": the age at which children first produce each word.
 
 From CHILDES transcripts with the target child's own speech and ages:
 

@@ -1,4 +1,4 @@
-"""Surprisal curves of a word list for one model (issue 46 §3, ``povstim word-curves``; see
+"""Surprisal curves of a word list for one model (``povstim word-curves``; see
 :mod:`povstim.analysis.timing.word_learning`). Kept apart from the fits so the acquisition stage, which only fits the curves,
 does not import the scorer and torch."""
 

@@ -1,4 +1,4 @@
-"""Word learning for models (issue 46 §3, after Chang & Bergen 2022): when does a model learn each word, and does
+"""Word learning for models (after Chang & Bergen 2022): when does a model learn each word, and does
 that follow when children first say it?
 
 1. **Contexts** (:func:`contexts`): for each word of ``acquisition.child_words``, the first ``acquisition.contexts``

@@ -13,7 +13,6 @@ dogs").
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 from ...lexicon import Noun
 from .lexicon import PL_DETS, SG_DETS
@@ -55,8 +54,7 @@ class Be:
     ref: int
 
 
-Item = Union[str, NP, Be]
-Clause = tuple  # tuple[Item, ...]
+Clause = tuple  # tuple[str | NP | Be, ...]
 
 # Words that stay lowercase inside a title-case sentence (articles, coordinating
 # conjunctions, short prepositions, infinitival "to"): MSGS Table 1's
