@@ -7,7 +7,7 @@
 
 The sample (seed 62) is drawn from the French CDS CSV (``--texts``) after removing the **design pool**: the
 rows of the first labelled set (tests/fixtures/french_cds_labels.tsv) and every row whose cleaned text is a
-line of the French demo's BABY corpora (``--design-corpus``: the 10k and 30k base.txt the cues of issue 62 were
+line of the French demo's BABY corpora (``--design-corpus``: the 10k and 30k base.txt the inversion cue was
 fixed on). It is stratified so that every cue has at least 50 sentences it fires on: for each cue (each mode's
 cues of question_formation_fr and binding_fr, and the inversion cue as it was at ``--baseline``), 50 rows drawn
 at random among the rows it fires on (all of them when it fires on fewer), plus 50 random rows ending with a
@@ -54,7 +54,7 @@ DESIGN_LABELS = REPO / "tests" / "fixtures" / "french_cds_labels.tsv"
 TABLE = REPO / "docs" / "french-cues.md"
 SEED = 62
 PER_STRATUM = 50
-BASELINE = "261e8e6"  # the inversion cue before issue 62
+BASELINE = "261e8e6"  # the inversion cue before its fix
 
 # construction label columns, in the labels file's order; the phenomena are their unions (posh definitions)
 CONSTRUCTIONS = ("inversion", "est_ce_que", "wh_in_situ", "reflexive_se", "soi_meme", "reflexive_person",
@@ -307,7 +307,7 @@ def cmd_measure(args) -> None:
     print(render(doc))
 
 
-LABEL_HEADER = """French CDS sentences labelled by hand per construction (issue 62), for scripts/french_cue_precision.py.
+LABEL_HEADER = """French CDS sentences labelled by hand per construction, for scripts/french_cue_precision.py.
 The text is NOT stored (CHILDES: CC BY-NC-SA): `row` is the 1-based CSV record of
 ../shared/data/childes_vs_wiki_fr/cds_validation_random.csv (header = 1), `sha1` the first 10 hex digits of the
 SHA-1 of its `text` cell. `strata`: the strata that drew the row (a cue's name: drawn among its firings;

