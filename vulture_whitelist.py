@@ -124,10 +124,15 @@ condition_filter  # filter/settings.py: rules/filter.smk
 study_corpora  # tokenizer/study.py: rules/train.smk
 dyck_plan  # train/bias_plan.py: rules/biases.smk
 word_checkpoints_wanted  # train/params.py: rules/analysis.smk
+tokenizer_corpora  # plan.py: rules/train.smk (the corpora a size's tokenizer is trained on)
+tokenizer_params  # plan.py: rules/train.smk
+void_definition_of  # plan.py: rules/filter.smk (a condition's void-by-definition record)
 
 # ---- called by scripts/
 default_lexicon  # benchmarks/words.py: scripts/gpu_bench.py, scripts/speed_score_model.py (and the tests' suites)
 markdown  # filter/labelled.py: scripts/french_filter_labels.py
+compare_finished  # preflight/forecast_check.py: scripts/speed_forecast.py, scripts/forecast_benchmark.py
+render_table  # preflight/forecast_check.py: scripts/forecast_benchmark.py
 _.examples_per_s  # probes/finetune.py: scripts/speed_probes.py
 
 # ---- called by tests/, kept in the package for a reason

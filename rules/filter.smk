@@ -102,7 +102,8 @@ rule filter:
         audit_dir=subpath(output.summary, parent=True),
         # a construction's YAML entry and word lists are data: their resolved definitions are hashed
         # (question_formation reads constructions/words/wh_clause_heads.txt too)
-        code=stage_code("filter", "constructions/words/wh_clause_heads.txt") + constructions.spec_hash(DPE_RULES),
+        code=stage_code("filter", "constructions/words/wh_clause_heads.txt", "dpe/cue_precision.yaml")
+        + constructions.spec_hash(DPE_RULES),
     # the rules run in forked processes (same outputs for any number; Snakemake scales this down to --cores)
     threads: 4
     log:
@@ -156,7 +157,7 @@ if VALIDATION:
             # the path travels as the input; the rest of the section as params
             validation=as_json({k: v for k, v in VALIDATION.items() if k not in VALIDATION_FILES}),
             language=plan.language(config),
-            code=stage_code("filter-validation", "constructions/words/wh_clause_heads.txt"),
+            code=stage_code("filter-validation", "constructions/words/wh_clause_heads.txt", "dpe/cue_precision.yaml"),
         log:
             f"{LOGS}/filter/validation.log",
         benchmark:

@@ -151,7 +151,7 @@ def test_the_french_demo_validates_against_its_labels():
         povstim_config.validate(bad)
 
 
-# A stratified labels file (issue 62): rows drawn among a cue's firings and rows drawn without any cue. Written
+# A stratified labels file: rows drawn among a cue's firings and rows drawn without any cue. Written
 # for this test: (text, strata, inversion label, question_formation_fr label). The cues' outcomes are
 # tests/test_french_dpe.py's; the counts below are hand-computed from these labels.
 STRATIFIED = [

@@ -207,7 +207,7 @@ def test_a_file_suite_is_forecast_at_the_pairs_the_benchmarks_stage_keeps(tmp_pa
     assert suite_words_of("c", {**spec, "pairs_per_paradigm": 6, "paradigms": ["vp_coord"]}, tmp_path) == 5 * 2 * 5
 
 
-# ---- issue 62: the cache's CPU and load, the calibration's cost said first, refused sizes, fallbacks, the rule's range
+# ---- the cache's CPU and load, the calibration's cost said first, refused sizes, fallbacks, the rule's range
 
 def test_the_calibration_key_holds_the_cpu_model(monkeypatch):
     """Two CPUs of the same architecture (x86_64) and torch do not share a calibration."""

@@ -113,7 +113,7 @@ def test_rules_against_the_hand_labels(shared_data, tmp_path):
     assert len(items) >= 100
     rows = {r["phenomenon"]: r for r in measure(items, parse_spacy([i.text for i in items], language="fr"), "posh")}
     qf, b = rows["question_formation_fr"], rows["binding_fr"]
-    # measured (docs/own-data.md): QF 11/14 recall, 11/15 precision; binding 7/8, 7/7
+    # measured (docs/own-data.md): QF 11/14 recall, 11/11 precision (11/15 before the inversion fix); binding 7/8, 7/7
     assert qf["positives"] == 14 and b["positives"] == 8  # the labels as written
     assert qf["recall"] >= 0.7 and qf["precision"] >= 0.6 and qf["recall_lo"] < qf["recall"] < qf["recall_hi"]
     assert b["recall"] >= 0.75 and b["precision"] >= 0.85
@@ -134,7 +134,7 @@ def test_app_c_sanity_checks_stay_english():
     assert "question_formation" in english and "binding" in english
 
 
-# --- the targeted pool: a cue measured below 0.5 precision never feeds it (issue 62) ------------------------
+# --- the targeted pool: a cue measured below 0.5 precision never feeds it ---------------------------------
 
 def _sentences(*texts):
     return [Sentence([Token(id=i + 1, form=w) for i, w in enumerate(tokenize(t, "fr")[0])],

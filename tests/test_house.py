@@ -38,7 +38,8 @@ def _files():
             yield path
             continue
         for root, dirs, files in os.walk(path):
-            dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+            # the project's own files: not caches, hidden folders or the egg-info pip writes beside the package
+            dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".") and not d.endswith(".egg-info")]
             for name in files:
                 yield Path(root) / name
 

@@ -75,7 +75,7 @@ def test_an_empty_class_the_templates_do_without_does_not_stop_the_run():
 def test_a_verb_class_empty_in_all_its_forms_but_usable_form_by_form():
     """verb.trans_animate's templates need its base, its past or its gerund, one slot at a time: a corpus holding
     each verb in one form only leaves the class empty in the pool report (no verb in every form) while the suite
-    generates (the English CSV case of issue 62)."""
+    generates (an English CSV experiment's case)."""
     counts = ranked_counts()
     for i, v in enumerate(LEX.verbs["trans_animate"]):
         for form in ("base", "past", "ger"):

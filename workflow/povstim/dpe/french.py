@@ -65,7 +65,7 @@ _NOT_VERB = frozenset(
 # Trailing words after an in-situ wh-word ("tu vas où là ?").
 _TRAIL = frozenset("là hein alors donc encore ça".split())
 _OBJECT_CLITICS = frozenset("me m' te t' se s' le la les l' lui leur y en nous vous".split())
-# Finite forms that invert before each person's clitic (Grevisse & Goosse § 394: the verbs of everyday
+# Finite forms that invert before each person's clitic (the common verbs of everyday
 # questions), beyond the regular endings of _finite: "veux-tu", "est-il", "sont-ils".
 _INVERTED = {
     "je": frozenset("suis ai puis dois sais peux vais veux fais dis vois crois".split()),

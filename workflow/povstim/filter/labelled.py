@@ -297,7 +297,8 @@ def _cue_row(result: dict, mode: str, phen: str, cue: str, v: dict) -> dict:
     enough = v["positives"] >= result["min_positives"]
     feeds = dpe.feeds_targeted(phen, cue)
     return {
-        "parser": result["parser"], "mode": mode, "phenomenon": f"{phen} / cue {cue}", "sentences": v["n"],
+        "parser": result["parser"], "mode": mode, "phenomenon": f"{phen} / cue {cue}",
+        "sentences": v["n"],
         "labelled_positives": v["positives"], "flagged": v["n"], "tp": v["tp"], "fp": v["n"] - v["tp"],
         "fn": v["positives"] - v["found"],
         "recall": v["recall"] if enough else NOT_MEASURABLE, "recall_ci95": _ci(v["recall_ci95"]),
