@@ -243,3 +243,39 @@ def test_plan_forecasts_each_draws_change_and_a_placebo_that_cannot_be_matched(t
     assert not p["ok"]
     assert evidence.render_placebo([p])[-1] == ("  -> WARNING: conditions.baby-placebo.placebo: cannot be matched at "
                                                 "8k: the condition job will stop there")
+
+
+@pytest.mark.slow
+def test_full_analysis_reads_baby_f_vs_baby_against_its_placebos(tmp_path):
+    """Simulated scores in which BABY-F, BABY and two placebos of BABY-F are one distribution (no effect of the
+    evidence): the three-level model fits a level per placebo (Table 12 leaves them out) and the filtering page
+    reads BABY-F vs. BABY against the placebos' range; no sentence of its own for a placebo."""
+    import pandas as pd
+
+    from helpers.simulate import simulate_scores, write_score_files
+    from povstim.analysis.pipeline import analysis_settings, full_analysis
+
+    meta = {"baby-f": {"source": "baby", "filtered": True}, "baby": {"source": "baby", "filtered": False},
+            "wiki": {"source": "wiki", "filtered": False}}
+    sim = simulate_scores(conditions={"baby-f": meta["baby-f"], "wiki": meta["wiki"]}, sizes=("1k", "2k"),
+                          seeds=(1, 2, 3), items=20, steps=(10,), rng_seed=5)
+    parts = [sim]
+    for k, name in enumerate(("baby", "baby-placebo1", "baby-placebo2"), 1):  # BABY-F's distribution, other draws
+        again = simulate_scores(conditions={"baby-f": meta["baby-f"]}, sizes=("1k", "2k"), seeds=(1, 2, 3),
+                                items=20, steps=(10,), rng_seed=5 + 10 * k)
+        parts.append(again.assign(condition=name))
+    meta.update({f"baby-placebo{k}": {"source": "baby", "filtered": True,
+                                      "placebo": {"series": "baby-placebo", "of": "baby", "vs": "baby-f", "draw": k}}
+                 for k in (1, 2)})
+    paths = write_score_files(pd.concat(parts, ignore_index=True), tmp_path / "scores")
+    settings = analysis_settings({"models": ["table12", "three_level"], "draws": 50, "tune": 50, "chains": 1})
+    out = tmp_path / "analysis"
+    full_analysis([str(p) for p in paths], meta, settings, out, cores=1)
+    assert not {"baby-placebo1", "baby-placebo2"} & set(pd.read_csv(out / "bayes" / "data.csv")["condition"])
+    levels = set(pd.read_csv(out / "bayes" / "three_level_data.csv")["source_filter"])
+    assert levels == {"BABY-F", "BABY", "WIKI", "BABY-F-PLACEBO1", "BABY-F-PLACEBO2"}
+    text = (out / "bayes" / "filtering.md").read_text()
+    assert "Filtering out direct positive evidence (BABY-F vs. BABY): overall," in text
+    assert "count-matched placebos (2 draws):" in text
+    assert "PLACEBO1 vs." not in text.split("Filtering out direct positive evidence")[0]  # no sentence of their own
+    assert not [x for x in text.splitlines() if x.startswith(("BABY-F-PLACEBO", "BABY vs. BABY-F-PLACEBO"))]
