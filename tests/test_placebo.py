@@ -279,3 +279,38 @@ def test_full_analysis_reads_baby_f_vs_baby_against_its_placebos(tmp_path):
     assert "count-matched placebos (2 draws):" in text
     assert "PLACEBO1 vs." not in text.split("Filtering out direct positive evidence")[0]  # no sentence of their own
     assert not [x for x in text.splitlines() if x.startswith(("BABY-F-PLACEBO", "BABY vs. BABY-F-PLACEBO"))]
+
+
+def test_the_three_level_design_has_a_level_per_placebo():
+    """Without sampling: the items of BABY-F, BABY, WIKI and two placebos, attached with plan's meta, build a
+    three-level design with one source_filter level per placebo (coded against BABY), and its pairwise contrasts
+    (on a made-up posterior: every coefficient 0.1 x its column index) give the filtering sentence its placebo
+    range."""
+    import numpy as np
+    import pandas as pd
+
+    from helpers.simulate import simulate_scores
+    from povstim.analysis import pipeline
+    from povstim.analysis.models import bayes
+    from povstim.analysis.tables import tidy
+
+    meta = {"baby-f": {"source": "baby", "filtered": True}, "baby": {"source": "baby", "filtered": False},
+            "wiki": {"source": "wiki", "filtered": False},
+            **{f"baby-placebo{k}": {"source": "baby", "filtered": True, "placebo": {
+                "series": "baby-placebo", "of": "baby", "vs": "baby-f", "draw": k}} for k in (1, 2)}}
+    sim = simulate_scores(conditions={"baby-f": meta["baby-f"]}, sizes=("1k", "2k"), seeds=(1, 2, 3), items=5,
+                          steps=(10,))
+    items = pd.concat([sim.assign(condition=c) for c in meta], ignore_index=True)
+    items = tidy.attach_conditions(tidy.final_items(tidy.normalise(items, "sim")), meta)
+    settings = pipeline.analysis_settings({"models": ["three_level"]})
+    spec = pipeline.model_spec("three_level", settings)
+    design = pipeline.model_design(items, settings, "bernoulli", spec["formula"], spec["coding_of"])
+    assert set(design.coding["source_filter"]["levels"]) == {"BABY", "BABY-F", "WIKI", "BABY-F-PLACEBO1",
+                                                            "BABY-F-PLACEBO2"}
+    post = {c.name: np.full(10, 0.1 * (k + 1)) for k, c in enumerate(design.columns)}
+    con = bayes.pairwise_contrasts(post, design, by="category")
+    assert {"BABY-F vs. BABY-F-PLACEBO1", "BABY-F vs. BABY-F-PLACEBO2"} <= set(con["contrast"])
+    out = bayes.filtering_sentences(con, placebos=pipeline.placebo_levels(meta))
+    (baby,) = [x for x in out if x.startswith("Filtering out direct positive evidence (BABY-F vs. BABY)")]
+    assert "count-matched placebos (2 draws):" in baby
+    assert not any("PLACEBO" in x.split(":")[0] for x in out)
