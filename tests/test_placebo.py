@@ -243,3 +243,97 @@ def test_plan_forecasts_each_draws_change_and_a_placebo_that_cannot_be_matched(t
     assert not p["ok"]
     assert evidence.render_placebo([p])[-1] == ("  -> WARNING: conditions.baby-placebo.placebo: cannot be matched at "
                                                 "8k: the condition job will stop there")
+
+
+@pytest.mark.slow
+def test_full_analysis_reads_baby_f_vs_baby_against_its_placebos(tmp_path):
+    """Simulated scores in which BABY-F, BABY and two placebos of BABY-F are one distribution (no effect of the
+    evidence): the three-level model fits a level per placebo (Table 12 leaves them out) and the filtering page
+    reads BABY-F vs. BABY against the placebos' range; no sentence of its own for a placebo."""
+    import pandas as pd
+
+    from helpers.simulate import simulate_scores, write_score_files
+    from povstim.analysis.pipeline import analysis_settings, full_analysis
+
+    meta = {"baby-f": {"source": "baby", "filtered": True}, "baby": {"source": "baby", "filtered": False},
+            "wiki": {"source": "wiki", "filtered": False}}
+    sim = simulate_scores(conditions={"baby-f": meta["baby-f"], "wiki": meta["wiki"]}, sizes=("1k", "2k"),
+                          seeds=(1, 2, 3), items=20, steps=(10,), rng_seed=5)
+    parts = [sim]
+    for k, name in enumerate(("baby", "baby-placebo1", "baby-placebo2"), 1):  # BABY-F's distribution, other draws
+        again = simulate_scores(conditions={"baby-f": meta["baby-f"]}, sizes=("1k", "2k"), seeds=(1, 2, 3),
+                                items=20, steps=(10,), rng_seed=5 + 10 * k)
+        parts.append(again.assign(condition=name))
+    meta.update({f"baby-placebo{k}": {"source": "baby", "filtered": True,
+                                      "placebo": {"series": "baby-placebo", "of": "baby", "vs": "baby-f", "draw": k}}
+                 for k in (1, 2)})
+    paths = write_score_files(pd.concat(parts, ignore_index=True), tmp_path / "scores")
+    settings = analysis_settings({"models": ["table12", "three_level"], "draws": 50, "tune": 50, "chains": 1})
+    out = tmp_path / "analysis"
+    full_analysis([str(p) for p in paths], meta, settings, out, cores=1)
+    assert not {"baby-placebo1", "baby-placebo2"} & set(pd.read_csv(out / "bayes" / "data.csv")["condition"])
+    levels = set(pd.read_csv(out / "bayes" / "three_level_data.csv")["source_filter"])
+    assert levels == {"BABY-F", "BABY", "WIKI", "BABY-F-PLACEBO1", "BABY-F-PLACEBO2"}
+    text = (out / "bayes" / "filtering.md").read_text()
+    assert "Filtering out direct positive evidence (BABY-F vs. BABY): overall," in text
+    assert "count-matched placebos (2 draws):" in text
+    assert "PLACEBO1 vs." not in text.split("Filtering out direct positive evidence")[0]  # no sentence of their own
+    assert not [x for x in text.splitlines() if x.startswith(("BABY-F-PLACEBO", "BABY vs. BABY-F-PLACEBO"))]
+
+
+def test_the_three_level_design_has_a_level_per_placebo():
+    """Without sampling: the items of BABY-F, BABY, WIKI and two placebos, attached with plan's meta, build a
+    three-level design with one source_filter level per placebo (coded against BABY), and its pairwise contrasts
+    (on a made-up posterior: every coefficient 0.1 x its column index) give the filtering sentence its placebo
+    range."""
+    import numpy as np
+    import pandas as pd
+
+    from helpers.simulate import simulate_scores
+    from povstim.analysis import pipeline
+    from povstim.analysis.models import bayes
+    from povstim.analysis.tables import tidy
+
+    meta = {"baby-f": {"source": "baby", "filtered": True}, "baby": {"source": "baby", "filtered": False},
+            "wiki": {"source": "wiki", "filtered": False},
+            **{f"baby-placebo{k}": {"source": "baby", "filtered": True, "placebo": {
+                "series": "baby-placebo", "of": "baby", "vs": "baby-f", "draw": k}} for k in (1, 2)}}
+    sim = simulate_scores(conditions={"baby-f": meta["baby-f"]}, sizes=("1k", "2k"), seeds=(1, 2, 3), items=5,
+                          steps=(10,))
+    items = pd.concat([sim.assign(condition=c) for c in meta], ignore_index=True)
+    items = tidy.attach_conditions(tidy.final_items(tidy.normalise(items, "sim")), meta)
+    settings = pipeline.analysis_settings({"models": ["three_level"]})
+    spec = pipeline.model_spec("three_level", settings)
+    design = pipeline.model_design(items, settings, "bernoulli", spec["formula"], spec["coding_of"])
+    assert set(design.coding["source_filter"]["levels"]) == {"BABY", "BABY-F", "WIKI", "BABY-F-PLACEBO1",
+                                                            "BABY-F-PLACEBO2"}
+    post = {c.name: np.full(10, 0.1 * (k + 1)) for k, c in enumerate(design.columns)}
+    con = bayes.pairwise_contrasts(post, design, by="category")
+    assert {"BABY-F vs. BABY-F-PLACEBO1", "BABY-F vs. BABY-F-PLACEBO2"} <= set(con["contrast"])
+    out = bayes.filtering_sentences(con, placebos=pipeline.placebo_levels(meta))
+    (baby,) = [x for x in out if x.startswith("Filtering out direct positive evidence (BABY-F vs. BABY)")]
+    assert "count-matched placebos (2 draws):" in baby
+    assert not any("PLACEBO" in x.split(":")[0] for x in out)
+
+
+@pytest.mark.slow
+def test_the_dag_builds_trains_and_scores_each_placebo(tmp_path, tiny):
+    """Dry run of tiny.yaml with two placebos: each is a condition job (its resolved operations carry how baby and
+    baby-f are built), with its own tokenizer and train jobs, every seed."""
+    import os
+    import re
+
+    from helpers.project import copy_parts
+
+    c = with_placebo(tiny, draws=2)
+    copy_parts(tmp_path)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(c))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--workflow-profile", "none", "--cores", "2"],
+                       cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    table = r.stdout.split("Job stats:")[1].split("\n\n")[0]
+    jobs = {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
+    assert jobs["condition"] == 5 * 2 and jobs["tokenizer"] == 5 * 2 and jobs["train"] == 5 * 2 * len(c["seeds"])
+    (job,) = [x for x in r.stdout.splitlines() if "--condition-name baby-placebo2" in x and "/8k/train.txt" in x]
+    assert '"op": "placebo"' in job and '"draw": 2' in job and '"reinsert": {"binding": 0.002' in job

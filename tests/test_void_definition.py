@@ -80,6 +80,7 @@ def test_identical_operations_differ_by_chance_only(default):
     assert ("baby-f", "qf-0") in {(v["kept"], v["duplicate"]) for v in plan.void_definitions(c)}
 
 
+@pytest.mark.slow
 def test_the_dry_run_console_names_it(tmp_path, default):
     """The run's console (the Snakefile at DAG build, a dry run too)."""
     import os

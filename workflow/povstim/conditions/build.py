@@ -205,8 +205,8 @@ def condition_stats(base: str, lines: list[str], cond: Condition, reinsert: dict
         "dpe_rate": {p: _rate(present.get(p, 0), n) for p in sorted(set(removed) | set(reinsert))},
         # The measured rate of *disambiguating* evidence (removals the strict rule flags) in this condition.
         "dpe_rate_targeted": {p: _rate(targeted_present.get(p, 0), n) for p in sorted(set(removed) | set(reinsert))},
-        # ... and its count: two conditions of one base whose counts differ by fewer sentences than
-        # analysis.void_evidence make a void contrast (analysis/guardrails/void.py)
+        # ... and its count: two conditions of one base whose counts of a phenomenon differ by fewer sentences than
+        # its threshold (analysis.void_evidence) are void for it (analysis/guardrails/void.py)
         "dpe_count_targeted": {p: targeted_present.get(p, 0) for p in sorted(set(removed) | set(reinsert))},
     }
 
