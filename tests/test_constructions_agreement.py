@@ -10,6 +10,8 @@ says, not what the matcher found. Each case runs through the three matchers: the
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import io
 
 import pytest
@@ -18,6 +20,8 @@ from povstim import dpe
 from povstim.constructions import fastmatch, library, match, spec
 from povstim.io import PovstimError
 from povstim.parse.conllu import read
+
+REPO = Path(__file__).resolve().parents[1]  # the checkout: relative construction paths
 
 AGREE = "subject_verb_agreement_ud"
 
@@ -170,7 +174,7 @@ def test_find_dpe_runs_it_with_the_other_constructions(sents):
 
 def one(entry: dict):
     return spec.parse_entries([{"targets": {"blimp": ["x"]}, **entry}], spec.Where("test", None), ("test",),
-                              library.REPO)[0]
+                              REPO)[0]
 
 
 def test_disagree_is_both_carry_and_some_value_differs(sents):

@@ -8,6 +8,8 @@ use. A structural pre-test that spared a sentence the matcher flags would show u
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from povstim import dpe
 from povstim.constructions import fastmatch, library, match
@@ -15,6 +17,8 @@ from povstim.constructions.spec import RELATIONS, Where, parse_entries
 from povstim.parse.backends import parse_spacy
 from povstim.parse.conllu import Sentence, Token, read_file
 from test_dpe_registry import adult_utterances
+
+REPO = Path(__file__).resolve().parents[1]  # the checkout: relative construction paths
 
 
 def differences(sents, constructions, modes=dpe.MODES) -> tuple[int, list]:
@@ -73,7 +77,7 @@ def operator_constructions() -> list:
                                               "y": {"not": {"upos": "PUNCT"}}},
              "relations": [["h", ">", "x"], ["h", ">", "y"], ["x", op, "y"]]},
         ]})
-    return parse_entries(entries, Where("test", None), ("test",), library.REPO)
+    return parse_entries(entries, Where("test", None), ("test",), REPO)
 
 
 def test_every_operator_matches_like_the_dependency_matcher_on_gold_trees(gold):
@@ -101,7 +105,7 @@ def tok(i, form, upos, head, deprel, lemma="_", feats="_"):
 
 
 def one(entry: dict):
-    return parse_entries([{"targets": {"blimp": ["x"]}, **entry}], Where("test", None), ("test",), library.REPO)[0]
+    return parse_entries([{"targets": {"blimp": ["x"]}, **entry}], Where("test", None), ("test",), REPO)[0]
 
 
 def test_a_roots_dependents_are_its_siblings_as_spacy_computes_them():
@@ -227,7 +231,7 @@ def agreement_constructions() -> list:
             {"name": "three", "nodes": {"v": {}, "s": subj, "a": {"deprel": ["aux", "cop"]}},
              "relations": [["v", ">", "s"], ["v", ">", "a"]],
              "agree": [["s", "a", ["Number"]], ["v", "a", ["Tense"]]]}]},
-    ], Where("test", None), ("test",), library.REPO)]
+    ], Where("test", None), ("test",), REPO)]
 
 
 @pytest.fixture(scope="module")

@@ -104,7 +104,9 @@ def test_demo_estimate_equals_the_pipelines_own_counts():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config["benchmarks"] = {}
     config["sizes"] = ["50k", "150k"]  # the sizes those counts were recorded at (the default now trains 10k/30k)
-    plan = make_plan(config, REPO)
+    from povstim.config import validate
+
+    plan = make_plan(validate(config), REPO)  # as `povstim plan` does: the schema fills every default
     rows = {r["size"]: r for r in plan["filter"]["rows"]}
     assert sum(rows["50k"]["per_phenomenon"].values()) == 595
     assert sum(rows["150k"]["per_phenomenon"].values()) == 1750

@@ -149,7 +149,7 @@ def test_plan_forecast_trains_a_void_twin_once(default, monkeypatch, repo_root):
     cfg.validate(c)
     seen = {}
 
-    def fake(config, counts, base_dir, cores, cache, recalibrate=False, reused=None):
+    def fake(config, counts, base_dir, cores, cache, recalibrate=False, reused=None, refused=None):
         seen.update(reused or {})
         return {"cores": cores, "jobs": [], "wall": 0.0, "cpu": 0.0, "calibrations": {}, "notes": []}
 
