@@ -103,6 +103,8 @@ def run_fict(folder: Path, rel, ana, out: Path, fit_model: bool = True, cores: i
     _json(a_dir / "delta_check.json", check)
     log.info("FiCT deltas: %d of %d cells equal the authors' columns within %g", check["match"], check["cells"],
              rf.TOLERANCE)
+    for cause, n in check["causes"].items():
+        log.warning("FiCT deltas: %d cell(s) differ: %s (every one in %s)", n, cause, a_dir / "delta_mismatches.csv")
 
     table = rf.delta_table(df)
     write_csv(table, a_dir / "delta_table.csv")
