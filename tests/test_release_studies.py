@@ -101,6 +101,13 @@ def test_fict_cells_that_differ_are_listed_with_their_cause(tmp_path):
     assert "is not blimp_acc - full_same_seed_acc" in by.loc["blimp_delta_same_seed", "cause"]
     assert by.loc["blimp_delta_all_seed_avg", "row"] == 20
     assert "their reference full_all_seed_avg_acc" in by.loc["blimp_delta_all_seed_avg", "cause"]
+    assert by["kind"].to_dict() == {"blimp_delta_same_seed": "arithmetic", "blimp_delta_all_seed_avg": "reference"}
+    out = tmp_path / "out"
+    assert main(["release", "--results", str(tmp_path), "--out-dir", str(out), "--no-model"]) == 0
+    check = json.loads((out / "analysis" / "delta_check.json").read_text())
+    assert check["match"] == 2 * len(df) - 2 and check["causes"] == {"blimp_delta_same_seed/arithmetic": 1,
+                                                                     "blimp_delta_all_seed_avg/reference": 1}
+    assert len(pd.read_csv(out / "analysis" / "delta_mismatches.csv")) == 2
 
 
 def test_fict_tables_and_heatmap_through_the_command(tmp_path):
