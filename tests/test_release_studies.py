@@ -280,7 +280,7 @@ def test_curves_model_of_source_finds_the_better_source(tmp_path):
     test_curves_command_writes_curves_table_and_acquisition_points."""
     _write_curves(tmp_path, "en", "json_en_clams_ok")
     out = tmp_path / "out"
-    params = json.dumps({"chains": 2, "tune": 150, "draws": 150, "seed": 1, "min_groups": 3})
+    params = json.dumps({"chains": 2, "tune": 300, "draws": 300, "seed": 1, "min_groups": 3})
     assert main(["release", "--results", str(tmp_path), "--out-dir", str(out), "--analysis", params]) == 0
     con = pd.read_csv(out / "analysis" / "bayes" / "clams_en" / "source_contrasts.csv")
     # by hand: at the last step CHILDES (halfway at 10^4.3 steps) is still below Wikipedia (10^3.8); the overall
