@@ -1,5 +1,4 @@
-"""``povstim release``: POSH Tables 3, 8 and 12 and Figures 1-3 from published per-model accuracies, and the
-released results of FiCT and of Padovani et al.'s CHILDES vs Wikipedia (``release.layout``; docs/published.md).
+"""``povstim release``: POSH Tables 3, 8 and 12 and Figures 1-3 from published per-model accuracies.
 
 Reads a folder of released result files (one CSV per model: paradigm, accuracy; the model's arch,
 corpus, size, filtered flag and seed in the file name) and runs the analysis our own item scores
@@ -17,7 +16,8 @@ checkout, where either is found). Those public files postdate the benchmark revi
 tables: the command gives the authors' analysis of them, not the printed numbers (docs/analysis.md,
 "Published results").
 
-The folder's layout is found from its files (``release.layout: auto``): POSH-BENCH's per-model CSVs, FiCT's
+Other studies' releases too (docs/published.md): the folder's layout is found from its files
+(``release.layout: auto``): POSH-BENCH's per-model CSVs, FiCT's
 tidy_results.csv (configs/release/fict.yaml), or CHILDES vs Wikipedia's json_<suite>/ folders
 (configs/release/childes-vs-wiki.yaml); figures/release_studies.py writes the latter two.
 

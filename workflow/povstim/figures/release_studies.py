@@ -99,10 +99,14 @@ def run_fict(folder: Path, rel, ana, out: Path, fit_model: bool = True, cores: i
                          for r in summary.to_dict("records")},
              "cells": int(summary["cells"].sum()), "match": int(summary["match"].sum()),
              "differ": int(summary["differ"].sum()),
-             "causes": cells["cause"].value_counts().to_dict() if len(cells) else {}}
-    _json(a_dir / "delta_check.json", check)
+             "causes": cells.groupby(["column", "kind"]).size().to_dict() if len(cells) else {}}
     log.info("FiCT deltas: %d of %d cells equal the authors' columns within %g", check["match"], check["cells"],
              rf.TOLERANCE)
+    for (col, kind), n in check["causes"].items():
+        log.warning("FiCT deltas: %d cell(s) of %s differ (%s; each cell and its cause: %s)", n, col, kind,
+                    a_dir / "delta_mismatches.csv")
+    check["causes"] = {f"{col}/{kind}": int(n) for (col, kind), n in check["causes"].items()}
+    _json(a_dir / "delta_check.json", check)
 
     table = rf.delta_table(df)
     write_csv(table, a_dir / "delta_table.csv")

@@ -579,7 +579,8 @@ def childes_vs_wiki_release(results: Path) -> dict:
             entry["model"] = {"overall": [_num(o["median"]), _num(o["lower"]), _num(o["upper"])],
                               "below_0": sum(_num(r["upper"]) < 0 for r in mc if r["scope"] != "overall"),
                               "above_0": sum(_num(r["lower"]) > 0 for r in mc if r["scope"] != "overall")}
-            entry["converged"] = notes.get("models", {}).get(suite, {}).get("converged")
+            fit = notes.get("models", {}).get(suite, {})
+            entry["converged"], entry["divergences"] = fit.get("converged"), fit.get("divergences")
         out["suites"][suite] = entry
     return out
 
@@ -591,7 +592,8 @@ def render_childes_vs_wiki_release(s: dict) -> str:
     for suite, e in s["suites"].items():
         m = e.get("model")
         model = (f"{_f(m['overall'][0], 2)} [{_f(m['overall'][1], 2)}, {_f(m['overall'][2], 2)}] "
-                 f"({m['below_0']} / {m['above_0']}){'' if e.get('converged') else ', not converged'}") if m else "n/a"
+                 f"({m['below_0']} / {m['above_0']})"
+                 f"{'' if e.get('converged') else ', not converged (%s divergences)' % e.get('divergences')}") if m else "n/a"
         lines.append(f"| {suite} | {e['paradigms']} | {_f(e['diff_min'])} to {_f(e['diff_max'])} | "
                      f"{e['childes_below']} | {e['acquired']['childes']} / {e['acquired']['wikipedia']} | "
                      f"{e['childes_later']} | {model} |")

@@ -139,15 +139,16 @@ def delta_check(df: pd.DataFrame, tol: float = TOLERANCE) -> tuple[pd.DataFrame,
         for i in np.flatnonzero(~ok):
             r = df.iloc[i]
             if np.isnan(ref[i]):
-                cause = f"no {FULL} model for {r['arch']} seed {r['seed']} {r['blimp_benchmark']}"
+                kind, cause = "no full model", f"no {FULL} model for {r['arch']} seed {r['seed']} {r['blimp_benchmark']}"
             elif abs(r[ref_col] - ref[i]) > tol:
-                cause = (f"their reference {ref_col} = {r[ref_col]!r} is not {how} ({ref[i]!r})")
+                kind, cause = "reference", f"their reference {ref_col} = {r[ref_col]!r} is not {how} ({ref[i]!r})"
             else:
-                cause = (f"their delta is not blimp_acc - {ref_col} ({r['blimp_acc']!r} - {r[ref_col]!r} = "
-                         f"{r['blimp_acc'] - r[ref_col]!r})")
+                kind, cause = "arithmetic", (f"their delta is not blimp_acc - {ref_col} ({r['blimp_acc']!r} - "
+                                             f"{r[ref_col]!r} = {r['blimp_acc'] - r[ref_col]!r})")
             cells.append({"row": int(i), "column": col, **{k: r[k] for k in MODEL + ["blimp_benchmark"]},
-                          "blimp_acc": r["blimp_acc"], "theirs": theirs[i], "povstim": ours[i], "cause": cause})
-    cols = ["row", "column", *MODEL, "blimp_benchmark", "blimp_acc", "theirs", "povstim", "cause"]
+                          "blimp_acc": r["blimp_acc"], "theirs": theirs[i], "povstim": ours[i], "kind": kind,
+                          "cause": cause})
+    cols = ["row", "column", *MODEL, "blimp_benchmark", "blimp_acc", "theirs", "povstim", "kind", "cause"]
     return pd.DataFrame(summary), pd.DataFrame(cells, columns=cols)
 
 
