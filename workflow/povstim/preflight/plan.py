@@ -240,10 +240,13 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         "punctuation": punctuation.check(config, {n: c.lines for n, c in counts.items() if c.status == "ok"},
                                          base_dir),
     }
-    result["power"] = power_summary(config, base_dir)
     sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
     result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
                                                                          if c.gold}) if sample else {}
+    # the power of what will be fitted: the cells the evidence forecast calls void are left out (None: no forecast)
+    void = (frozenset((v["condition"], str(v["size"])) for v in (result["filter"] or {}).get("void") or []
+                      if v["status"] == "void") if sample else None)
+    result["power"] = power_summary(config, base_dir, void)
     if forecast_cores:
         # deferred: the trainer (torch), only when a forecast is asked for
         from . import forecast
@@ -258,7 +261,7 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
     return result
 
 
-def power_summary(config: dict, base_dir: Path) -> dict:
+def power_summary(config: dict, base_dir: Path, void: frozenset | None = None) -> dict:
     """``povstim power``'s table (analysis/models/power.py) and the fewer-than-3-seeds warning, for plan's summary
     line; a power that cannot be computed (a single seed, an imported suite not built yet) is a note, a bad key of
     the config's own power: section an error."""
@@ -267,7 +270,7 @@ def power_summary(config: dict, base_dir: Path) -> dict:
 
     out = {"warning": power.seed_warning(config)}
     try:
-        out["line"] = power.plan_line(power.analyse(config, base_dir / "results" / config["experiment"]))
+        out["line"] = power.plan_line(power.analyse(config, base_dir / "results" / config["experiment"], void=void))
     except PovstimError as exc:
         if str(exc).startswith("power.") and config.get("power"):  # a bad power: section the user wrote
             raise
