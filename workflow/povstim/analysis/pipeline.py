@@ -531,6 +531,8 @@ def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, fam
     for var, (kind, ref) in (coding_of or {}).items():
         if var in design.coding:
             cap += f" {var} is {kind}-coded against {design.coding[var]['reference']} (not sum-coded)."
+    if bayes.coding_sentence(design):
+        cap += " " + bayes.coding_sentence(design)
     if design.dropped:
         cap += f" Dropped (not estimable in this design): {', '.join(design.dropped)}."
     if note:  # void contrasts: the duplicate condition's cells are not in this fit

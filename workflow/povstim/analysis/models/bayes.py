@@ -509,7 +509,7 @@ def fit(design: Design, settings, cores: int | None = None) -> FitResult:
 
 
 # problems a second fit with more tuning, more draws and smaller steps can cure (a single chain it cannot)
-REFIT_CURES = ("divergent", "R-hat", "ESS")
+REFIT_CURES = ("divergent transition", "max R-hat", "min ESS")
 
 
 def stronger(settings) -> dict:
@@ -701,6 +701,27 @@ def summary_for_csv(summary: pd.DataFrame) -> pd.DataFrame:
     for c in ("ess_bulk", "ess_tail"):
         out[c] = out[c].round(0)
     return out
+
+
+def coding_sentence(design: Design) -> str:
+    """What each sum-coded term measures, for a caption: a two-level factor coded +1/-1 estimates half the
+    difference between its levels (POSH Table 12's "Training source (baby vs. wiki)" is half BABY - WIKI), a
+    factor of more levels each level's deviation from the mean over its levels."""
+    parts = []
+    for var, c in design.coding.items():
+        if c.get("type") != "categorical" or c.get("contrasts") != "sum":
+            continue
+        levels, pretty = c["levels"], PRETTY.get(var, var)
+        if len(levels) == 2:
+            a, b = ("yes", "no") if levels == ["True", "False"] else levels
+            parts.append(f"{pretty} ({a} vs. {b}) is coded +1/-1, so its estimate is half the {a} - {b} difference "
+                         f"in log-odds (twice it is the difference)")
+        else:
+            parts.append(f"each {pretty} term is that level's deviation from the mean over its {len(levels)} levels "
+                         f"({levels[-1]}'s is minus the sum of the others)")
+    if not parts:
+        return ""
+    return "Sum coding: " + "; ".join(parts) + "; an interaction with a +1/-1 term is likewise half a difference."
 
 
 def table12(summary: pd.DataFrame) -> pd.DataFrame:
