@@ -233,7 +233,7 @@ def report_description(config: dict, rf: dict) -> str:
     filtered = list(rf["filtered"])
     if filtered:
         rules = ", ".join(config.get("filter", {}).get("rules") or [])
-        mode = config.get("filter", {}).get("mode", "posh")
+        mode = config["filter"]["mode"]  # filled by the schema
         # App. C wrote English rules: another language's rules are povstim's, whatever the mode's name
         mode = FILTER_MODES.get(mode, mode) if lang == "en" else f"povstim's ``{lang}`` rules (filter.mode {mode})"
         filt = (f"parses them and removes direct positive evidence (DPE) for {rules} with {mode}, from "
