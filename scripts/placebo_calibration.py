@@ -47,6 +47,7 @@ sys.path.insert(0, str(REPO / "workflow"))
 from povstim.io import write_json  # noqa: E402
 
 EXPERIMENT = "placebo-calibration"
+SHARED = "placebo-calibration-shared"  # --shared-tokenizer: every condition on BABY-F's tokenizer (tokenizer.shared)
 FORMULAS = {
     "seed": "category * source_filter + (1|seed) + (1|phenomenon)",
     "run": "category * source_filter + (1|seed) + (1|run) + (1|phenomenon)",
@@ -57,10 +58,14 @@ def placebo_names(n: int) -> list[str]:
     return [f"p{i:02d}" for i in range(1, n + 1)]
 
 
-def calibration_config(base: dict, placebos: int, seeds: int) -> dict:
-    """The embedded default cut to its smallest size, BABY-F and the placebos, posh only, no checkpoint scoring."""
+def calibration_config(base: dict, placebos: int, seeds: int, shared: bool = False) -> dict:
+    """The embedded default cut to its smallest size, BABY-F and the placebos, posh only, no checkpoint scoring;
+    ``shared``: one tokenizer for every condition, BABY-F's (``tokenizer.shared``, a key of povstim since the
+    shared-tokenizer option)."""
     cfg = copy.deepcopy(base)
-    cfg["experiment"] = EXPERIMENT
+    cfg["experiment"] = SHARED if shared else EXPERIMENT
+    if shared:
+        cfg["tokenizer"] = {**cfg["tokenizer"], "shared": "baby-f"}
     cfg["seeds"] = list(range(1, seeds + 1))
     cfg["sizes"] = [sorted(base["sizes"], key=lambda s: float(str(s).rstrip("kKmM")) *
                            (1e3 if str(s)[-1] in "kK" else 1e6))[0]]
@@ -81,7 +86,7 @@ def calibration_config(base: dict, placebos: int, seeds: int) -> dict:
 def score_paths(cfg: dict, condition: str) -> list[tuple[int, Path]]:
     arch = next(iter(cfg["archs"]))
     size = cfg["sizes"][0]
-    return [(s, REPO / "results" / EXPERIMENT / "scores" / arch / condition / str(size) / f"seed{s}" / "posh.parquet")
+    return [(s, REPO / "results" / cfg["experiment"] / "scores" / arch / condition / str(size) / f"seed{s}" / "posh.parquet")
             for s in cfg["seeds"]]
 
 
@@ -187,11 +192,16 @@ def main() -> None:
     ap.add_argument("--chains", type=int, default=2)
     ap.add_argument("--target-accept", type=float, default=0.95)
     ap.add_argument("--sampler", default="pymc")
-    ap.add_argument("--out", type=Path, default=REPO / "docs" / "calibration" / "placebo_calibration.json")
+    ap.add_argument("--shared-tokenizer", action="store_true",
+                    help="every condition on BABY-F's tokenizer (tokenizer.shared: baby-f); its own experiment folder")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default docs/calibration/placebo_calibration[_shared_tokenizer].json")
     args = ap.parse_args()
+    args.out = args.out or REPO / "docs" / "calibration" / (
+        f"placebo_calibration{'_shared_tokenizer' if args.shared_tokenizer else ''}.json")
     base = yaml.safe_load(args.config.read_text())
-    cfg = calibration_config(base, args.placebos, args.seeds)
-    cfg_path = REPO / "results" / f"{EXPERIMENT}.yaml"
+    cfg = calibration_config(base, args.placebos, args.seeds, args.shared_tokenizer)
+    cfg_path = REPO / "results" / f"{cfg['experiment']}.yaml"
     if args.stage in ("all", "train"):
         cfg_path.parent.mkdir(parents=True, exist_ok=True)
         cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
@@ -202,7 +212,8 @@ def main() -> None:
         names = placebo_names(args.placebos)
         todo = [("baby-f", n) for n in names] + [(names[i], names[i + 1]) for i in range(0, len(names) - 1, 2)]
         design = (f"{config_name(args.config)} at {cfg['sizes'][0]}, BABY-F and {args.placebos} placebos (BABY-F minus "
-                  f"as many random evidence-free sentences as the base has binding evidence), {args.seeds} seeds, "
+                  f"as many random evidence-free sentences as the base has binding evidence), "
+                  f"{'one shared tokenizer (BABY-F' + chr(39) + 's)' if args.shared_tokenizer else 'each its own tokenizer'}, {args.seeds} seeds, "
                   f"posh; {args.chains} x ({args.tune} + {args.draws}) {args.sampler}, target_accept {args.target_accept}")
         for a, b in todo:
             if (a, b) in have:
