@@ -406,10 +406,13 @@ def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family
 
 def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
                     suite=None, spec: dict | None = None, caveat: str = "", void=(), note: str = "") -> list[str]:
+    spec = spec or model_spec("three_level", settings)
+    runs = any(g.group == "run" for g in fml.parse(spec["formula"]).groups)
     design, res, diag = fit_and_write(
         df, settings, out, family=family, cores=cores, suite=suite, prefix="three_level_", table="three_level",
-        title="Three-level model of POSH's released analysis", note=note,
-        **(spec or model_spec("three_level", settings)))
+        title=("Three-level model of POSH's released analysis with a run-level effect (1|run), run = arch x condition "
+               "x size x seed: each contrast is judged against how much the trained models of a condition differ"
+               if runs else "Three-level model of POSH's released analysis"), note=note, **spec)
     title = FILTERING_TITLE
     if "source_filter" not in design.codes:
         log.warning("three-level model: source_filter has a single level or was dropped: no contrasts")
