@@ -130,6 +130,8 @@ if workflow.exec_mode == ExecMode.DEFAULT and povstim_runs.report_target(sys.arg
     config["_reinsert_evidence"] = povstim_conditions_page.report_evidence(config, RESULTS, plan.condition_sizes)
     # which conditions the DPE filter really ran for, and whether the report has a "DPE filter" section to link to
     config["_report_filter"] = plan.report_filter(config, bool(SANITY))
+    # the run as it is: language, the filter it ran (or none, and why), what each condition removed and put back
+    config["_report_description"] = plan.report_description(config, config["_report_filter"])
 
 # Results made with another config are replaced by this run: said now, when the DAG is built, so that a dry run
 # (`snakemake -n`) says it too; a real run pauses before its first job (onstart). Not for --unlock or --report.

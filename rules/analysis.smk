@@ -269,6 +269,8 @@ rule guardrails:
         # the conditions page's residual evidence reads this run's filter_validation output: an input, so the
         # page waits for it and is rebuilt when it changes
         validation=[f"{RESULTS}/filter/validation.json"] if VALIDATION else [],
+        # every Bayesian fit's diagnostics.json: a fit that did not converge is a finding (fit_convergence)
+        bayes=f"{RESULTS}/analysis/bayes",
     output:
         json=f"{RESULTS}/analysis/guardrails/guardrails.json",
         csv=f"{RESULTS}/analysis/guardrails/guardrails.csv",
@@ -312,4 +314,5 @@ rule guardrails:
     shell:
         "{POVSTIM} guardrails --items {input.tidy} --chisq {input.chisq} --benchmarks {params.suites}"
         " --models {params.models} --conditions {params.conditions} --conditions-page {output.conditions}"
-        " --params {params.guardrails:q} --residual {params.residual:q} --out-dir {params.out_dir} > {log} 2>&1"
+        " --params {params.guardrails:q} --residual {params.residual:q} --bayes {input.bayes} --out-dir {params.out_dir}"
+        " > {log} 2>&1"

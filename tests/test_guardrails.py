@@ -529,3 +529,35 @@ def test_overfitting_fires_when_the_dev_loss_rose_after_its_best(tmp_path):
     flat = G.read_run(model_dir(tmp_path, "gpt2", "baby-f", "20k", 2, steps=440, best=300,
                                 dev=[(100, 4.5), (200, 4.05), (300, 4.03), (440, 4.05)], stop="plateau"))
     assert G.check_overfitting([flat], SETTINGS) == []
+
+
+def test_an_unconverged_fit_reaches_the_guardrails_page_and_the_end_of_run_summary(tmp_path):
+    """A Bayesian fit whose diagnostics.json says converged: false (after its refit) is a finding on the Guardrails
+    page, and so a line of the run's end-of-run summary (preflight/runs.guardrail_lines, Snakefile onsuccess)."""
+    from povstim.preflight import runs as povstim_runs
+
+    items, _ = _binding_items(MODEL, lambda i, good: good)
+    items.assign(final=True).to_parquet(tmp_path / "items.parquet")
+    bayes = tmp_path / "analysis" / "bayes"
+    (bayes / "by" / "blimp" / "gpt2").mkdir(parents=True)
+    bad = {"converged": False, "refitted": True, "suite": "posh", "formula": "category * source_filter + (1|run)",
+           "problems": ["6 divergent transition(s) after tuning (raise target_accept or tune)"], "divergences": 6,
+           "max_r_hat": 1.004, "min_ess_bulk": 640}
+    (bayes / "three_level_diagnostics.json").write_text(json.dumps(bad))
+    (bayes / "by" / "blimp" / "gpt2" / "diagnostics.json").write_text(json.dumps({**bad, "converged": True,
+                                                                                  "problems": []}))
+    out = tmp_path / "analysis" / "guardrails"
+    assert main(["guardrails", "--items", str(tmp_path / "items.parquet"), "--bayes", str(bayes),
+                 "--out-dir", str(out)]) == 0
+    result = json.loads((out / "guardrails.json").read_text())
+    assert result["fired"] == ["fit_convergence"]
+    (finding,) = result["checks"]["fit_convergence"]["findings"]
+    assert finding["scope"] == "bayes/three_level_diagnostics.json (posh)"
+    assert "did not converge after one refit with stronger settings: 6 divergent" in finding["detail"]
+    assert "fit_convergence" in (out / "guardrails.csv").read_text()
+    assert "Bayesian fits that failed their convergence diagnostics" in (out / "guardrails.html").read_text()
+    lines = povstim_runs.guardrail_lines(result, out / "guardrails.json")
+    assert lines[0].startswith("povstim GUARDRAIL Bayesian fits that failed their convergence diagnostics: "
+                               "bayes/three_level_diagnostics.json (posh): ")
+    # without the folder (an analysis without Bayesian models) the check passes
+    assert G.check_fit_convergence(G.read_fit_diagnostics(tmp_path / "none"), SETTINGS) == []

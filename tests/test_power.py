@@ -5,6 +5,7 @@ the recommendation, and bad input naming the config key."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import numpy as np
@@ -161,3 +162,58 @@ def test_a_config_without_a_powered_contrast_recommends_nothing():
     one_pair["benchmarks"]["posh"]["pairs_per_paradigm"] = 1
     assert min(r["power"] for r in power.analyse(one_pair, None)["rows"]
                if r["scope"] == "overall" and r["contrast"] == "BABY-F vs. BABY") >= 0.8
+
+
+def test_the_summary_names_every_contrast_including_a_zero_effect():
+    """An effect of 0 is not dropped: its 'power' is the 5% false-positive rate (Phi(-1.96) x 2, scipy), said as
+    such, and the recommendation is about the contrasts with an effect."""
+    config = _demo()
+    config["power"] = {"effects": {"BABY-F vs. BABY": 0.0, "BABY vs. WIKI": 0.18, "BABY-F vs. WIKI": 0.18}}
+    rep = power.analyse(config, None)
+    text = "\n".join(power.render(rep))
+    fp = 2 * stats.norm.cdf(-stats.norm.ppf(0.975))
+    assert f"BABY-F vs. BABY: effect 0, so {fp:.2f} is its false-positive rate, not a power" in text
+    assert "BABY vs. WIKI: power 0.74 at +0.18 (models 4/4)" in text and "BABY-F vs. WIKI: power 0.74" in text
+    assert "the weakest overall contrast with a non-zero effect has power 0.74" in text
+    line = power.plan_line(rep)
+    assert "BABY-F vs. BABY effect 0 (false-positive rate 0.05)" in line and "BABY vs. WIKI 0.74" in line
+
+
+def test_power_counts_what_will_be_fitted_without_void_cells(tmp_path):
+    """BABY void at 10k (plan's forecast): its 2 seeds there are not fitted, so BABY-F vs. BABY counts 4/2 models
+    and its SE is the closed form's at 2 models; void at every size: no estimate, said by name."""
+    config = _demo()
+    full = {r["contrast"]: r for r in power.analyse(config, None)["rows"] if r["scope"] == "overall"}
+    rep = power.analyse(config, None, void=frozenset({("baby", "10k")}))
+    over = {r["contrast"]: r for r in rep["rows"] if r["scope"] == "overall"}
+    assert over["BABY-F vs. BABY"]["models"] == [4, 2] and over["BABY vs. WIKI"]["models"] == [2, 4]
+    v = (full["BABY-F vs. BABY"]["se"] ** 2) / 0.5  # (v_binomial + run_sd^2), from the 4/4 design
+    assert over["BABY-F vs. BABY"]["se"] == pytest.approx(np.sqrt(v * (1 / 4 + 1 / 2)), rel=1e-9)
+    assert "models counted without the void cells the analysis leaves out: baby 10k" in "\n".join(power.render(rep))
+    every = power.analyse(config, None, void=frozenset({("baby", "10k"), ("baby", "30k")}))
+    text = "\n".join(power.render(every))
+    assert "BABY-F vs. BABY: VOID, no estimate" in text and "BABY vs. WIKI: VOID, no estimate" in text
+    assert "BABY-F vs. WIKI: power" in text
+    # from the built conditions (the analysis' own rule): BABY's text identical to BABY-F's at 30k
+    res = tmp_path / "results"
+    for c in ("baby-f", "baby", "wiki"):
+        for z in ("10k", "30k"):
+            d = res / "corpus" / c / z
+            d.mkdir(parents=True)
+            same = c != "wiki" and z == "30k"
+            (d / "condition.json").write_text(json.dumps({"corpus_sha256": "x" if same else f"{c}{z}"}))
+    rep = power.analyse(config, res)
+    assert rep["void_cells"] == [("baby", "30k")]
+    assert {r["contrast"]: r["models"] for r in rep["rows"] if r["scope"] == "overall"}["BABY-F vs. BABY"] == [4, 2]
+
+
+def test_the_pairs_search_range_is_the_schema_key():
+    """pairs per paradigm are searched up to power.max_pairs_per_paradigm (schema default 20,000): the demo needs
+    127, so a range of 100 finds none."""
+    config = _demo()
+    assert power.power_settings({}).max_pairs_per_paradigm == 20000
+    assert power.analyse(config, None)["recommend"]["pairs_per_paradigm"] == 127
+    config["power"] = {"max_pairs_per_paradigm": 100}
+    rep = power.analyse(config, None)
+    assert rep["recommend"]["pairs_per_paradigm"] is None
+    assert "no number of pairs up to power.max_pairs_per_paradigm reaches it" in "\n".join(power.render(rep))

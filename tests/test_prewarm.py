@@ -51,7 +51,7 @@ def test_the_prewarm_compiles_the_design_the_scores_will_give(tmp_path, given):
     ours = prewarm.designs(models_of(scores), {"posh": posh_suite(tmp_path / "posh")}, CONDITIONS, None, settings)
     assert [name for name, _ in ours] == list(settings.models)
     for name, design in ours:
-        real = model_design(df, settings, "binomial", **model_spec(name, settings))
+        real = model_design(df, settings, "binomial", **model_spec(name, settings, df))  # as analyze builds it
         assert design.bambi_formula() == real.bambi_formula()
         assert design.expanded() == real.expanded() and design.dropped == real.dropped
         assert list(design.data.columns) == list(real.data.columns) and len(design.data) == len(real.data)

@@ -11,13 +11,15 @@ from pathlib import Path
 import docutils.core
 import jinja2
 import pandas as pd
+import pytest
 
 from povstim import plan
 from povstim.analysis.models import bayes
 from povstim.analysis import cli as analysis_cli
 from povstim.analysis.tables import conditions_page as CP
 
-WORKFLOW_RST = Path(__file__).resolve().parents[1] / "workflow" / "report" / "workflow.rst"
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW_RST = REPO / "workflow" / "report" / "workflow.rst"
 
 
 def _write(results: Path, condition: str, size: str, stats: dict) -> Path:
@@ -137,3 +139,33 @@ def test_report_description_states_what_baby_got_back(tmp_path):
     for c in (cfg, {**cfg, "_reinsert_evidence": evidence}):
         docutils.core.publish_parts(_render(c) + "\n" + targets, writer="html",
                                     settings_overrides={"report_level": 2, "halt_level": 2})
+
+
+@pytest.mark.parametrize("name", ["french-demo", "german-example", "default"])
+def test_report_description_describes_the_run_it_reports(name):
+    """The description names the run's language, the filter it ran (or that none ran, and why) and what each
+    condition put back, or that nothing was put back: not POSH-BENCH App. C and 'BABY: DPE put back' for every run."""
+    from povstim import config as config_mod
+
+    path = REPO / ("config.yaml" if name == "default" else f"configs/{name}.yaml")
+    cfg = config_mod.load(path)
+    rf = plan.report_filter(cfg, sanity_samples=True)
+    desc = plan.report_description(cfg, rf)
+    text = _render({**cfg, "_report_filter": rf, "_report_description": desc})
+    intro = text.split("{#")[0] if "{#" in text else text.split("* Conditions:")[0]
+    if name == "french-demo":
+        assert "language ``fr``" in intro
+        assert ("removes direct positive evidence (DPE) for question_formation_fr, binding_fr with povstim's ``fr`` "
+                "rules (filter.mode posh)") in intro and "App. C" not in intro
+        assert "BABY-F from baby: DPE removed, nothing put back; BABY from baby: unfiltered" in intro
+        assert "No condition puts DPE back." in intro and "put back at a small rate" not in intro
+    elif name == "german-example":
+        assert "language ``de``" in intro and "runs no DPE filter (no condition asks for it)" in intro
+        assert "App. C" not in intro and "No condition puts DPE back" not in intro
+    else:
+        assert "language ``en``" in intro and "for question_formation, binding with POSH-BENCH App. C's rules" in intro
+        assert "BABY from baby: DPE removed, then put back: question_formation rate 0.002, binding rate 0.0007" in intro
+    targets = "".join(f"\n.. _{t}: #\n" for t in ("Guardrails", "Figures", "Tables", "Bayesian model", "DPE filter",
+                                                   "Run info", "Constructions"))
+    docutils.core.publish_parts(text + "\n" + targets, writer="html",
+                                settings_overrides={"report_level": 2, "halt_level": 2})

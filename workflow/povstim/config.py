@@ -211,6 +211,20 @@ def check_references(config: dict, source: str = "config") -> None:
         raise PovstimError(f"{source}: archs is empty: name at least one architecture")
     check_probes(config, source)
     bias_plan.check_config(config, source)  # Exp. 3 bias blocks: unknown bias, r, Dyck k, TPT parses
+    check_run_effect(config, source)
+
+
+def check_run_effect(config: dict, source: str = "config") -> None:
+    """``analysis.run_effect: always`` with fewer seeds than ``analysis.min_groups``: no run variance can be
+    estimated within a condition's replicates, so the config is refused before any job (analyze says the same)."""
+    analysis = config.get("analysis") or {}
+    if analysis.get("run_effect") != "always" or "three_level" not in (analysis.get("models") or []):
+        return
+    seeds, need = len(config.get("seeds") or []), int(analysis["min_groups"])  # filled by the schema
+    if seeds < need:
+        raise PovstimError(f"{source}: analysis.run_effect: always needs at least {need} seeds (analysis.min_groups) "
+                           f"to estimate how much trained models differ; seeds has {seeds}: add seeds, or set "
+                           "analysis.run_effect: auto")
 
 
 def check_suite_languages(config: dict) -> None:

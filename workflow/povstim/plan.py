@@ -343,6 +343,56 @@ def report_filter(config: dict, sanity_samples: bool) -> dict:
     return {"filtered": filtered, "notes": notes, "section": section}
 
 
+FILTER_MODES = {"posh": "POSH-BENCH App. C's rules as written", "strict": "povstim's strict (targeted) rules",
+                "conservative": "App. C's decisions made robust to parser errors (filter.mode conservative)"}
+
+
+def _puts_back(spec: dict) -> dict:
+    """What a condition puts back after its removal: reinsert rates (old style or an operations chain's reinsert
+    steps) and add counts, {construction: 'rate r' / 'n sentences'}."""
+    out = {c: f"rate {r:g}" for c, r in (spec.get("reinsert") or {}).items()}
+    for op in spec.get("operations") or []:
+        if op["op"] == "reinsert":
+            out.update({c: f"rate {r:g}" for c, r in op["rates"].items()})
+        elif op["op"] == "add":
+            out[op["construction"]] = f"{op['n']} sentences"
+    return out
+
+
+def report_description(config: dict, rf: dict) -> str:
+    """The report description's account of the run (workflow/report/workflow.rst): its language, the DPE filter it
+    ran (rules, mode, conditions) or that it ran none and why, and what each condition removed and put back, or
+    that nothing was put back. ``rf``: :func:`report_filter`."""
+    lang = language(config)
+    conds = config["conditions"]
+    filtered = list(rf["filtered"])
+    if filtered:
+        rules = ", ".join(config.get("filter", {}).get("rules") or [])
+        mode = config["filter"]["mode"]  # filled by the schema
+        # App. C wrote English rules: another language's rules are povstim's, whatever the mode's name
+        mode = FILTER_MODES.get(mode, mode) if lang == "en" else f"povstim's ``{lang}`` rules (filter.mode {mode})"
+        filt = (f"parses them and removes direct positive evidence (DPE) for {rules} with {mode}, from "
+                f"{', '.join(filtered)}")
+    else:
+        why = "; ".join(dict.fromkeys(rf["notes"].values())) or "no condition asks for it"
+        filt = f"runs no DPE filter ({why})"
+    parts, back_any = [], False
+    for name, spec in conds.items():
+        if name in filtered:
+            back = _puts_back(spec)
+            back_any = back_any or bool(back)
+            what = "DPE removed" + (", then put back: " + ", ".join(f"{c} {v}" for c, v in back.items()) if back
+                                    else ", nothing put back")
+        elif name in rf["notes"]:
+            what = rf["notes"][name]
+        else:
+            what = "unfiltered"
+        parts.append(f"{name.upper()} from {spec['from']}: {what}")
+    back = "" if back_any or not filtered else " No condition puts DPE back."
+    return (f"The pipeline assembles training corpora of fixed word budgets from a mixture of sources (language "
+            f"``{lang}``), {filt}, builds the training conditions ({'; '.join(parts)}).{back}")
+
+
 def benchmark_spec(config: dict, suite: str) -> dict:
     """A suite's config as the benchmark rule passes it (kind suite: with the experiment's language)."""
     spec = dict(config["benchmarks"][suite])

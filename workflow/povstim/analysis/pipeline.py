@@ -38,11 +38,13 @@ class AnalysisSettings:
     models: tuple
     arch_terms: str
     three_level_formula: str
+    run_effect: str
     draws: int
     tune: int
     chains: int
     target_accept: float
     seed: int
+    refit: bool
     zscore: bool
     contrasts: str
     sampler: str
@@ -347,6 +349,8 @@ def model_spec(name: str, settings: "AnalysisSettings", df: pd.DataFrame | None 
                 "coding_of": {"source_filter": ("treatment", bayes.THREE_LEVEL_REFERENCE)}}
     else:  # the schema's enum makes this a programming error
         raise PovstimError(f"analysis.models: unknown model {name!r} (use {', '.join(MODELS)})")
+    if name == "three_level" and name not in as_written and run_effect_wanted(settings, df, spec["formula"]):
+        spec["formula"] = f"{spec['formula']} + (1|run)"
     wanted = df is not None and settings.arch_terms == "auto"
     terms = archs.model_terms(df, fml.parse(spec["formula"]).variables()) if wanted else []
     if terms and name in as_written:
@@ -359,6 +363,40 @@ def model_spec(name: str, settings: "AnalysisSettings", df: pd.DataFrame | None 
                  " and both training orders" if "ordered" in terms else "", " + ".join(terms))
         spec["formula"] = f"{spec['formula']} + {' + '.join(terms)}"
     return spec
+
+
+RUN_KEYS = ("arch", "condition", "size")  # with the seed, what tells one trained model from another
+
+
+def fewest_seeds(df: pd.DataFrame) -> tuple[int, str]:
+    """The fewest seeds any arch x condition x size of ``df`` has, and that cell (for the error)."""
+    keys = [k for k in RUN_KEYS if k in df.columns] or [k for k in ("source_filter",) if k in df.columns]
+    if "seed" not in df.columns:
+        return 0, "the data (no seed column)"
+    if not keys:
+        return int(df["seed"].nunique()), "the data"
+    per = df.groupby(keys, sort=True)["seed"].nunique()
+    cell = per.idxmin()
+    return int(per.min()), " x ".join(map(str, cell if isinstance(cell, tuple) else (cell,)))
+
+
+def run_effect_wanted(settings: "AnalysisSettings", df: pd.DataFrame | None, formula: str) -> bool:
+    """Whether the three-level model gets ``(1|run)`` (``analysis.run_effect``): auto with at least
+    ``analysis.min_groups`` seeds in every arch x condition x size (a run variance is then estimated within each
+    cell's replicates), always (fewer seeds: an error naming the key), never. A formula that names run already
+    has it."""
+    if settings.run_effect == "never" or any(g.group == "run" for g in fml.parse(formula).groups):
+        return False
+    if df is None:
+        return settings.run_effect == "always"
+    n, cell = fewest_seeds(df)
+    if n >= settings.min_groups:
+        return True
+    if settings.run_effect == "always":
+        raise PovstimError(f"analysis.run_effect: always needs at least {settings.min_groups} seeds (analysis."
+                           f"min_groups) in every condition and size to estimate how much trained models differ; "
+                           f"{cell} has {n}: add seeds, or set analysis.run_effect: auto")
+    return False
 
 
 def model_design(df: pd.DataFrame, settings: "AnalysisSettings", family: str, formula: str | None = None,
@@ -399,10 +437,13 @@ def fit_models(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family
 def fit_three_level(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, family: str, cores=None,
                     suite=None, spec: dict | None = None, caveat: str = "", void=(), note: str = "",
                     placebos: dict | None = None, coverage: dict | None = None) -> list[str]:
+    spec = spec or model_spec("three_level", settings)
+    runs = any(g.group == "run" for g in fml.parse(spec["formula"]).groups)
     design, res, diag = fit_and_write(
         df, settings, out, family=family, cores=cores, suite=suite, prefix="three_level_", table="three_level",
-        title="Three-level model of POSH's released analysis", note=note,
-        **(spec or model_spec("three_level", settings)))
+        title=("Three-level model of POSH's released analysis with a run-level effect (1|run), run = arch x condition "
+               "x size x seed: each contrast is judged against how much the trained models of a condition differ"
+               if runs else "Three-level model of POSH's released analysis"), note=note, **spec)
     title = FILTERING_TITLE
     if "source_filter" not in design.codes:
         log.warning("three-level model: source_filter has a single level or was dropped: no contrasts")
@@ -434,8 +475,9 @@ def seed_note(design, df: pd.DataFrame, settings: "AnalysisSettings") -> str:
     if not dropped:
         return ""
     n = int(df["seed"].nunique()) if "seed" in df.columns else 0
+    runs = "" if any(g.group == "run" for g in design.groups) else " and has no run-level effect (1|run)"
     return (f"(With {n} seed(s), fewer than analysis.min_groups {settings.min_groups}, the model dropped "
-            f"{', '.join(dropped)}: this interval leaves out run-to-run (seed) variance and overstates certainty; "
+            f"{', '.join(dropped)}{runs}: this interval leaves out run-to-run (seed) variance and overstates certainty; "
             "povstim power says how many seeds the contrast needs.)")
 
 
@@ -500,7 +542,7 @@ def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, fam
     log.info("fitting %s (%s, %d rows, %d observations): %s", design.bambi_formula(), design.family,
              len(design.data), int(design.data["n_total"].sum()) if "n_total" in design.data else len(design.data),
              design.expanded())
-    res = bayes.fit(design, settings, cores=cores)
+    res = bayes.fit_converged(design, settings, cores=cores)
     diag = dict(res.diagnostics, suite=suite, priors=settings.priors)
     bayes.warn_if_unconverged(diag, str(out))
     out.mkdir(parents=True, exist_ok=True)
@@ -519,9 +561,13 @@ def fit_and_write(df: pd.DataFrame, settings: "AnalysisSettings", out: Path, fam
            f"{settings.contrasts}-coded with the last level as the implicit reference. "
            f"{diag['chains']} chains x {diag['draws']} draws ({diag['tune']} tuning), seed {diag['seed']}; "
            f"{diag['divergences']} divergences, max R-hat {diag['max_r_hat']}, min bulk ESS {diag['min_ess_bulk']}.")
+    if diag.get("refitted"):
+        cap += " " + bayes.refit_sentence(diag)
     for var, (kind, ref) in (coding_of or {}).items():
         if var in design.coding:
             cap += f" {var} is {kind}-coded against {design.coding[var]['reference']} (not sum-coded)."
+    if bayes.coding_sentence(design):
+        cap += " " + bayes.coding_sentence(design)
     if design.dropped:
         cap += f" Dropped (not estimable in this design): {', '.join(design.dropped)}."
     if note:  # void contrasts: the duplicate condition's cells are not in this fit

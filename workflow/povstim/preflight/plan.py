@@ -242,11 +242,18 @@ def make_plan(config: dict, base_dir: str | Path = ".", downloads: str | Path = 
         "punctuation": punctuation.check(config, {n: c.lines for n, c in counts.items() if c.status == "ok"},
                                          base_dir),
     }
-    result["power"] = power_summary(config, base_dir)
     result["void_definition"] = dag_plan.void_definition_lines(config)
     sample = evidence.DEFAULT_SAMPLE if filter_sample is None else filter_sample
     result["filter"] = evidence.estimate(config, counts, sizes, sample, {n: c.gold for n, c in counts.items()
                                                                          if c.gold}) if sample else {}
+    # the power of what will be fitted: the cells the evidence forecast calls void are left out (None: no forecast)
+    void = (frozenset((v["condition"], str(v["size"])) for v in (result["filter"] or {}).get("void") or []
+                      if v["status"] == "void") if sample else None)
+    # ... and so are those the conditions' definitions make void (BABY's rates all 0, a filter with no rules)
+    by_definition = frozenset((v["duplicate"], str(z)) for v in dag_plan.void_definitions(config) for z in v["sizes"])
+    if by_definition:
+        void = (void or frozenset()) | by_definition
+    result["power"] = power_summary(config, base_dir, void)
     if forecast_cores:
         # deferred: the trainer (torch), only when a forecast is asked for
         from . import forecast
@@ -274,7 +281,7 @@ def stops_the_run(result: dict) -> bool:
         not s.get("generates", True) for s in result["suites"].values())
 
 
-def power_summary(config: dict, base_dir: Path) -> dict:
+def power_summary(config: dict, base_dir: Path, void: frozenset | None = None) -> dict:
     """``povstim power``'s table (analysis/models/power.py) and the fewer-than-3-seeds warning, for plan's summary
     line; a power that cannot be computed (a single seed, an imported suite not built yet) is a note, a bad key of
     the config's own power: section an error."""
@@ -283,7 +290,7 @@ def power_summary(config: dict, base_dir: Path) -> dict:
 
     out = {"warning": power.seed_warning(config)}
     try:
-        out["line"] = power.plan_line(power.analyse(config, base_dir / "results" / config["experiment"]))
+        out["line"] = power.plan_line(power.analyse(config, base_dir / "results" / config["experiment"], void=void))
     except PovstimError as exc:
         if str(exc).startswith("power.") and config.get("power"):  # a bad power: section the user wrote
             raise

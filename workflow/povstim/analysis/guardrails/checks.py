@@ -86,6 +86,7 @@ CHECKS = {
     "below_chance": "Results significantly below chance",
     "reinsert_shortfall": "Conditions with less reinserted evidence than configured",
     "size_label": "Conditions whose words differ from their size label",
+    "fit_convergence": "Bayesian fits that failed their convergence diagnostics",
 }
 
 
@@ -529,11 +530,40 @@ def check_size_label(conditions: list[dict], s: GuardrailSettings) -> list[Findi
     ) for r in size_gaps(conditions, s.size_label) if r["off"]]
 
 
+# ---- the Bayesian fits -----------------------------------------------------------------------------
+
+def read_fit_diagnostics(bayes_dir: str | Path | None) -> list[tuple[str, dict]]:
+    """(path under the analysis folder, contents) of every ``*diagnostics.json`` the analysis wrote in
+    ``bayes_dir`` and its per-suite x learner folders (bayes/by/<suite>/<learner>/)."""
+    if not bayes_dir or not Path(bayes_dir).is_dir():
+        return []
+    root = Path(bayes_dir)
+    return [(str(f.relative_to(root.parent)), json.loads(f.read_text()))
+            for f in sorted(root.rglob("*diagnostics.json"))]
+
+
+def check_fit_convergence(fits: list[tuple[str, dict]], s: GuardrailSettings) -> list[Finding]:
+    """Every Bayesian fit whose diagnostics.json says it did not converge (after its refit, if it had one)."""
+    out = []
+    for path, d in fits:
+        if d.get("converged", True):
+            continue
+        refit = " after one refit with stronger settings" if d.get("refitted") else ""
+        out.append(Finding(
+            "fit_convergence", path + (f" ({d['suite']})" if d.get("suite") else ""),
+            f"{d.get('formula', 'the model')}: did not converge{refit}: " + "; ".join(d.get("problems", [])),
+            "do not interpret its estimates or the sentences drawn from them; raise analysis.tune, analysis.draws or "
+            "analysis.target_accept and rerun analyze (docs/analysis.md, \"Convergence is loud\")",
+            {"divergences": d.get("divergences"), "max_r_hat": d.get("max_r_hat"), "min_ess_bulk": d.get("min_ess_bulk")},
+        ))
+    return out
+
+
 # ---- all together ----------------------------------------------------------------------------------
 
 def run_checks(runs: list[Run], items: pd.DataFrame, pairs: list[dict], chisq: pd.DataFrame | None,
                settings: GuardrailSettings, manifests: list[dict] | None = None,
-               conditions: list[dict] | None = None) -> dict:
+               conditions: list[dict] | None = None, fits: list[tuple[str, dict]] | None = None) -> dict:
     findings = {
         "undertrained": check_undertrained(runs, settings),
         "overfitting": check_overfitting(runs, settings),
@@ -543,6 +573,7 @@ def run_checks(runs: list[Run], items: pd.DataFrame, pairs: list[dict], chisq: p
         "below_chance": check_below_chance(chisq, settings),
         "reinsert_shortfall": check_reinsert_shortfall(conditions or [], settings),
         "size_label": check_size_label(conditions or [], settings),
+        "fit_convergence": check_fit_convergence(fits or [], settings),
     }
     return {
         "settings": settings.__dict__,

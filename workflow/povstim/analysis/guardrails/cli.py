@@ -37,6 +37,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--residual", metavar="JSON",
                    help='{"backend": parser.backend, "mode": filter.mode, "validation": the filter_validation output or '
                    'null}: the conditions page adds the expected direct evidence left in each filtered condition')
+    p.add_argument("--bayes", metavar="DIR",
+                   help="the analysis' bayes/ folder: every fit whose diagnostics.json says it did not converge is named")
     p.add_argument("--out-dir", required=True, help="output folder")
 
 
@@ -66,7 +68,7 @@ def run(args) -> int:
     manifests = [json.loads((Path(d) / "manifest.json").read_text()) for d in args.benchmarks
                  if (Path(d) / "manifest.json").exists()]
     conditions = [G.read_condition(p) for p in args.conditions if Path(p).exists()]
-    result = G.run_checks(runs, items, pairs, chisq, settings, manifests, conditions)
+    result = G.run_checks(runs, items, pairs, chisq, settings, manifests, conditions, G.read_fit_diagnostics(args.bayes))
     G.write_outputs(result, args.out_dir)
     if args.conditions_page:
         residual = None

@@ -51,6 +51,7 @@ PRETTY = {
     "filtered": "Filtering",
     "source": "Training source",
     "seed": "Random-seed",
+    "run": "Trained model (run)",
     "phenomenon": "Phenomenon",
     "paradigm": "Paradigm",
     "source_filter": "Condition",
@@ -139,6 +140,13 @@ def derive(df: pd.DataFrame) -> pd.DataFrame:
                                zip(df["source"], df["filtered"].astype(bool))]
         if "placebo" in df.columns:  # a placebo condition of BABY-F is its own level, BABY-F-PLACEBO1
             df["source_filter"] = [f"{sf}-{p}" if p else sf for sf, p in zip(df["source_filter"], df["placebo"])]
+    if "run" not in df.columns and "seed" in df.columns:
+        # one trained model: arch x condition x size x seed (the run-level effect's groups)
+        keys = [k for k in ("arch", "condition", "source_filter", "size", "seed") if k in df.columns]
+        run = df[keys[0]].astype(str)
+        for k in keys[1:]:
+            run = run + "|" + df[k].astype(str)
+        df["run"] = run
     return df
 
 
@@ -502,6 +510,50 @@ def fit(design: Design, settings, cores: int | None = None) -> FitResult:
     return FitResult(idata, summary, diag)
 
 
+# problems a second fit with more tuning, more draws and smaller steps can cure (a single chain it cannot)
+REFIT_CURES = ("divergent transition", "max R-hat", "min ESS")
+
+
+def stronger(settings) -> dict:
+    """The settings of the one refit: tune and draws doubled, target_accept halfway to 1 (0.9 -> 0.95 -> 0.975)."""
+    return {"tune": 2 * int(settings.tune), "draws": 2 * int(settings.draws),
+            "target_accept": round(1 - (1 - float(settings.target_accept)) / 2, 6)}
+
+
+def _attempt(diag: dict) -> dict:
+    return {k: diag[k] for k in ("chains", "tune", "draws", "target_accept", "sampler", "divergences", "max_r_hat",
+                                 "min_ess_bulk", "min_ess_tail", "converged", "problems")}
+
+
+def fit_converged(design: Design, settings, cores: int | None = None) -> FitResult:
+    """:func:`fit`, and when the fit fails a diagnostic that more sampling can cure and ``settings.refit`` is on,
+    one refit with :func:`stronger` settings, reported instead of the first. ``diagnostics``: ``attempts`` (each
+    fit's settings and diagnostics) and ``refitted``."""
+    import dataclasses
+
+    res = fit(design, settings, cores=cores)
+    curable = [p for p in res.diagnostics["problems"] if any(c in p for c in REFIT_CURES)]
+    attempts = [_attempt(res.diagnostics)]
+    if curable and getattr(settings, "refit", False):
+        more = stronger(settings)
+        log.warning("the fit failed its diagnostics (%s): refitting once with tune %d, draws %d, target_accept %s",
+                    "; ".join(curable), more["tune"], more["draws"], more["target_accept"])
+        res = fit(design, dataclasses.replace(settings, **more), cores=cores)
+        attempts.append(_attempt(res.diagnostics))
+    res.diagnostics["attempts"] = attempts
+    res.diagnostics["refitted"] = len(attempts) > 1
+    return res
+
+
+def refit_sentence(diag: dict) -> str:
+    """What a caption says about a refit: the first fit's problems and the settings of the one reported."""
+    first, last = diag["attempts"][0], diag["attempts"][-1]
+    return (f"The first fit ({first['chains']} chains x {first['draws']} draws, {first['tune']} tuning, target_accept "
+            f"{first['target_accept']}) failed its diagnostics ({'; '.join(first['problems'])}); these estimates are "
+            f"from one refit with stronger settings ({last['draws']} draws, {last['tune']} tuning, target_accept "
+            f"{last['target_accept']}){'' if last['converged'] else ', which did not converge either'}.")
+
+
 def _progress_wanted() -> bool:
     """PyMC's progress bar on a terminal only: under Snakemake the log is a file."""
     import sys
@@ -651,6 +703,27 @@ def summary_for_csv(summary: pd.DataFrame) -> pd.DataFrame:
     for c in ("ess_bulk", "ess_tail"):
         out[c] = out[c].round(0)
     return out
+
+
+def coding_sentence(design: Design) -> str:
+    """What each sum-coded term measures, for a caption: a two-level factor coded +1/-1 estimates half the
+    difference between its levels (POSH Table 12's "Training source (baby vs. wiki)" is half BABY - WIKI), a
+    factor of more levels each level's deviation from the mean over its levels."""
+    parts = []
+    for var, c in design.coding.items():
+        if c.get("type") != "categorical" or c.get("contrasts") != "sum":
+            continue
+        levels, pretty = c["levels"], PRETTY.get(var, var)
+        if len(levels) == 2:
+            a, b = ("yes", "no") if levels == ["True", "False"] else levels
+            parts.append(f"{pretty} ({a} vs. {b}) is coded +1/-1, so its estimate is half the {a} - {b} difference "
+                         f"in log-odds (twice it is the difference)")
+        else:
+            parts.append(f"each {pretty} term is that level's deviation from the mean over its {len(levels)} levels "
+                         f"({levels[-1]}'s is minus the sum of the others)")
+    if not parts:
+        return ""
+    return "Sum coding: " + "; ".join(parts) + "; an interaction with a +1/-1 term is likewise half a difference."
 
 
 def table12(summary: pd.DataFrame) -> pd.DataFrame:

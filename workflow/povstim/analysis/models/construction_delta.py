@@ -143,7 +143,7 @@ def fit_comparison(df: pd.DataFrame, settings, cores: int | None = None) -> tupl
                                 family="binomial", zscore=False, contrasts="sum", min_groups=settings.min_groups)
     if "filtered" not in design.codes:
         raise PovstimError("the filtered/full contrast was dropped from the design (aliased or one level)")
-    res = bayes.fit(design, settings, cores=cores)
+    res = bayes.fit_converged(design, settings, cores=cores)
     draws = delta_draws(res.idata.posterior, design, df)
     row: dict = {}
     for kind in ("target", "control", "difference"):

@@ -17,10 +17,24 @@ The model is a normal approximation of the binomial GLMM ``(size + category) * s
   the minimal detectable effect (MDE) is the effect with power ``target``.
 
 The phenomenon intercepts and the seed intercepts are shared by the conditions and cancel in a contrast; the
-interval it assumes is one that covers run-to-run variance (with fewer than 3 seeds the fitted model drops
-``(1|seed)`` and its intervals leave that variance out: plan warns). Corpus models (the n-gram) are
-deterministic: one model per condition x size, no run variance. tests/test_power.py checks the closed form
-against brute-force binomial simulations fitted by an independent logistic regression.
+interval it assumes is one that covers run-to-run variance, as the three-level model's run-level effect ``(1|run)``
+does (``analysis.run_effect``; with fewer than ``analysis.min_groups`` seeds the fitted model drops ``(1|seed)``, has
+no ``(1|run)`` and its intervals leave that variance out: plan warns). Corpus models (the n-gram) are
+deterministic: one model per condition x size, no run variance.
+
+What it leaves out: the variance of the corpus draw itself -- two conditions that differ by a few random sentences
+get their own tokenizers and can differ by more than their seeds do (docs/analysis.md, "The trained model as the
+unit of replication"): ``run_sd`` is seed-to-seed variance within one corpus, and the power assumes no
+condition-level (placebo) variance beyond it; item effects (every run scores the same items, so an item's
+difficulty cancels in a contrast like a phenomenon's); a size slope that differs by condition. Void cells
+(``analysis.void_evidence``) are left out of the models counted when they are known (``void``: plan's forecast, or
+the built conditions' ``condition.json``), and a contrast void at every size has no power.
+
+tests/test_power.py checks the closed form against brute-force simulations of exactly this normal model's
+ingredients -- binomial counts per model x category and one run deviation per model shared by its categories,
+with no seed, phenomenon or item effects -- each replicate estimated by the saturated binomial GLM's per-cell MLE
+and Wald interval (not by the Bayesian model); ``scripts/power_recovery.py`` fits the three-level model with
+``(1|run)`` itself to simulated scores with run-level variance and compares its detection rate with this power.
 """
 
 from __future__ import annotations
@@ -50,6 +64,7 @@ class PowerSettings:
     accuracy: float
     target: float
     max_seeds: int
+    max_pairs_per_paradigm: int
     suite: str | None
 
 
@@ -132,15 +147,34 @@ def power_suite(config: dict, settings: PowerSettings) -> str:
     return suite
 
 
-def models_per_level(config: dict) -> dict[str, dict[str, int]]:
-    """arch -> three-level factor level -> models (condition x size x seed; a corpus model one per size)."""
+def models_per_level(config: dict, void: frozenset = frozenset()) -> dict[str, dict[str, int]]:
+    """arch -> three-level factor level -> models the Bayesian model will be fitted on (condition x size x seed; a
+    corpus model one per size), less the cells of ``void`` ((condition, size) pairs the analysis leaves out); a
+    level whose every cell is void keeps a count of 0."""
     meta = dag_plan.condition_meta(config)
     out: dict[str, dict[str, int]] = {}
     for m in dag_plan.models(config) + dag_plan.corpus_models(config):
         lv = level_of(meta[m.condition])
         out.setdefault(m.arch, {}).setdefault(lv, 0)
-        out[m.arch][lv] += 1
+        out[m.arch][lv] += (m.condition, str(m.size)) not in void
     return out
+
+
+def built_void_cells(config: dict, results: Path | None) -> frozenset | None:
+    """(condition, size) cells the analysis will leave out as void, from the built conditions' condition.json
+    (the analysis' own rule, analysis/guardrails/void.py); None when not every condition is built yet."""
+    from povstim.analysis.guardrails import void as void_rule
+    from povstim.analysis.tables.conditions_page import read_condition
+
+    if results is None:
+        return None
+    paths = [results / "corpus" / c / str(z) / "condition.json"
+             for c in config["conditions"] for z in dag_plan.condition_sizes(config, c)]
+    if not paths or not all(p.exists() for p in paths):
+        return None
+    threshold = int(section("analysis", config.get("analysis") or {}, "analysis")["void_evidence"])
+    pairs = void_rule.void_pairs([read_condition(p) for p in paths], threshold, list(config["conditions"]))
+    return frozenset((r["duplicate"], str(r["size"])) for r in pairs)
 
 
 def _pairs(levels) -> list[tuple[str, str]]:
@@ -150,10 +184,18 @@ def _pairs(levels) -> list[tuple[str, str]]:
     return condition_pairs(levels)
 
 
-def analyse(config: dict, results: Path | None = None, settings: PowerSettings | None = None) -> dict:
+def analyse(config: dict, results: Path | None = None, settings: PowerSettings | None = None,
+            void: frozenset | None = None) -> dict:
     """Per arch and contrast: SE, power at the stated effect, MDE, overall and per category; and the seeds (and,
-    for a generated suite, pairs per paradigm) that reach ``target`` power. Errors name the config key."""
+    for a generated suite, pairs per paradigm) that reach ``target`` power. ``void``: the (condition, size) cells the
+    analysis will leave out (plan's forecast; None: from the built conditions, when there are). Errors name the
+    config key."""
     settings = settings or power_settings(config.get("power"))
+    void_known = void is not None
+    if void is None:
+        void = built_void_cells(config, results)
+        void_known = void is not None
+    void = frozenset(void or ())
     seeds = [int(s) for s in config["seeds"]]
     suite = power_suite(config, settings)
     items = suite_items(config, suite, results)
@@ -162,7 +204,7 @@ def analyse(config: dict, results: Path | None = None, settings: PowerSettings |
         raise PovstimError(f"seeds: a single seed ({seeds[0]}) gives one model per condition and size, so no "
                            f"interval can cover run-to-run variance (power.run_sd {settings.run_sd}): the power is "
                            "undefined; use at least 2 seeds (3 to keep the (1|seed) term) or set power.run_sd: 0")
-    by_arch = models_per_level(config)
+    by_arch = models_per_level(config, void)
     all_levels = sorted({lv for lv_m in by_arch.values() for lv in lv_m})
     pairs = _pairs(all_levels)
     names = {f"{a} vs. {b}" for a, b in pairs}
@@ -185,25 +227,32 @@ def analyse(config: dict, results: Path | None = None, settings: PowerSettings |
                 if cat in items:
                     scopes.append((cat, binomial_variance(items, p, cat), eff))
             for scope, v, eff in scopes:
+                if not (ma and mb):  # void at every size: the analysis reports it with no estimate
+                    rows.append({"arch": arch, "contrast": name, "scope": scope, "models": [ma, mb], "se": None,
+                                 "effect": eff, "power": None, "mde": None, "void": True})
+                    continue
                 se = contrast_se(v, sd, ma, mb)
                 rows.append({"arch": arch, "contrast": name, "scope": scope, "models": [ma, mb], "se": se,
                              "effect": eff, "power": None if eff is None else power(eff, se),
                              "mde": mde(se, settings.target)})
     return {"suite": suite, "seeds": len(seeds), "sizes": len(dag_plan.sizes(config)), "items": items,
             "accuracy": p, "run_sd": settings.run_sd, "target": settings.target, "rows": rows,
+            "void_cells": sorted(void), "void_known": void_known,
             "recommend": recommend(config, settings, items, by_arch, corpus_archs)}
 
 
 def recommend(config: dict, settings: PowerSettings, items: dict, by_arch: dict, corpus_archs: set) -> dict:
     """The fewest seeds (same sizes and pairs), and for a generated suite the fewest pairs per paradigm (same
     seeds), at which every overall contrast with a stated effect reaches ``settings.target``; None when the
-    search range (``power.max_seeds``; pairs up to 1000 x max_seeds) does not reach it."""
+    search range (``power.max_seeds``, ``power.max_pairs_per_paradigm``) does not reach it. A contrast with a zero
+    effect (its power is the false-positive rate) or void everywhere is not powered: the summary names it apart."""
     k0 = len(config["seeds"])
     stated = {n: e for n, e in settings.effects.items() if e != 0}
     p = settings.accuracy
     # only a contrast this config has can be powered: none (one condition, or conditions the stated effects do
     # not name) is nothing to recommend, not a search over a constant power (scipy's brentq raised on it)
-    if not any(f"{a} vs. {b}" in stated for per_level in by_arch.values() for a, b in _pairs(sorted(per_level))):
+    if not any(f"{a} vs. {b}" in stated and per_level[a] and per_level[b]
+               for per_level in by_arch.values() for a, b in _pairs(sorted(per_level))):
         return {"seeds": None, "pairs_per_paradigm": None, "now": None}
 
     def worst(v_bin: float, scale: float) -> float:
@@ -212,7 +261,7 @@ def recommend(config: dict, settings: PowerSettings, items: dict, by_arch: dict,
             sd, s = (0.0, 1.0) if arch in corpus_archs else (settings.run_sd, scale)
             for a, b in _pairs(sorted(per_level)):
                 eff = stated.get(f"{a} vs. {b}")
-                if eff is not None:
+                if eff is not None and per_level[a] and per_level[b]:
                     out = min(out, power(eff, contrast_se(v_bin, sd, per_level[a] * s, per_level[b] * s)))
         return out
 
@@ -223,7 +272,7 @@ def recommend(config: dict, settings: PowerSettings, items: dict, by_arch: dict,
     spec = config["benchmarks"][suite]
     if spec["kind"] == "generated":
         n0 = int(spec["pairs_per_paradigm"])
-        hi = 1000 * settings.max_seeds
+        hi = settings.max_pairs_per_paradigm
         if worst(v * n0, 1.0) >= settings.target:  # one pair per paradigm already reaches it (no sign change)
             pairs = 1
         elif worst(v * n0 / hi, 1.0) >= settings.target:  # v scales as 1 / n
@@ -253,28 +302,67 @@ def render(rep: dict) -> list[str]:
              f"{rep['sizes']} sizes; paradigms x items per category: {cats}; accuracy {rep['accuracy']:g}, "
              f"run_sd {rep['run_sd']:g}; power: = P(95% interval excludes 0), MDE at {rep['target']:.0%} power):"]
     for r in rep["rows"]:
+        head = f"  {r['arch']:<12} {r['contrast']:<18} {r['scope']:<20} models {r['models'][0]}/{r['models'][1]}"
+        if r.get("void"):
+            lines.append(head + "  VOID at every size: no estimate (analysis.void_evidence)")
+            continue
         pw = "      -" if r["power"] is None else f"{r['power']:7.2f}"
         eff = "     -" if r["effect"] is None else f"{r['effect']:+6.2f}"
-        lines.append(f"  {r['arch']:<12} {r['contrast']:<18} {r['scope']:<20} models {r['models'][0]}/{r['models'][1]}"
-                     f"  SE {r['se']:.3f}  effect {eff}  power {pw}  MDE {r['mde']:.3f}")
+        lines.append(head + f"  SE {r['se']:.3f}  effect {eff}  power {pw}  MDE {r['mde']:.3f}")
+    if rep.get("void_cells"):
+        lines.append("  models counted without the void cells the analysis leaves out: "
+                     + ", ".join(f"{c} {z}" for c, z in rep["void_cells"]))
+    elif not rep.get("void_known", True):
+        lines.append("  models counted as configured: void contrasts are not known before the conditions are built "
+                     "(povstim plan forecasts them, and its power line leaves their cells out)")
     rec = rep["recommend"]
+    lines.append("  -> " + overall_summary(rep))
     if rec["now"] is not None:
         s = (f"{rec['seeds']} seed(s)" if rec["seeds"] else f"more than power.max_seeds seeds")
         p = (f"; or {rec['pairs_per_paradigm']:,} pairs per paradigm at {rep['seeds']} seeds"
              if rec["pairs_per_paradigm"] else
-             ("; no number of pairs reaches it at these seeds (run-to-run variance does not shrink with pairs)"
-              if rep["items"] else ""))
-        lines.append(f"  -> the weakest overall contrast has power {rec['now']:.2f}; {rep['target']:.0%} needs {s} at "
-                     f"these sizes and pairs{p}")
+             ("; no number of pairs up to power.max_pairs_per_paradigm reaches it at these seeds (run-to-run variance "
+              "does not shrink with pairs)" if rep["items"] else ""))
+        lines.append(f"  -> the weakest overall contrast with a non-zero effect has power {rec['now']:.2f}; "
+                     f"{rep['target']:.0%} needs {s} at these sizes and pairs{p}")
     return lines
+
+
+def overall_summary(rep: dict) -> str:
+    """Every overall contrast by name: its power at its effect, a zero effect as the false-positive rate it is,
+    no stated effect, or void; none is left out."""
+    over = [r for r in rep["rows"] if r["scope"] == "overall"]
+    several = len({r["arch"] for r in over}) > 1
+    parts = []
+    for r in over:
+        name = r["contrast"] + (f" ({r['arch']})" if several else "")
+        if r.get("void"):
+            parts.append(f"{name}: VOID, no estimate")
+        elif r["effect"] is None:
+            parts.append(f"{name}: no effect stated (MDE {r['mde']:.2f})")
+        elif r["effect"] == 0:
+            parts.append(f"{name}: effect 0, so {r['power']:.2f} is its false-positive rate, not a power")
+        else:
+            parts.append(f"{name}: power {r['power']:.2f} at {r['effect']:+.2f} (models {r['models'][0]}/"
+                         f"{r['models'][1]})")
+    return "overall: " + ("; ".join(parts) if parts else "no contrast")
 
 
 def plan_line(rep: dict) -> str:
     """The summary line of ``povstim plan``."""
-    over = [r for r in rep["rows"] if r["scope"] == "overall" and r["power"] is not None]
+    over = [r for r in rep["rows"] if r["scope"] == "overall"]
     rec = rep["recommend"]
-    parts = ", ".join(f"{r['contrast']} {r['power']:.2f}" + (f" ({r['arch']})" if len({x['arch'] for x in over}) > 1
-                                                            else "") for r in over)
+    several = len({x["arch"] for x in over}) > 1
+
+    def said(r):
+        if r.get("void"):
+            return "VOID"
+        if r["effect"] is None:
+            return "no effect stated"
+        if r["effect"] == 0:
+            return f"effect 0 (false-positive rate {r['power']:.2f})"
+        return f"{r['power']:.2f}"
+    parts = ", ".join(f"{r['contrast']} {said(r)}" + (f" ({r['arch']})" if several else "") for r in over)
     need = ""
     if rec["now"] is not None and rec["now"] < rep["target"]:
         need = (f"; {rep['target']:.0%} needs {rec['seeds']} seeds" if rec["seeds"] else
