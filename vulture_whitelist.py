@@ -127,6 +127,7 @@ word_checkpoints_wanted  # train/params.py: rules/analysis.smk
 tokenizer_corpora  # plan.py: rules/train.smk (the corpora a size's tokenizer is trained on)
 tokenizer_params  # plan.py: rules/train.smk
 void_definition_of  # plan.py: rules/filter.smk (a condition's void-by-definition record)
+report_description  # plan.py: the Snakefile's report description (what the run filtered and put back)
 
 # ---- called by scripts/
 default_lexicon  # benchmarks/words.py: scripts/gpu_bench.py, scripts/speed_score_model.py (and the tests' suites)

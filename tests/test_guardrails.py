@@ -148,7 +148,7 @@ def test_cli_writes_json_csv_html_and_all_pass_on_a_healthy_run(tmp_path, caplog
     assert code == 0
     result = json.loads((out / "guardrails.json").read_text())
     assert result["fired"] == [] and result["n_models"] == 2
-    assert "All 8 guardrails pass" in (out / "guardrails.html").read_text()
+    assert "All 9 guardrails pass" in (out / "guardrails.html").read_text()
     assert (out / "guardrails.csv").read_text().strip() == "check,scope,detail,advice"
 
 
@@ -170,7 +170,7 @@ def test_cli_fires_on_the_planted_faults_and_logs_them(tmp_path, caplog):
     assert len(result["checks"]["undertrained"]["findings"]) == 2
     assert "GUARDRAIL lexical_preference: posh/principle_a_command" in caplog.text
     html = (out / "guardrails.html").read_text()
-    assert "4 of 8 guardrails fired" in html
+    assert "4 of 9 guardrails fired" in html
 
 
 def _manifest(solved: list[dict]) -> dict:

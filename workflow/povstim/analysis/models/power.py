@@ -172,8 +172,9 @@ def built_void_cells(config: dict, results: Path | None) -> frozenset | None:
              for c in config["conditions"] for z in dag_plan.condition_sizes(config, c)]
     if not paths or not all(p.exists() for p in paths):
         return None
-    threshold = int(section("analysis", config.get("analysis") or {}, "analysis")["void_evidence"])
-    pairs = void_rule.void_pairs([read_condition(p) for p in paths], threshold, list(config["conditions"]))
+    analysis = section("analysis", config.get("analysis") or {}, "analysis")  # the analysis' own rule and settings
+    pairs = void_rule.void_pairs([read_condition(p) for p in paths], analysis["void_evidence"],
+                                 list(config["conditions"]), analysis["void_dose_share"])
     return frozenset((r["duplicate"], str(r["size"])) for r in pairs)
 
 
