@@ -366,17 +366,9 @@ def test_constructions_named_by_operations_are_filtered(tiny):
 
 
 def dry_run(tmp_path, config: dict):
-    import os
+    from helpers.project import dry_run as snakemake_dry_run
 
-    from helpers.project import copy_parts
-
-    copy_parts(tmp_path)
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--workflow-profile", "none", "--cores", "2"],
-                       cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return r.stdout
+    return snakemake_dry_run(tmp_path, config).stdout
 
 
 @pytest.mark.slow

@@ -322,18 +322,12 @@ def test_the_three_level_design_has_a_level_per_placebo():
 def test_the_dag_builds_trains_and_scores_each_placebo(tmp_path, tiny):
     """Dry run of tiny.yaml with two placebos: each is a condition job (its resolved operations carry how baby and
     baby-f are built), with its own tokenizer and train jobs, every seed."""
-    import os
     import re
 
-    from helpers.project import copy_parts
+    from helpers.project import dry_run
 
     c = with_placebo(tiny, draws=2)
-    copy_parts(tmp_path)
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(c))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--workflow-profile", "none", "--cores", "2"],
-                       cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
+    r = dry_run(tmp_path, c)
     table = r.stdout.split("Job stats:")[1].split("\n\n")[0]
     jobs = {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.M)}
     assert jobs["condition"] == 5 * 2 and jobs["tokenizer"] == 5 * 2 and jobs["train"] == 5 * 2 * len(c["seeds"])

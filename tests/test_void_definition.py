@@ -83,18 +83,11 @@ def test_identical_operations_differ_by_chance_only(default):
 @pytest.mark.slow
 def test_the_dry_run_console_names_it(tmp_path, default):
     """The run's console (the Snakefile at DAG build, a dry run too)."""
-    import os
-
-    from helpers.project import copy_parts
+    from helpers.project import dry_run
 
     c = copy.deepcopy(default)
     c["conditions"]["baby"]["reinsert"] = {p: 0 for p in c["conditions"]["baby"]["reinsert"]}
-    copy_parts(tmp_path)
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(c))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--workflow-profile", "none", "--cores", "2"],
-                       cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr[-3000:]
+    r = dry_run(tmp_path, c)
     assert "VOID BY DEFINITION: baby-f vs. baby at 10k, 30k" in r.stderr
     # the condition jobs of baby record it; baby-f's do not
     (job,) = [x for x in r.stdout.splitlines() if "povstim condition --base" in x and "corpus/baby/10k/train.txt" in x]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW_PARTS = ("Snakefile", "rules", "workflow", "envs")
@@ -51,3 +56,15 @@ def job_counts(out: str) -> dict[str, int]:
         elif on and len(parts := line.split()) == 2 and parts[1].isdigit():
             counts[parts[0]] = int(parts[1])
     return counts
+
+
+def dry_run(project: Path, config: dict) -> subprocess.CompletedProcess:
+    """``snakemake -n -p`` of ``config`` in a copy of the workflow at ``project`` (the checkout's own package, not
+    PYTHONPATH's): the DAG build's console is in stderr, the jobs in stdout. Fails the test on a non-zero exit."""
+    copy_parts(project)
+    (project / "config.yaml").write_text(yaml.safe_dump(config))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    r = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--workflow-profile", "none", "--cores", "2"],
+                       cwd=project, capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r
